@@ -1,0 +1,38 @@
+package sdk
+
+import (
+	"os"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+
+	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
+)
+
+// ServeOption tunes Serve.
+type ServeOption func(*plugin.ServeConfig)
+
+// WithLogger replaces the default JSON logger on stderr (the host forwards those lines into its own log).
+func WithLogger(l hclog.Logger) ServeOption {
+	return func(c *plugin.ServeConfig) { c.Logger = l }
+}
+
+// Serve runs an exchange implementation as a plugin. Call it from the plugin's main; it returns when the host
+// closes the plugin. Started by hand (not by a host), it prints a hint and exits with status 1.
+func Serve(impl exchangev1.ExchangeServer, opts ...ServeOption) {
+	cfg := &plugin.ServeConfig{
+		HandshakeConfig:  Handshake,
+		VersionedPlugins: VersionedPlugins(impl),
+		GRPCServer:       plugin.DefaultGRPCServer,
+		Logger: hclog.New(&hclog.LoggerOptions{
+			Name:       "plugin",
+			Output:     os.Stderr,
+			JSONFormat: true,
+			Level:      hclog.Info,
+		}),
+	}
+	for _, o := range opts {
+		o(cfg)
+	}
+	plugin.Serve(cfg)
+}
