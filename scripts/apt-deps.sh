@@ -14,8 +14,8 @@ done
 
 backports=/etc/apt/sources.list.d/exhub-backports.sources
 if [ "$(id -u)" != 0 ]; then
-  echo "exhub needs Debian packages: ${missing[*]}" >&2
-  echo "run as root: make deps   (valkey-server comes from bookworm-backports)" >&2
+  echo "exhub needs these Debian packages: ${missing[*]}" >&2
+  echo "install them with:  sudo scripts/apt-deps.sh   (it adds bookworm-backports for valkey-server)" >&2
   exit 1
 fi
 

@@ -1,0 +1,131 @@
+# exhub: `make run` starts the whole stack in demo mode on http://127.0.0.1:8080; `make test` runs every test.
+# Both install what they need (Debian packages when run as root, npm packages, pinned Go tools) and skip work
+# already done. `make help` lists the other targets.
+
+SHELL        := /bin/bash
+.SHELLFLAGS  := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+MAKEFLAGS    += --no-print-directory
+
+GO       ?= go
+NPM      ?= npm
+BIN      := $(CURDIR)/bin
+TOOLS    := $(CURDIR)/.tools/bin
+export GOFLAGS := -buildvcs=false
+export EXHUB_BIN_DIR := $(BIN)
+
+PROTOC_GEN_GO_VERSION      := v1.36.12
+PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
+
+# Hub binaries: go build is incremental, so these always run and cost a link when nothing changed.
+HUB_BINS := $(BIN)/exhub-bff $(BIN)/exhub-stack $(BIN)/exhub-clickhouse $(BIN)/pluginctl $(BIN)/plugins/reference
+# Separate modules with long cold builds: rebuilt only when their sources change.
+KRATOS_SRC := $(shell find bff/kratos -name '*.go' -o -name 'go.mod' -o -name 'go.sum' 2>/dev/null)
+EDGE_SRC   := $(shell find edge -name '*.go' -o -name 'go.mod' -o -name 'go.sum' 2>/dev/null)
+UI_SRC     := $(shell find ui/app ui/public -type f 2>/dev/null) $(wildcard ui/*.ts ui/*.json ui/*.js)
+
+.PHONY: help run test deps apt npm build hub-bins ui-build gen bench vet go-test edge-test conformance ui-test e2e clean
+
+help:
+	@echo "make run     build what is missing and start the whole stack (demo mode): http://127.0.0.1:8080"
+	@echo "make test    every test: go vet, go test -race, edge tests, plugin conformance, UI typecheck + Vitest, Chromium e2e"
+	@echo "make deps    install Debian packages (as root), npm packages, the local ClickHouse library"
+	@echo "make build   build every binary into bin/ and the UI into ui/build/client"
+	@echo "make gen     regenerate protobuf code and the UI's typed API client"
+	@echo "make bench   run the benchmarks and print their figures"
+	@echo "make clean   remove bin/ and build outputs (keeps .data/)"
+
+run: deps build
+	@$(BIN)/exhub-stack --root $(CURDIR)
+
+# ---- dependencies ------------------------------------------------------------------------------------------------
+
+deps: apt npm
+
+apt:
+	@scripts/apt-deps.sh
+
+npm: ui/node_modules/.stamp analytics/clickhouse/node_modules/.stamp bff/apidocs/node_modules/.stamp
+
+ui/node_modules/.stamp: ui/package.json ui/package-lock.json
+	cd ui && $(NPM) ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+analytics/clickhouse/node_modules/.stamp: analytics/clickhouse/package.json analytics/clickhouse/package-lock.json
+	cd analytics/clickhouse && $(NPM) ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+bff/apidocs/node_modules/.stamp: bff/apidocs/package.json bff/apidocs/package-lock.json
+	cd bff/apidocs && $(NPM) ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+# ---- build -------------------------------------------------------------------------------------------------------
+
+build: hub-bins $(BIN)/kratos $(BIN)/exhub-edge ui-build
+
+hub-bins:
+	@mkdir -p $(BIN)/plugins
+	$(GO) build -o $(BIN)/exhub-bff ./bff/cmd/exhub-bff
+	$(GO) build -o $(BIN)/exhub-stack ./bff/cmd/exhub-stack
+	$(GO) build -o $(BIN)/exhub-clickhouse ./analytics/cmd/exhub-clickhouse
+	$(GO) build -o $(BIN)/pluginctl ./plugin-sdk/cmd/pluginctl
+	$(GO) build -o $(BIN)/plugins/reference ./plugins/reference
+
+$(BIN)/kratos: $(KRATOS_SRC)
+	@echo "building Kratos (a few minutes the first time)"
+	cd bff/kratos && CGO_ENABLED=1 $(GO) build -tags sqlite -o $@ .
+
+$(BIN)/exhub-edge: $(EDGE_SRC)
+	@echo "building the edge (Caddy; a minute or two the first time)"
+	cd edge && $(GO) build -o $@ ./cmd/edge
+
+ui-build: ui/build/client/index.html
+
+ui/build/client/index.html: ui/node_modules/.stamp $(UI_SRC)
+	cd ui && $(NPM) run build --silent
+
+# ---- tests -------------------------------------------------------------------------------------------------------
+
+test: deps build vet go-test edge-test conformance ui-test e2e
+	@echo "make test: all passed"
+
+vet:
+	$(GO) vet ./...
+	cd edge && $(GO) vet ./...
+
+go-test:
+	$(GO) test -race -count=1 ./...
+
+edge-test:
+	cd edge && $(GO) test -count=1 ./...
+
+conformance:
+	$(BIN)/pluginctl conformance $(BIN)/plugins/reference
+
+ui-test:
+	cd ui && $(NPM) run typecheck --silent && $(NPM) test --silent
+
+e2e:
+	scripts/e2e.sh
+
+# ---- generation and benchmarks -----------------------------------------------------------------------------------
+
+$(TOOLS)/protoc-gen-go:
+	GOBIN=$(TOOLS) $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
+
+$(TOOLS)/protoc-gen-go-grpc:
+	GOBIN=$(TOOLS) $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
+
+gen: apt $(TOOLS)/protoc-gen-go $(TOOLS)/protoc-gen-go-grpc ui/node_modules/.stamp
+	PATH=$(TOOLS):$$PATH protoc -I plugin-sdk/proto \
+	  --go_out=plugin-sdk/gen --go_opt=paths=source_relative \
+	  --go-grpc_out=plugin-sdk/gen --go-grpc_opt=paths=source_relative \
+	  plugin-sdk/proto/exchange/v1/exchange.proto
+	$(GO) run ./bff/cmd/exhub-bff openapi > ui/app/api/openapi.json
+	cd ui && $(NPM) run gen:api --silent
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./...
+
+clean:
+	rm -rf $(BIN) ui/build

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Config holds where everything is and which loopback ports it uses. Every value has an EXHUB_* override so two
+// stacks can run side by side.
+type Config struct {
+	Root    string
+	BinDir  string
+	DataDir string
+
+	EdgeAddr         string
+	BFFAddr          string
+	KratosPublicAddr string
+	KratosAdminAddr  string
+	CHNativePort     string
+	CHHTTPPort       string
+	ValkeyPort       string
+
+	NoValkey bool
+}
+
+func env(key, def string) string {
+	if v, ok := os.LookupEnv(key); ok && v != "" {
+		return v
+	}
+	return def
+}
+
+func defaultConfig(root string) Config {
+	return Config{
+		Root:             root,
+		BinDir:           env("EXHUB_BIN_DIR", filepath.Join(root, "bin")),
+		DataDir:          env("EXHUB_DATA_DIR", filepath.Join(root, ".data")),
+		EdgeAddr:         env("EXHUB_EDGE_ADDR", "127.0.0.1:8080"),
+		BFFAddr:          env("EXHUB_HTTP_ADDR", "127.0.0.1:8090"),
+		KratosPublicAddr: env("EXHUB_KRATOS_PUBLIC_ADDR", "127.0.0.1:4433"),
+		KratosAdminAddr:  env("EXHUB_KRATOS_ADMIN_ADDR", "127.0.0.1:4434"),
+		CHNativePort:     env("EXHUB_CLICKHOUSE_TCP_PORT", "9000"),
+		CHHTTPPort:       env("EXHUB_CLICKHOUSE_HTTP_PORT", "8123"),
+		ValkeyPort:       env("EXHUB_VALKEY_PORT", "6379"),
+	}
+}
+
+// PublicURL is the one URL a user opens.
+func (c Config) PublicURL() string { return "http://" + c.EdgeAddr }
+
+func (c Config) bin(name string) string { return filepath.Join(c.BinDir, name) }
+
+func (c Config) data(name string) string { return filepath.Join(c.DataDir, name) }
+
+func (c Config) chHTTP() string   { return "127.0.0.1:" + c.CHHTTPPort }
+func (c Config) chNative() string { return "127.0.0.1:" + c.CHNativePort }
+func (c Config) valkey() string   { return "127.0.0.1:" + c.ValkeyPort }
+
+// ports lists every address the stack will listen on, with the service that owns it.
+func (c Config) ports() [][2]string {
+	p := [][2]string{
+		{"clickhouse (native)", c.chNative()},
+		{"clickhouse (http)", c.chHTTP()},
+		{"kratos (public)", c.KratosPublicAddr},
+		{"kratos (admin)", c.KratosAdminAddr},
+		{"bff", c.BFFAddr},
+		{"edge", c.EdgeAddr},
+	}
+	if !c.NoValkey {
+		p = append(p, [2]string{"valkey", c.valkey()})
+	}
+	return p
+}
+
+func (c Config) String() string {
+	return fmt.Sprintf("edge=%s bff=%s kratos=%s/%s clickhouse=%s/%s valkey=%s", c.EdgeAddr, c.BFFAddr,
+		c.KratosPublicAddr, c.KratosAdminAddr, c.CHNativePort, c.CHHTTPPort, c.ValkeyPort)
+}

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Starts the whole stack (bin/exhub-stack), runs the Chromium end-to-end tests against http://127.0.0.1:8080 through
+# the edge, then stops the stack by its PID and checks it stopped cleanly.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+logdir="$root/.data/e2e"
+mkdir -p "$logdir"
+ready="$logdir/ready"
+rm -f "$ready"
+
+bin/exhub-stack --root "$root" --ready-file "$ready" >"$logdir/stack.log" 2>&1 &
+pid=$!
+stop_stack() {
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -INT "$pid" 2>/dev/null || true
+    for _ in $(seq 1 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$pid" 2>/dev/null && { echo "e2e: stack did not stop in 30 s; killing $pid" >&2; kill -KILL "$pid"; }
+  fi
+  wait "$pid" 2>/dev/null || true
+}
+trap stop_stack EXIT
+
+for _ in $(seq 1 1800); do
+  [ -f "$ready" ] && break
+  if ! kill -0 "$pid" 2>/dev/null; then
+    echo "e2e: the stack failed to start; its log:" >&2
+    tail -n 80 "$logdir/stack.log" >&2
+    exit 1
+  fi
+  sleep 0.1
+done
+[ -f "$ready" ] || { echo "e2e: stack not ready after 180 s; its log:" >&2; tail -n 80 "$logdir/stack.log" >&2; exit 1; }
+echo "e2e: stack up at $(cat "$ready")"
+
+code=0
+EXHUB_URL="$(head -n1 "$ready")" node ui/e2e/stack.e2e.mjs || code=$?
+if [ $code -ne 0 ]; then
+  echo "e2e: failed; last lines of the stack log:" >&2
+  tail -n 60 "$logdir/stack.log" >&2
+fi
+trap - EXIT
+stop_stack
+if grep -q "did not stop in time" "$logdir/stack.log"; then
+  echo "e2e: a service did not stop cleanly" >&2
+  code=1
+fi
+exit $code
