@@ -188,6 +188,15 @@ func (s *Stack) Start(ctx context.Context) error {
 		}
 	}
 	s.log.Info("starting exhub", "root", s.cfg.Root, "ports", s.cfg.String())
+	return s.startAll(ctx, svcs)
+}
+
+// startAll starts services in order, each ready before the next.
+func (s *Stack) startAll(ctx context.Context, svcs []*service) error {
+	if s.died == nil {
+		s.died = make(chan death, 8)
+		s.stopping = make(chan struct{})
+	}
 	for _, svc := range svcs {
 		if err := s.startOne(ctx, svc); err != nil {
 			return err

@@ -1,0 +1,240 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (w *syncBuf) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *syncBuf) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+func newTestStack(t *testing.T) (*Stack, *syncBuf) {
+	t.Helper()
+	out := &syncBuf{}
+	s := &Stack{cfg: defaultConfig(t.TempDir()), log: slog.New(slog.NewTextHandler(io.Discard, nil)), out: out}
+	t.Cleanup(s.Stop)
+	return s, out
+}
+
+// sh runs a shell snippet as a service; ready succeeds once the file it names exists.
+func shService(name, script, readyFile string) *service {
+	return &service{
+		name: name,
+		path: "/bin/sh",
+		args: []string{"-c", script},
+		ready: func(context.Context) error {
+			if _, err := os.Stat(readyFile); err != nil {
+				return err
+			}
+			return nil
+		},
+		readyTimeout: 5 * time.Second,
+	}
+}
+
+func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
+
+func TestStartsInOrderPrefixesOutputAndStopsInReverse(t *testing.T) {
+	s, out := newTestStack(t)
+	dir := t.TempDir()
+	order := dir + "/order"
+	a := shService("alpha", "echo hello from alpha; touch "+dir+"/a; trap 'echo alpha >>"+order+"; exit 0' TERM; while :; do sleep 0.05; done", dir+"/a")
+	b := shService("beta", "test -f "+dir+"/a || exit 3; echo beta up; touch "+dir+"/b; trap 'echo beta >>"+order+"; exit 0' TERM; while :; do sleep 0.05; done", dir+"/b")
+	if err := s.startAll(context.Background(), []*service{a, b}); err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	pids := []int{s.procs[0].cmd.Process.Pid, s.procs[1].cmd.Process.Pid}
+	s.Stop()
+	for _, pid := range pids {
+		if alive(pid) {
+			t.Errorf("pid %d still alive after Stop", pid)
+		}
+	}
+	got, err := os.ReadFile(order)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != "beta\nalpha\n" {
+		t.Errorf("stop order = %q, want beta then alpha", got)
+	}
+	if !strings.Contains(out.String(), "alpha      | hello from alpha\n") || !strings.Contains(out.String(), "beta       | beta up\n") {
+		t.Errorf("output not prefixed per service:\n%s", out.String())
+	}
+	select {
+	case d := <-s.Died():
+		t.Errorf("a deliberate stop reported a death: %v", d)
+	default:
+	}
+}
+
+func TestChildExitingDuringStartIsAClearError(t *testing.T) {
+	s, _ := newTestStack(t)
+	dir := t.TempDir()
+	bad := shService("broken", "echo cannot open config >&2; exit 7", dir+"/never")
+	err := s.startAll(context.Background(), []*service{bad})
+	if err == nil || !strings.Contains(err.Error(), "broken exited during start-up") || !strings.Contains(err.Error(), "exit status 7") {
+		t.Fatalf("err = %v, want a start-up exit naming the service and status", err)
+	}
+}
+
+func TestReadyTimeout(t *testing.T) {
+	s, _ := newTestStack(t)
+	dir := t.TempDir()
+	slow := shService("slow", "while :; do sleep 0.05; done", dir+"/never")
+	slow.readyTimeout = 400 * time.Millisecond
+	start := time.Now()
+	err := s.startAll(context.Background(), []*service{slow})
+	if err == nil || !strings.Contains(err.Error(), "slow not ready after 400ms") {
+		t.Fatalf("err = %v", err)
+	}
+	if time.Since(start) > 3*time.Second {
+		t.Errorf("ready timeout took %s", time.Since(start))
+	}
+	pid := s.procs[0].cmd.Process.Pid
+	s.Stop()
+	if alive(pid) {
+		t.Errorf("pid %d alive after Stop", pid)
+	}
+}
+
+func TestUnexpectedDeathIsReported(t *testing.T) {
+	s, _ := newTestStack(t)
+	dir := t.TempDir()
+	svc := shService("flaky", "touch "+dir+"/r; sleep 0.3; exit 4", dir+"/r")
+	if err := s.startAll(context.Background(), []*service{svc}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case d := <-s.Died():
+		if d.name != "flaky" || !strings.Contains(d.err.Error(), "exit status 4") {
+			t.Errorf("death = %+v", d)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no death reported")
+	}
+}
+
+func TestStartRefusesBusyPortWithOneLine(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	root := t.TempDir()
+	t.Setenv("EXHUB_EDGE_ADDR", l.Addr().String())
+	t.Setenv("EXHUB_BIN_DIR", root+"/bin")
+	cfg := defaultConfig(root)
+	cfg.NoValkey = true
+	// Fake binaries and a UI build so the port check is what fails.
+	for _, name := range []string{"exhub-clickhouse", "kratos", "exhub-bff", "exhub-edge"} {
+		if err := os.MkdirAll(root+"/bin", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(root+"/bin/"+name, []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(root+"/ui/build/client", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(root+"/ui/build/client/index.html", []byte("<html></html>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := &Stack{cfg: cfg, log: slog.New(slog.NewTextHandler(io.Discard, nil)), out: io.Discard}
+	err = s.Start(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "edge: "+l.Addr().String()+" is already in use") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("err = %v", err)
+	}
+	if len(s.procs) != 0 {
+		t.Errorf("started %d processes despite the busy port", len(s.procs))
+	}
+}
+
+func TestMissingBinaryNamesTheFix(t *testing.T) {
+	root := t.TempDir()
+	t.Setenv("EXHUB_BIN_DIR", root+"/bin")
+	if err := os.MkdirAll(root+"/ui/build/client", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(root+"/ui/build/client/index.html", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := defaultConfig(root)
+	cfg.NoValkey = true
+	s := &Stack{cfg: cfg, log: slog.New(slog.NewTextHandler(io.Discard, nil)), out: io.Discard}
+	err := s.Start(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "exhub-clickhouse not found") || !strings.Contains(err.Error(), "make build") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestPrefixWriterBoundsARunawayLine(t *testing.T) {
+	out := &syncBuf{}
+	s := &Stack{out: out}
+	w := &prefixWriter{s: s, prefix: "x"}
+	chunk := bytes.Repeat([]byte("a"), 10<<10)
+	for i := 0; i < 10; i++ {
+		if _, err := w.Write(chunk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(w.buf) > 64<<10 {
+		t.Errorf("buffer grew to %d bytes", len(w.buf))
+	}
+	w.flush()
+	if got := strings.Count(out.String(), "a"); got != 100<<10 {
+		t.Errorf("lost output: %d of %d bytes", got, 100<<10)
+	}
+}
+
+func TestRespPingAgainstAFakeServer(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		buf := make([]byte, 64)
+		n, _ := c.Read(buf)
+		if string(buf[:n]) == "PING\r\n" {
+			_, _ = c.Write([]byte("+PONG\r\n"))
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := respPing(ctx, l.Addr().String()); err != nil {
+		t.Fatal(err)
+	}
+	if err := respPing(ctx, "127.0.0.1:1"); err == nil || errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("closed port: err = %v", err)
+	}
+}
