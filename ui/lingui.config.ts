@@ -1,0 +1,16 @@
+import { defineConfig } from "@lingui/cli";
+
+export default defineConfig({
+  sourceLocale: "en",
+  locales: ["en", "ja"],
+  fallbackLocales: { default: "en" },
+  catalogs: [
+    {
+      path: "<rootDir>/app/locales/{locale}/messages",
+      include: ["<rootDir>/app"],
+      exclude: ["**/*.test.*", "**/node_modules/**"],
+    },
+  ],
+  format: "po",
+  orderBy: "message",
+});
