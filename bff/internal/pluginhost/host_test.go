@@ -1,0 +1,481 @@
+package pluginhost
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
+)
+
+var testPluginPath string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "pluginhost-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	testPluginPath = filepath.Join(dir, "testplugin")
+	cmd := exec.Command("go", "build", "-o", testPluginPath, "./testdata/testplugin")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building the test plugin:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// recorder is an Observer that remembers what it saw.
+type recorder struct {
+	mu       sync.Mutex
+	states   []State
+	restarts int
+	calls    map[string]int
+}
+
+func (r *recorder) PluginState(_ string, s State) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.states = append(r.states, s)
+}
+
+func (r *recorder) PluginRestart(string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.restarts++
+}
+
+func (r *recorder) PluginCall(_ string, method string, _ time.Duration, _ error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.calls == nil {
+		r.calls = map[string]int{}
+	}
+	r.calls[method]++
+}
+
+type harness struct {
+	t      *testing.T
+	host   *Host
+	sup    *Supervisor
+	obs    *recorder
+	log    string
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func startHost(t *testing.T, env []string, opts Options) *harness {
+	t.Helper()
+	logPath := filepath.Join(t.TempDir(), "plugin.log")
+	obs := &recorder{}
+	opts.Observer = obs
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewJSONHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	h := New([]Spec{{
+		Key: 100, Slug: "test", Name: "Test", Path: testPluginPath,
+		Settings: map[string]string{"endpoint": "http://127.0.0.1:1"},
+		Env:      append([]string{"TESTPLUGIN_LOG=" + logPath}, env...),
+	}}, opts)
+	ctx, cancel := context.WithCancel(context.Background())
+	hs := &harness{t: t, host: h, obs: obs, log: logPath, cancel: cancel, done: make(chan struct{})}
+	hs.sup, _ = h.Get("test")
+	go func() {
+		defer close(hs.done)
+		h.Run(ctx)
+	}()
+	t.Cleanup(hs.stop)
+	return hs
+}
+
+func (h *harness) stop() {
+	h.cancel()
+	select {
+	case <-h.done:
+	case <-time.After(10 * time.Second):
+		h.t.Error("host did not stop within 10 s")
+	}
+}
+
+func (h *harness) waitRunning(timeout time.Duration) Status {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if err := h.sup.WaitRunning(ctx); err != nil {
+		h.t.Fatalf("plugin not running after %s: %v (status %+v)", timeout, err, h.sup.Status())
+	}
+	return h.sup.Status()
+}
+
+func (h *harness) logCount(prefix string) int {
+	b, err := os.ReadFile(h.log)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		h.t.Fatal(err)
+	}
+	n := 0
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, prefix+" ") {
+			n++
+		}
+	}
+	return n
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(b []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(b)))
+	return len(b), nil
+}
+
+func processGone(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return errors.Is(err, syscall.ESRCH)
+}
+
+func TestBackoffGrowsWithJitterAndCaps(t *testing.T) {
+	b := Backoff{Initial: 100 * time.Millisecond, Max: 30 * time.Second}
+	wantCeil := []time.Duration{100, 200, 400, 800, 1600, 3200, 6400, 12800, 25600, 30000, 30000}
+	for i, w := range wantCeil {
+		if got := b.Ceiling(i); got != w*time.Millisecond {
+			t.Errorf("Ceiling(%d) = %s, want %s", i, got, w*time.Millisecond)
+		}
+	}
+	if got := b.Ceiling(1000); got != 30*time.Second {
+		t.Errorf("Ceiling(1000) = %s, want the 30s cap", got)
+	}
+	lo := Backoff{Initial: b.Initial, Max: b.Max, Rand: func() float64 { return 0 }}
+	hi := Backoff{Initial: b.Initial, Max: b.Max, Rand: func() float64 { return 0.999999 }}
+	for i := 0; i < 12; i++ {
+		c := b.Ceiling(i)
+		if got := lo.Delay(i); got != c/2 {
+			t.Errorf("Delay(%d) with rand 0 = %s, want %s", i, got, c/2)
+		}
+		if got := hi.Delay(i); got > c || got < c-time.Millisecond {
+			t.Errorf("Delay(%d) with rand ~1 = %s, want ~%s", i, got, c)
+		}
+	}
+	// Real jitter: 200 draws of the first delay are spread over [50ms, 100ms], not all equal.
+	seen := map[time.Duration]bool{}
+	for i := 0; i < 200; i++ {
+		d := b.Delay(0)
+		if d < 50*time.Millisecond || d > 100*time.Millisecond {
+			t.Fatalf("Delay(0) = %s, outside [50ms, 100ms]", d)
+		}
+		seen[d] = true
+	}
+	if len(seen) < 50 {
+		t.Errorf("Delay(0) gave only %d distinct values in 200 draws: no jitter", len(seen))
+	}
+}
+
+func TestDescribeIsCachedPerLaunch(t *testing.T) {
+	h := startHost(t, nil, Options{HealthInterval: 50 * time.Millisecond})
+	st := h.waitRunning(10 * time.Second)
+	if st.Describe.GetExchange().GetName() != "Test Exchange" {
+		t.Fatalf("describe not cached: %+v", st.Describe)
+	}
+	for i := 0; i < 100; i++ {
+		if d := h.sup.Describe(); d.GetExchange().GetSlug() != "test" {
+			t.Fatalf("Describe() = %v", d)
+		}
+		_ = h.sup.Status()
+	}
+	time.Sleep(200 * time.Millisecond) // a few health checks pass meanwhile
+	if n := h.logCount("describe"); n != 1 {
+		t.Fatalf("plugin saw %d Describe calls, want exactly 1 per launch", n)
+	}
+	if n := h.logCount("configure"); n != 1 {
+		t.Fatalf("plugin saw %d Configure calls, want 1", n)
+	}
+	b, _ := os.ReadFile(h.log)
+	if !strings.Contains(string(b), "endpoint=http://127.0.0.1:1") {
+		t.Fatalf("settings did not reach Configure: %s", b)
+	}
+	h.obs.mu.Lock()
+	health := h.obs.calls["Health"]
+	h.obs.mu.Unlock()
+	if health < 2 {
+		t.Errorf("expected periodic Health calls, saw %d", health)
+	}
+	if !h.sup.Status().Healthy {
+		t.Error("status not healthy after passing health checks")
+	}
+
+	// After a crash the new process is described once more, and the cache survives the outage.
+	pid := st.Pid
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		s := h.sup.Status()
+		if s.State != StateRunning && s.Describe.GetExchange().GetName() != "Test Exchange" {
+			t.Fatalf("cached Describe lost while the plugin is down: %+v", s)
+		}
+		if s.State == StateRunning && s.Pid != pid {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("plugin not restarted: %+v", s)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := h.logCount("describe"); n != 2 {
+		t.Fatalf("plugin saw %d Describe calls after one restart, want 2", n)
+	}
+}
+
+func TestKillMidStreamRecoversWithinTwoSeconds(t *testing.T) {
+	h := startHost(t, nil, Options{})
+	first := h.waitRunning(10 * time.Second)
+
+	ctx := t.Context()
+	ms := h.sup.StreamMarket(ctx)
+	defer ms.Close()
+	book := &exchangev1.Subscription{Channel: exchangev1.Channel_CHANNEL_BOOK, MarketType: exchangev1.MarketType_MARKET_TYPE_SPOT, Symbol: "BTCUSDT"}
+	trades := &exchangev1.Subscription{Channel: exchangev1.Channel_CHANNEL_TRADES, MarketType: exchangev1.MarketType_MARKET_TYPE_SPOT, Symbol: "BTCUSDT"}
+	if err := ms.Subscribe(ctx, book, trades); err != nil {
+		t.Fatal(err)
+	}
+
+	var (
+		lastSeq      int64
+		haveSnapshot bool
+		statuses     []exchangev1.StreamStatus_State
+		deltas       int
+		tradesSeen   int
+	)
+	// consume reads one event and checks the book's integrity as a consumer would.
+	consume := func(timeout time.Duration) *exchangev1.MarketEvent {
+		t.Helper()
+		select {
+		case ev, ok := <-ms.Events():
+			if !ok {
+				t.Fatal("events closed")
+			}
+			switch e := ev.GetEvent().(type) {
+			case *exchangev1.MarketEvent_BookSnapshot:
+				haveSnapshot, lastSeq = true, e.BookSnapshot.GetSequence()
+			case *exchangev1.MarketEvent_BookDelta:
+				if !haveSnapshot {
+					t.Fatal("book delta before any snapshot")
+				}
+				if e.BookDelta.GetPrevSequence() != lastSeq {
+					t.Fatalf("sequence gap: prev %d after %d", e.BookDelta.GetPrevSequence(), lastSeq)
+				}
+				lastSeq = e.BookDelta.GetSequence()
+				deltas++
+			case *exchangev1.MarketEvent_Trade:
+				tradesSeen++
+			case *exchangev1.MarketEvent_Status:
+				statuses = append(statuses, e.Status.GetState())
+				if e.Status.GetState() == exchangev1.StreamStatus_STATE_RESYNCED {
+					haveSnapshot = false // a fresh snapshot must come next for the book
+				}
+			default:
+				t.Fatalf("unexpected event %T", e)
+			}
+			return ev
+		case <-time.After(timeout):
+			t.Fatalf("no event within %s (status %+v)", timeout, h.sup.Status())
+			return nil
+		}
+	}
+	for deltas < 20 || tradesSeen < 5 {
+		consume(5 * time.Second)
+	}
+	if len(statuses) != 0 {
+		t.Fatalf("status events before the kill: %v", statuses)
+	}
+
+	killedAt := time.Now()
+	if err := syscall.Kill(first.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	// Back and streaming: RECONNECTING, RESYNCED, a fresh snapshot and contiguous deltas again.
+	deltasBefore, tradesBefore := deltas, tradesSeen
+	var recovered time.Duration
+	for recovered == 0 {
+		consume(2 * time.Second)
+		resynced := len(statuses) > 0 && statuses[len(statuses)-1] == exchangev1.StreamStatus_STATE_RESYNCED
+		if resynced && haveSnapshot && deltas >= deltasBefore+5 && tradesSeen > tradesBefore {
+			recovered = time.Since(killedAt)
+		}
+		if time.Since(killedAt) > 2*time.Second {
+			t.Fatalf("not streaming again 2 s after SIGKILL; statuses %v, status %+v", statuses, h.sup.Status())
+		}
+	}
+	t.Logf("recovered %s after SIGKILL", recovered)
+	want := []exchangev1.StreamStatus_State{exchangev1.StreamStatus_STATE_RECONNECTING, exchangev1.StreamStatus_STATE_RESYNCED}
+	if fmt.Sprint(statuses) != fmt.Sprint(want) {
+		t.Fatalf("status events = %v, want exactly %v", statuses, want)
+	}
+	st := h.sup.Status()
+	if st.State != StateRunning || st.Pid == first.Pid || st.Pid == 0 {
+		t.Fatalf("after restart: %+v (old pid %d)", st, first.Pid)
+	}
+	if st.Restarts != 1 || st.LastError != "process exited" {
+		t.Fatalf("restarts %d, last error %q", st.Restarts, st.LastError)
+	}
+	if ms.Reconnects() != 1 {
+		t.Fatalf("Reconnects() = %d", ms.Reconnects())
+	}
+	if !processGone(first.Pid) {
+		t.Fatalf("killed process %d still exists", first.Pid)
+	}
+	h.obs.mu.Lock()
+	restarts := h.obs.restarts
+	h.obs.mu.Unlock()
+	if restarts != 1 {
+		t.Fatalf("observer saw %d restarts", restarts)
+	}
+}
+
+func TestFailingPluginBacksOff(t *testing.T) {
+	h := startHost(t, []string{"TESTPLUGIN_EXIT=1"}, Options{Backoff: Backoff{Initial: 100 * time.Millisecond, Max: 400 * time.Millisecond}})
+	time.Sleep(1500 * time.Millisecond)
+	st := h.sup.Status()
+	if st.State != StateFailed && st.State != StateRestarting {
+		t.Fatalf("state %s, want failed (or retrying)", st.State)
+	}
+	if !strings.Contains(st.LastError, "launch") {
+		t.Fatalf("last error %q does not say the launch failed", st.LastError)
+	}
+	// Delays 50-100, 100-200, 200-400, then 200-400 ms: 4 to 8 attempts fit in 1.5 s; without backoff there would be
+	// dozens.
+	n := h.logCount("start")
+	if n < 3 || n > 9 {
+		t.Fatalf("%d launch attempts in 1.5 s, want 3..9 with backoff", n)
+	}
+	if _, err := h.sup.Client(); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("Client() on a failed plugin: %v", err)
+	}
+}
+
+func TestConfigureErrorIsAFailedLaunch(t *testing.T) {
+	logPath := filepath.Join(t.TempDir(), "plugin.log")
+	h := New([]Spec{{Key: 100, Slug: "test", Path: testPluginPath, Settings: map[string]string{"bogus": "1"},
+		Env: []string{"TESTPLUGIN_LOG=" + logPath}}}, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); h.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	sup, _ := h.Get("test")
+	deadline := time.Now().Add(5 * time.Second)
+	for sup.Status().State != StateFailed {
+		if time.Now().After(deadline) {
+			t.Fatalf("state %+v, want failed", sup.Status())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if le := sup.Status().LastError; !strings.Contains(le, "configure") || !strings.Contains(le, "invalid_argument") {
+		t.Fatalf("last error %q", le)
+	}
+}
+
+func TestShutdownLeavesNoProcess(t *testing.T) {
+	h := startHost(t, nil, Options{})
+	st := h.waitRunning(10 * time.Second)
+	ms := h.sup.StreamMarket(context.Background())
+	if err := ms.Subscribe(t.Context(), &exchangev1.Subscription{Channel: exchangev1.Channel_CHANNEL_TRADES, Symbol: "X"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ms.Events():
+	case <-time.After(5 * time.Second):
+		t.Fatal("no trade")
+	}
+	start := time.Now()
+	h.stop()
+	t.Logf("host stopped in %s", time.Since(start))
+	if s := h.sup.Status(); s.State != StateStopped {
+		t.Fatalf("state after shutdown %s", s.State)
+	}
+	if !processGone(st.Pid) {
+		t.Fatalf("plugin process %d still running after shutdown", st.Pid)
+	}
+	// The stream ends too: its channel is drained and closed, without an error event.
+	timeout := time.After(5 * time.Second)
+	for {
+		select {
+		case ev, ok := <-ms.Events():
+			if !ok {
+				ms.Close()
+				return
+			}
+			if s := ev.GetStatus(); s != nil && s.GetState() == exchangev1.StreamStatus_STATE_ERROR {
+				t.Fatalf("error event at shutdown: %v", s)
+			}
+		case <-timeout:
+			t.Fatal("stream not closed after host shutdown")
+		}
+	}
+}
+
+func TestSlowConsumerDropsAndResyncsBook(t *testing.T) {
+	h := startHost(t, []string{"TESTPLUGIN_PERIOD=0"}, Options{})
+	h.waitRunning(10 * time.Second)
+	ms := h.sup.StreamMarketBuffer(t.Context(), 32)
+	defer ms.Close()
+	book := &exchangev1.Subscription{Channel: exchangev1.Channel_CHANNEL_BOOK, Symbol: "BTCUSDT"}
+	if err := ms.Subscribe(t.Context(), book); err != nil {
+		t.Fatal(err)
+	}
+	// Do not read for a while: the plugin floods, the buffer fills, events are dropped, the reader never blocks.
+	time.Sleep(300 * time.Millisecond)
+	if ms.Dropped() == 0 {
+		t.Fatal("no events dropped while the consumer slept")
+	}
+	var (
+		synced  bool
+		lastSeq int64
+		good    int
+		resyncs int
+	)
+	deadline := time.After(5 * time.Second)
+	for good < 500 {
+		select {
+		case ev := <-ms.Events():
+			switch e := ev.GetEvent().(type) {
+			case *exchangev1.MarketEvent_Status:
+				if e.Status.GetState() != exchangev1.StreamStatus_STATE_RESYNCED {
+					t.Fatalf("status %v", e.Status)
+				}
+				if ev.GetSubscription().GetSymbol() != "BTCUSDT" {
+					t.Fatalf("book resync without its subscription: %v", ev)
+				}
+				resyncs++
+				synced = false
+			case *exchangev1.MarketEvent_BookSnapshot:
+				synced, lastSeq = true, e.BookSnapshot.GetSequence()
+			case *exchangev1.MarketEvent_BookDelta:
+				if !synced {
+					continue // deltas buffered before the resync announcement belong to the old book
+				}
+				if e.BookDelta.GetPrevSequence() != lastSeq {
+					t.Fatalf("gap after resync: prev %d, last %d", e.BookDelta.GetPrevSequence(), lastSeq)
+				}
+				lastSeq = e.BookDelta.GetSequence()
+				good++
+			}
+		case <-deadline:
+			t.Fatalf("only %d contiguous deltas after resync (resyncs %d, dropped %d)", good, resyncs, ms.Dropped())
+		}
+	}
+	if resyncs == 0 {
+		t.Fatal("book was never resynced after drops")
+	}
+}
