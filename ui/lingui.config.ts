@@ -3,7 +3,6 @@ import { defineConfig } from "@lingui/cli";
 export default defineConfig({
   sourceLocale: "en",
   locales: ["en", "ja"],
-  fallbackLocales: { default: "en" },
   catalogs: [
     {
       path: "<rootDir>/app/locales/{locale}/messages",

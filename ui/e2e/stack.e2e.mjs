@@ -1,0 +1,149 @@
+// End-to-end check of the running stack in Chromium: the exchange list in
+// English, then Japanese, the theme toggle, titles, persistence across a
+// reload, keyboard access and a phone-width layout.
+//
+// The stack must already be running. EXHUB_URL (default
+// http://127.0.0.1:8080) is the edge URL; CHROMIUM_PATH overrides
+// /usr/bin/chromium. On failure a screenshot is saved under e2e/out/.
+import assert from "node:assert/strict";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const baseURL = process.env.EXHUB_URL ?? "http://127.0.0.1:8080";
+const executablePath = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const outDir = path.join(path.dirname(fileURLToPath(import.meta.url)), "out");
+const TIMEOUT = 30_000;
+
+const chromiumArgs = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+async function withBrowser(name, fn) {
+  const profile = await mkdtemp(path.join(tmpdir(), "exhub-e2e-"));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath,
+    headless: true,
+    args: chromiumArgs,
+    locale: "en-US",
+    viewport: { width: 1280, height: 800 },
+    baseURL,
+  });
+  context.setDefaultTimeout(TIMEOUT);
+  const page = context.pages()[0] ?? (await context.newPage());
+  const problems = [];
+  page.on("pageerror", (err) => problems.push(`page error: ${err.message}`));
+  page.on("console", (msg) => {
+    if (msg.type() === "error") problems.push(`console error: ${msg.text()}`);
+  });
+  try {
+    await fn(page);
+    assert.deepEqual(problems, [], "the page logged errors");
+  } catch (err) {
+    await mkdir(outDir, { recursive: true });
+    const file = path.join(outDir, `${name}-${Date.now()}.png`);
+    await page.screenshot({ path: file, fullPage: true }).catch(() => undefined);
+    console.error(`screenshot: ${file}`);
+    if (problems.length) console.error(problems.join("\n"));
+    throw err;
+  } finally {
+    await context.close();
+    await rm(profile, { recursive: true, force: true });
+  }
+}
+
+function card(page, name) {
+  return page.locator("li.exchange-card", { has: page.getByRole("heading", { name, exact: true }) });
+}
+
+async function htmlAttr(page, name) {
+  return page.evaluate((n) => document.documentElement.getAttribute(n), name);
+}
+
+async function waitForTitle(page, title) {
+  await page.waitForFunction((t) => document.title === t, title, { timeout: TIMEOUT });
+}
+
+test("exchange list in English and Japanese, theme and layout", async () => {
+  await withBrowser("stack", async (page) => {
+    const res = await page.goto("/", { waitUntil: "domcontentloaded" });
+    assert.ok(res && res.ok(), `GET ${baseURL}/ answered ${res?.status()}`);
+    // The boot script has applied the defaults before the app starts.
+    assert.equal(await htmlAttr(page, "data-theme"), "dark");
+    assert.equal(await htmlAttr(page, "lang"), "en");
+
+    // English list from the live API.
+    const reference = card(page, "Reference Exchange");
+    await reference.waitFor();
+    const bybit = card(page, "Bybit");
+    await bybit.waitFor();
+    assert.equal(await bybit.getByTestId("status-badge").textContent(), "Coming soon");
+    assert.equal(await reference.getByTestId("status-badge").textContent(), "Available");
+    assert.equal(await bybit.getByRole("link", { name: "Futures" }).count(), 0, "coming-soon futures must not be a link");
+    const logo = reference.locator("img.exchange-logo");
+    assert.match((await logo.getAttribute("src")) ?? "", /^data:image\/svg\+xml/);
+    await waitForTitle(page, "exhub | Home");
+
+    // Keyboard: the first Tab reaches the skip link.
+    await page.keyboard.press("Tab");
+    assert.equal(await page.evaluate(() => document.activeElement?.textContent), "Skip to content");
+
+    // An available exchange opens its (placeholder) trading page.
+    await reference.getByRole("link", { name: "Spot" }).click();
+    await page.getByRole("heading", { name: "Spot trading" }).waitFor();
+    await waitForTitle(page, "exhub | Spot trading");
+    await page.getByRole("link", { name: "exhub home" }).click();
+    await reference.waitFor();
+
+    // Japanese through the language menu.
+    await page.getByRole("combobox", { name: "Language" }).selectOption("ja");
+    await page.getByRole("heading", { name: "取引所", exact: true }).waitFor();
+    await bybit.getByText("近日公開").waitFor();
+    assert.equal(await reference.getByTestId("status-badge").textContent(), "取引可能");
+    await waitForTitle(page, "exhub | ホーム");
+    assert.equal(await htmlAttr(page, "lang"), "ja");
+    const font = await page.evaluate(() => getComputedStyle(document.body).fontFamily);
+    assert.match(font, /IPAGothic|Noto Sans CJK JP|Hiragino/, "Japanese uses the CJK font stack");
+
+    // Theme toggle.
+    const darkBg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    await page.getByRole("button", { name: "ライトテーマに切り替え" }).click();
+    assert.equal(await htmlAttr(page, "data-theme"), "light");
+    const lightBg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    assert.notEqual(lightBg, darkBg, "the light theme changes the colours");
+
+    // Both choices survive a reload and apply before the app renders.
+    await page.reload({ waitUntil: "domcontentloaded" });
+    assert.equal(await htmlAttr(page, "data-theme"), "light");
+    assert.equal(await htmlAttr(page, "lang"), "ja");
+    await bybit.getByText("近日公開").waitFor();
+    await page.getByRole("button", { name: "ダークテーマに切り替え" }).waitFor();
+
+    // Phone width: nothing overflows sideways.
+    await page.setViewportSize({ width: 360, height: 740 });
+    await bybit.waitFor();
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 0, `page overflows horizontally by ${overflow}px at 360px`);
+  });
+});
+
+test("unknown paths fall back to the app", async () => {
+  await withBrowser("fallback", async (page) => {
+    const res = await page.goto("/futures/reference/BTCUSDT", { waitUntil: "domcontentloaded" });
+    assert.ok(res && res.ok(), `deep link answered ${res?.status()}`);
+    await page.getByRole("heading", { name: "Futures trading" }).waitFor();
+    await waitForTitle(page, "exhub | Futures trading");
+    await page.goto("/no/such/page", { waitUntil: "domcontentloaded" });
+    await page.getByRole("heading", { name: "Page not found" }).waitFor();
+  });
+});
