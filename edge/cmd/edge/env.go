@@ -1,0 +1,141 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Environment variables read or derived here; the Caddyfile uses them.
+const (
+	envAddr       = "EXHUB_EDGE_ADDR"
+	envHost       = "EXHUB_EDGE_HOST"
+	envPort       = "EXHUB_EDGE_PORT"
+	envUIDir      = "EXHUB_UI_DIR"
+	envScriptHash = "EXHUB_CSP_SCRIPT_HASHES"
+
+	defaultAddr  = "127.0.0.1:8080"
+	defaultUIDir = "ui/build/client"
+)
+
+// env is the process environment, abstracted for tests.
+type env interface {
+	LookupEnv(key string) (string, bool)
+	Setenv(key, value string) error
+}
+
+type osEnv struct{}
+
+func (osEnv) LookupEnv(key string) (string, bool) { return os.LookupEnv(key) }
+func (osEnv) Setenv(key, value string) error      { return os.Setenv(key, value) }
+
+// prepareEnv fills in what a Caddyfile cannot compute itself:
+//
+//   - EXHUB_EDGE_HOST and EXHUB_EDGE_PORT from EXHUB_EDGE_ADDR (host:port). A
+//     Caddyfile site address with a host would also match on the Host header,
+//     so the Caddyfile listens on :PORT and binds to HOST instead.
+//   - EXHUB_CSP_SCRIPT_HASHES: the CSP hash sources ('sha256-...') of the
+//     inline <script> elements of index.html in EXHUB_UI_DIR. The React
+//     Router SPA shell carries small inline scripts; allowing exactly those
+//     keeps 'unsafe-inline' out of script-src. Restart the edge after a new UI
+//     build.
+//
+// Variables already set by the caller are left alone.
+func prepareEnv(e env) error {
+	_, hostSet := e.LookupEnv(envHost)
+	_, portSet := e.LookupEnv(envPort)
+	if !hostSet || !portSet {
+		addr, ok := e.LookupEnv(envAddr)
+		if !ok || addr == "" {
+			addr = defaultAddr
+		}
+		host, port, err := splitListenAddr(addr)
+		if err != nil {
+			return fmt.Errorf("%s=%q: %w", envAddr, addr, err)
+		}
+		if !hostSet {
+			if err := e.Setenv(envHost, host); err != nil {
+				return fmt.Errorf("set %s: %w", envHost, err)
+			}
+		}
+		if !portSet {
+			if err := e.Setenv(envPort, port); err != nil {
+				return fmt.Errorf("set %s: %w", envPort, err)
+			}
+		}
+	}
+
+	if _, ok := e.LookupEnv(envScriptHash); !ok {
+		dir, ok := e.LookupEnv(envUIDir)
+		if !ok || dir == "" {
+			dir = defaultUIDir
+		}
+		hashes, err := inlineScriptHashes(filepath.Join(dir, "index.html"))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			// No UI build (yet): nothing inline to allow.
+			fmt.Fprintf(os.Stderr, "exhub-edge: no %s; the UI is not built, serving without inline-script hashes\n",
+				filepath.Join(dir, "index.html"))
+		case err != nil:
+			return err
+		}
+		if err := e.Setenv(envScriptHash, strings.Join(hashes, " ")); err != nil {
+			return fmt.Errorf("set %s: %w", envScriptHash, err)
+		}
+	}
+	return nil
+}
+
+// splitListenAddr checks host:port and returns its parts.
+func splitListenAddr(addr string) (host, port string, err error) {
+	host, port, err = net.SplitHostPort(addr)
+	if err != nil {
+		return "", "", fmt.Errorf("want host:port: %w", err)
+	}
+	if host == "" {
+		return "", "", errors.New("want host:port with an explicit host, e.g. 127.0.0.1:8080")
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 1 || n > 65535 {
+		return "", "", fmt.Errorf("port %q is not in 1..65535", port)
+	}
+	return host, port, nil
+}
+
+// scriptElement matches one <script ...>body</script>; group 1 is the
+// attribute text, group 2 the body.
+var scriptElement = regexp.MustCompile(`(?is)<script\b([^>]*)>(.*?)</script\s*>`)
+
+// srcAttr finds a src attribute among a tag's attributes.
+var srcAttr = regexp.MustCompile(`(?i)(^|\s)src\s*=`)
+
+// inlineScriptHashes returns the distinct CSP hash sources of the inline
+// scripts in an HTML file, in document order.
+func inlineScriptHashes(indexPath string) ([]string, error) {
+	b, err := os.ReadFile(indexPath)
+	if err != nil {
+		return nil, fmt.Errorf("read UI shell: %w", err)
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, m := range scriptElement.FindAllSubmatch(b, -1) {
+		if srcAttr.Match(m[1]) {
+			continue
+		}
+		sum := sha256.Sum256(m[2])
+		src := "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+		if !seen[src] {
+			seen[src] = true
+			out = append(out, src)
+		}
+	}
+	return out, nil
+}
