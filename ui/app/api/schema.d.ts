@@ -12,7 +12,24 @@ export interface paths {
             cookie?: never;
         };
         /** List exchanges */
-        get: operations["list-exchanges"];
+        get: operations["listExchanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/exchanges/{slug}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get one exchange */
+        get: operations["getExchange"];
         put?: never;
         post?: never;
         delete?: never;
@@ -25,35 +42,22 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        ExchangesBody: {
-            /**
-             * Format: uri
-             * @description A URL to the JSON Schema for this object.
-             */
-            readonly $schema?: string;
-            exchanges: components["schemas"]["Exchange"][] | null;
+        AnalyticsCapabilities: {
+            openInterest: boolean;
+            longShortRatio: string[] | null;
+            takerVolume: boolean;
+            fundingRateHistory: boolean;
+            periods: string[] | null;
         };
-        Exchange: {
-            /**
-             * Format: int32
-             * @description Platform key.
-             */
-            key: number;
-            /** @description URL-safe identifier used in routes. */
-            slug: string;
-            name: string;
-            /** @enum {string} */
-            status: "available" | "coming_soon" | "maintenance" | "unavailable";
-            /** @enum {string} */
-            pluginState: "running" | "starting" | "restarting" | "failed" | "none";
-            pluginVersion: string;
-            /** @description Logo as an SVG document. */
-            logoSvg: string;
-            website: string;
-            marketTypes: ("SPOT" | "SWAP")[] | null;
-            capabilities: {
-                [key: string]: unknown;
-            };
+        Capabilities: {
+            marketTypes: string[] | null;
+            trading: components["schemas"]["TradingCapabilities"];
+            wallet: components["schemas"]["WalletCapabilities"];
+            /** @description Candle intervals, e.g. 1m 5m 1h 1d. */
+            intervals: string[] | null;
+            analytics: components["schemas"]["AnalyticsCapabilities"];
+            pageLimits: components["schemas"]["PageLimits"];
+            streams: components["schemas"]["StreamCapabilities"];
         };
         ErrorModel: {
             /** Format: uri */
@@ -70,6 +74,88 @@ export interface components {
             /** Format: uri */
             instance?: string;
         };
+        Exchange: {
+            /**
+             * Format: int64
+             * @description Platform key: 1 Binance, 2 OKX, 3 Bybit; integrators use numbers from 100.
+             */
+            key: number;
+            /** @description URL-safe identifier used in routes. */
+            slug: string;
+            name: string;
+            /**
+             * @description What the UI shows. The configuration overrides the plugin's own status; unavailable when the plugin is down.
+             * @enum {string}
+             */
+            status: "available" | "coming_soon" | "maintenance" | "unavailable";
+            /**
+             * @description Lifecycle of the exchange's plugin process; none when no plugin is configured.
+             * @enum {string}
+             */
+            pluginState: "running" | "starting" | "restarting" | "failed" | "none";
+            pluginVersion: string;
+            /** @description Logo as an SVG document; may be empty. */
+            logoSvg: string;
+            website: string;
+            /** @description SPOT and/or SWAP (USDT-margined perpetuals). */
+            marketTypes: string[] | null;
+            /** @description What the plugin can do. */
+            capabilities: components["schemas"]["Capabilities"];
+        };
+        ExchangesOutputBody: {
+            /**
+             * Format: uri
+             * @description A URL to the JSON Schema for this object.
+             */
+            readonly $schema?: string;
+            exchanges: components["schemas"]["Exchange"][] | null;
+        };
+        PageLimits: {
+            /** Format: int64 */
+            candles: number;
+            /** Format: int64 */
+            trades: number;
+            /** Format: int64 */
+            orderBookDepth: number;
+            /** Format: int64 */
+            orderHistory: number;
+            /** Format: int64 */
+            fills: number;
+            /** Format: int64 */
+            analytics: number;
+            /** Format: int64 */
+            fundingRateHistory: number;
+        };
+        StreamCapabilities: {
+            book: boolean;
+            trades: boolean;
+            ticker: boolean;
+            candles: boolean;
+            markPrice: boolean;
+            account: boolean;
+        };
+        TradingCapabilities: {
+            enabled: boolean;
+            orderTypes: string[] | null;
+            timeInForce: string[] | null;
+            triggerPriceTypes: string[] | null;
+            reduceOnly: boolean;
+            closePosition: boolean;
+            tpsl: boolean;
+            amend: boolean;
+            cancelAll: boolean;
+            idempotentClientOrderId: boolean;
+            marginModes: string[] | null;
+            positionModes: string[] | null;
+            selfTradePrevention: boolean;
+        };
+        WalletCapabilities: {
+            balances: boolean;
+            transfer: boolean;
+            deposit: boolean;
+            withdraw: boolean;
+            convert: boolean;
+        };
     };
     responses: never;
     parameters: never;
@@ -79,7 +165,7 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    "list-exchanges": {
+    listExchanges: {
         parameters: {
             query?: never;
             header?: never;
@@ -91,10 +177,62 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ExchangesBody"];
+                    "application/json": components["schemas"]["ExchangesOutputBody"];
+                };
+            };
+            /** @description Error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    getExchange: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Exchange slug. */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Exchange"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
                 };
             };
             /** @description Error */

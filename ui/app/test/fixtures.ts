@@ -3,6 +3,30 @@ import type { Exchange } from "~/api/client";
 const svg = (color: string) =>
   `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10"><rect width="10" height="10" fill="${color}"/></svg>`;
 
+export const capabilities: Exchange["capabilities"] = {
+  marketTypes: ["SPOT", "SWAP"],
+  trading: {
+    enabled: true,
+    orderTypes: ["LIMIT", "MARKET"],
+    timeInForce: ["GTC"],
+    triggerPriceTypes: [],
+    reduceOnly: true,
+    closePosition: true,
+    tpsl: false,
+    amend: true,
+    cancelAll: true,
+    idempotentClientOrderId: true,
+    marginModes: ["CROSS"],
+    positionModes: ["ONE_WAY"],
+    selfTradePrevention: false,
+  },
+  wallet: { balances: true, transfer: true, deposit: false, withdraw: false, convert: false },
+  intervals: ["1m", "1h", "1d"],
+  analytics: { openInterest: false, longShortRatio: [], takerVolume: false, fundingRateHistory: false, periods: [] },
+  pageLimits: { candles: 1000, trades: 500, orderBookDepth: 200, orderHistory: 100, fills: 100, analytics: 500, fundingRateHistory: 100 },
+  streams: { book: true, trades: true, ticker: true, candles: true, markPrice: false, account: true },
+};
+
 export function exchange(over: Partial<Exchange> & Pick<Exchange, "key" | "slug" | "name">): Exchange {
   return {
     status: "available",
@@ -11,7 +35,7 @@ export function exchange(over: Partial<Exchange> & Pick<Exchange, "key" | "slug"
     logoSvg: svg("#123456"),
     website: "https://example.com/",
     marketTypes: ["SPOT", "SWAP"],
-    capabilities: {},
+    capabilities,
     ...over,
   };
 }
