@@ -11,7 +11,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List exchanges */
+        /**
+         * List exchanges
+         * @description Every configured exchange, sorted by key, including those coming soon and those whose plugin is down. Names, logos and capabilities come from each plugin's Describe.
+         */
         get: operations["listExchanges"];
         put?: never;
         post?: never;
@@ -43,118 +46,161 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         AnalyticsCapabilities: {
-            openInterest: boolean;
-            longShortRatio: string[] | null;
-            takerVolume: boolean;
             fundingRateHistory: boolean;
-            periods: string[] | null;
+            /** @description ACCOUNTS, TOP_ACCOUNTS, TOP_POSITIONS. */
+            longShortRatio: string[];
+            openInterest: boolean;
+            periods: string[];
+            takerVolume: boolean;
         };
         Capabilities: {
-            marketTypes: string[] | null;
-            trading: components["schemas"]["TradingCapabilities"];
-            wallet: components["schemas"]["WalletCapabilities"];
-            /** @description Candle intervals, e.g. 1m 5m 1h 1d. */
-            intervals: string[] | null;
             analytics: components["schemas"]["AnalyticsCapabilities"];
+            /** @description Candle intervals, e.g. 1m 5m 1h 1d. */
+            intervals: string[];
+            marketTypes: string[];
             pageLimits: components["schemas"]["PageLimits"];
             streams: components["schemas"]["StreamCapabilities"];
+            trading: components["schemas"]["TradingCapabilities"];
+            wallet: components["schemas"]["WalletCapabilities"];
+        };
+        ErrorDetail: {
+            /** @description Where the error occurred, e.g. 'body.items[3].tags' or 'path.thing-id' */
+            location?: string;
+            /** @description Error message text */
+            message?: string;
+            /** @description The value at the given location */
+            value?: unknown;
         };
         ErrorModel: {
-            /** Format: uri */
-            readonly $schema?: string;
+            /**
+             * @description A human-readable explanation specific to this occurrence of the problem.
+             * @example Property foo is required but is missing.
+             */
+            detail?: string;
+            /** @description Optional list of individual error details */
+            errors?: components["schemas"]["ErrorDetail"][];
             /**
              * Format: uri
+             * @description A URI reference that identifies the specific occurrence of the problem.
+             * @example https://example.com/error-log/abc123
+             */
+            instance?: string;
+            /**
+             * Format: int64
+             * @description HTTP status code
+             * @example 400
+             */
+            status?: number;
+            /**
+             * @description A short, human-readable summary of the problem type. This value should not change between occurrences of the error.
+             * @example Bad Request
+             */
+            title?: string;
+            /**
+             * Format: uri
+             * @description A URI reference to human-readable documentation for the error.
              * @default about:blank
+             * @example https://example.com/errors/example
              */
             type: string;
-            title?: string;
-            /** Format: int64 */
-            status?: number;
-            detail?: string;
-            /** Format: uri */
-            instance?: string;
         };
         Exchange: {
+            /** @description What the plugin can do; null before the plugin first described itself. */
+            capabilities: components["schemas"]["Capabilities"];
             /**
              * Format: int64
              * @description Platform key: 1 Binance, 2 OKX, 3 Bybit; integrators use numbers from 100.
+             * @example 1
              */
             key: number;
-            /** @description URL-safe identifier used in routes. */
-            slug: string;
-            name: string;
+            /** @description Logo as an SVG document; may be empty. */
+            logoSvg: string;
             /**
-             * @description What the UI shows. The configuration overrides the plugin's own status; unavailable when the plugin is down.
-             * @enum {string}
+             * @description SPOT and/or SWAP (USDT-margined perpetuals).
+             * @example [
+             *       "SPOT",
+             *       "SWAP"
+             *     ]
              */
-            status: "available" | "coming_soon" | "maintenance" | "unavailable";
+            marketTypes: string[];
+            /** @example Binance */
+            name: string;
             /**
              * @description Lifecycle of the exchange's plugin process; none when no plugin is configured.
              * @enum {string}
              */
             pluginState: "running" | "starting" | "restarting" | "failed" | "none";
+            /**
+             * @description Version the plugin reports; empty before its first start.
+             * @example 1.0.0
+             */
             pluginVersion: string;
-            /** @description Logo as an SVG document; may be empty. */
-            logoSvg: string;
+            /**
+             * @description URL-safe identifier used in routes.
+             * @example binance
+             */
+            slug: string;
+            /**
+             * @description What the UI shows. The configuration overrides the plugin's own status; unavailable when the plugin is down.
+             * @enum {string}
+             */
+            status: "available" | "coming_soon" | "maintenance" | "unavailable";
+            /** @example https://www.binance.com */
             website: string;
-            /** @description SPOT and/or SWAP (USDT-margined perpetuals). */
-            marketTypes: string[] | null;
-            /** @description What the plugin can do. */
-            capabilities: components["schemas"]["Capabilities"];
         };
         ExchangesOutputBody: {
-            /**
-             * Format: uri
-             * @description A URL to the JSON Schema for this object.
-             */
-            readonly $schema?: string;
-            exchanges: components["schemas"]["Exchange"][] | null;
+            exchanges: components["schemas"]["Exchange"][];
         };
         PageLimits: {
             /** Format: int64 */
+            analytics: number;
+            /** Format: int64 */
             candles: number;
             /** Format: int64 */
-            trades: number;
+            fills: number;
+            /** Format: int64 */
+            fundingRateHistory: number;
             /** Format: int64 */
             orderBookDepth: number;
             /** Format: int64 */
             orderHistory: number;
             /** Format: int64 */
-            fills: number;
-            /** Format: int64 */
-            analytics: number;
-            /** Format: int64 */
-            fundingRateHistory: number;
+            trades: number;
         };
         StreamCapabilities: {
+            account: boolean;
             book: boolean;
-            trades: boolean;
-            ticker: boolean;
             candles: boolean;
             markPrice: boolean;
-            account: boolean;
+            ticker: boolean;
+            trades: boolean;
         };
         TradingCapabilities: {
-            enabled: boolean;
-            orderTypes: string[] | null;
-            timeInForce: string[] | null;
-            triggerPriceTypes: string[] | null;
-            reduceOnly: boolean;
-            closePosition: boolean;
-            tpsl: boolean;
             amend: boolean;
             cancelAll: boolean;
+            closePosition: boolean;
+            enabled: boolean;
             idempotentClientOrderId: boolean;
-            marginModes: string[] | null;
-            positionModes: string[] | null;
+            /** @description CROSS, ISOLATED. */
+            marginModes: string[];
+            /** @description LIMIT, MARKET, STOP_MARKET, TAKE_PROFIT_MARKET, STOP_LIMIT, TAKE_PROFIT_LIMIT. */
+            orderTypes: string[];
+            /** @description ONE_WAY, HEDGE. */
+            positionModes: string[];
+            reduceOnly: boolean;
             selfTradePrevention: boolean;
+            /** @description GTC, IOC, FOK, POST_ONLY. */
+            timeInForce: string[];
+            tpsl: boolean;
+            /** @description LAST, MARK, INDEX. */
+            triggerPriceTypes: string[];
         };
         WalletCapabilities: {
             balances: boolean;
-            transfer: boolean;
-            deposit: boolean;
-            withdraw: boolean;
             convert: boolean;
+            deposit: boolean;
+            transfer: boolean;
+            withdraw: boolean;
         };
     };
     responses: never;
@@ -235,8 +281,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ErrorModel"];
                 };
             };
-            /** @description Error */
-            default: {
+            /** @description Internal Server Error */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
