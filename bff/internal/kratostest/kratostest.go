@@ -32,6 +32,7 @@ const BuildHint = "make kratos (or: cd bff/kratos && CGO_ENABLED=1 go build -tag
 const (
 	rootModule   = "module github.com/exhub/exhub\n"
 	configPath   = "bff/kratos/kratos.yml"
+	schemaPath   = "bff/kratos/identity.schema.json"
 	readyTimeout = 30 * time.Second
 	stopTimeout  = 10 * time.Second
 )
@@ -99,10 +100,30 @@ func FreePort() (int, error) {
 	return port, nil
 }
 
-// Start migrates a fresh database and serves Kratos until the test ends.
+// Start migrates a fresh database and serves Kratos until the test ends. The
+// server runs in a temporary directory; the identity schema is passed as an
+// absolute file URL (IDENTITY_SCHEMAS), which works from any directory.
 // extraEnv entries (KEY=value) override the configuration, e.g.
 // "SESSION_LIFESPAN=1h".
 func Start(t testing.TB, extraEnv ...string) *Server {
+	t.Helper()
+	return start(t, false, extraEnv)
+}
+
+// StartFromRoot is Start with the repository root as working directory and
+// the configuration's own relative schema path, as `make run` starts Kratos.
+func StartFromRoot(t testing.TB, extraEnv ...string) *Server {
+	t.Helper()
+	return start(t, true, extraEnv)
+}
+
+// IdentitySchemasEnv is the IDENTITY_SCHEMAS value that points Kratos at the
+// repository's identity schema by absolute path.
+func IdentitySchemasEnv(root string) string {
+	return `IDENTITY_SCHEMAS=[{"id":"default","url":"file://` + filepath.ToSlash(filepath.Join(root, schemaPath)) + `"}]`
+}
+
+func start(t testing.TB, fromRoot bool, extraEnv []string) *Server {
 	t.Helper()
 	root, err := RepoRoot()
 	if err != nil {
@@ -141,6 +162,12 @@ func Start(t testing.TB, extraEnv ...string) *Server {
 		"SQA_OPT_OUT=true",
 		"LOG_LEVEL=info",
 	)
+	workDir := s.Dir
+	if fromRoot {
+		workDir = root
+	} else {
+		env = append(env, IdentitySchemasEnv(root))
+	}
 	env = append(env, extraEnv...)
 	cfg := filepath.Join(root, configPath)
 
@@ -153,14 +180,14 @@ func Start(t testing.TB, extraEnv ...string) *Server {
 	ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
 	defer cancel()
 	migrate := exec.CommandContext(ctx, bin, "migrate", "sql", "-e", "--yes", "--config", cfg)
-	migrate.Dir = root
+	migrate.Dir = workDir
 	migrate.Env = env
 	if out, err := migrate.CombinedOutput(); err != nil {
 		t.Fatalf("kratos migrate sql: %v\n%s", err, tail(string(out), 40))
 	}
 
 	s.cmd = exec.Command(bin, "serve", "--config", cfg, "--dev", "--watch-courier", "--sqa-opt-out")
-	s.cmd.Dir = root
+	s.cmd.Dir = workDir
 	s.cmd.Env = env
 	s.cmd.Stdout = logFile
 	s.cmd.Stderr = logFile
