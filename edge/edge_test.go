@@ -331,7 +331,6 @@ func startEdge(t *testing.T, uiDir, bff, kratos, valkey string) *edge {
 		"EXHUB_BFF_ADDR="+bff,
 		"EXHUB_KRATOS_PUBLIC_ADDR="+kratos,
 		"EXHUB_VALKEY_ADDR="+valkey,
-		"EXHUB_EDGE_DATA_DIR="+filepath.Join(home, "edge"),
 	)
 	p := startProc(t, home, env, edgeBin, "run", "--config", caddyfile, "--adapter", "caddyfile")
 	e := &edge{base: fmt.Sprintf("http://127.0.0.1:%d", port), proc: p}
