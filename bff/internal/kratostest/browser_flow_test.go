@@ -18,7 +18,7 @@ import (
 	"github.com/exhub/exhub/bff/internal/kratostest"
 )
 
-const edgeBuildHint = "make bin/exhub-edge (or: cd edge && go build -o ../bin/exhub-edge ./cmd/edge)"
+const edgeBuildHint = "make build (or: cd edge && go build -o ../bin/exhub-edge ./cmd/edge)"
 
 // startEdge runs bin/exhub-edge (or $EXHUB_EDGE_BIN) with the repository's
 // Caddyfile on addr, proxying /.ory to kratosAddr.

@@ -27,7 +27,7 @@ import (
 const BinEnv = "EXHUB_KRATOS_BIN"
 
 // BuildHint is the command that builds the Kratos binary, from the repository root.
-const BuildHint = "make kratos (or: cd bff/kratos && CGO_ENABLED=1 go build -tags sqlite -o ../../bin/kratos .)"
+const BuildHint = "make build (or: cd bff/kratos && CGO_ENABLED=1 go build -tags sqlite -o ../../bin/kratos .)"
 
 const (
 	rootModule   = "module github.com/exhub/exhub\n"
