@@ -348,4 +348,3 @@ func cmdConformance(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	return nil
 }
-
