@@ -77,6 +77,10 @@ func run() int {
 	switch {
 	case err == nil:
 		return 0
+	case ctx.Err() != nil:
+		// A signal arrived before the server was ready: a requested stop, not a failure.
+		log.Info("clickhouse stopped before it was ready", "reason", err.Error())
+		return 0
 	case errors.Is(err, chserver.ErrHoldEnded) && ctx.Err() == nil:
 		return restart(log, err, time.Since(started))
 	default:
