@@ -260,7 +260,6 @@ func ping(ctx context.Context, client *http.Client, url string) bool {
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		slog.Debug("ping", "err", err)
 		return false
 	}
 	defer resp.Body.Close()
