@@ -13,24 +13,24 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// Market is the kind of instrument.
-type Market uint8
+// Kind is the kind of instrument: spot or perpetual.
+type Kind uint8
 
 const (
 	// Spot trades the base coin against the quote coin from spot balances.
-	Spot Market = 1
+	Spot Kind = 1
 	// Perp is a USDT-margined perpetual: positions, margin, funding, liquidation.
-	Perp Market = 2
+	Perp Kind = 2
 )
 
-func (m Market) String() string {
+func (m Kind) String() string {
 	switch m {
 	case Spot:
 		return "SPOT"
 	case Perp:
 		return "PERP"
 	}
-	return fmt.Sprintf("Market(%d)", uint8(m))
+	return fmt.Sprintf("Kind(%d)", uint8(m))
 }
 
 // InstrumentStatus is the trading status of an instrument.
@@ -72,7 +72,7 @@ type MarginTier struct {
 type Instrument struct {
 	// ID is the venue-neutral name: "BTC/USDT" for spot, "BTC/USDT:PERP" for the perpetual.
 	ID     string
-	Market Market
+	Market Kind
 	Base   string
 	Quote  string
 	Status InstrumentStatus
@@ -263,7 +263,9 @@ func (in *Instrument) Notional(units int64) decimal.Decimal {
 }
 
 // PriceString formats ticks with exactly PriceScale decimals, the canonical form used on the wire.
-func (in *Instrument) PriceString(ticks int64) string { return in.Price(ticks).StringFixed(in.priceScale) }
+func (in *Instrument) PriceString(ticks int64) string {
+	return in.Price(ticks).StringFixed(in.priceScale)
+}
 
 // QtyString formats lots with exactly QtyScale decimals.
 func (in *Instrument) QtyString(lots int64) string { return in.Qty(lots).StringFixed(in.qtyScale) }

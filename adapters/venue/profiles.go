@@ -57,7 +57,7 @@ func LoadProfile(name string) (*Profile, error) {
 		return nil, fmt.Errorf("venue: unknown profile %q (have %v)", name, ProfileNames())
 	}
 	p := &Profile{Name: name}
-	for _, m := range []Market{Spot, Perp} {
+	for _, m := range []Kind{Spot, Perp} {
 		for _, c := range catalog {
 			if (m == Spot && skipSpot[c.base]) || (m == Perp && skipPerp[c.base]) {
 				continue
@@ -96,7 +96,7 @@ func minDec(a, b decimal.Decimal) decimal.Decimal {
 
 // defineInstrument derives tick, step, limits, leverage and tiers from the coin's price magnitude, the way real
 // venues roughly do: about five significant digits of price, steps worth well under a dollar.
-func defineInstrument(c coin, m Market, contracts bool) *Instrument {
+func defineInstrument(c coin, m Kind, contracts bool) *Instrument {
 	price := decimal.RequireFromString(c.price)
 	mag := magnitude(price)
 	in := &Instrument{Market: m, Base: c.base, Quote: "USDT", Status: Trading, RefPrice: price}
