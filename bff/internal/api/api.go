@@ -1,0 +1,234 @@
+// Package api is the BFF's HTTP surface: the huma REST API under /api/v1 (OpenAPI 3.1 at /api/openapi.json, an
+// offline docs page at /api/docs, RFC 9457 problem+json errors everywhere under /api), plus /healthz, /readyz and
+// /metrics, wrapped in request-id, logging, metrics and Cache-Control middleware.
+package api
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humago"
+
+	"github.com/exhub/exhub/bff/internal/cache"
+	"github.com/exhub/exhub/bff/internal/config"
+	"github.com/exhub/exhub/bff/internal/metrics"
+	"github.com/exhub/exhub/bff/internal/pluginhost"
+)
+
+func init() {
+	// Lists in responses are always arrays (possibly empty), never null: the typed UI client relies on it.
+	huma.DefaultArrayNullable = false
+}
+
+// Deps is what the API needs. Host, Cache and Metrics may be nil (e.g. to print the OpenAPI document).
+type Deps struct {
+	Config  *config.Config
+	Host    *pluginhost.Host
+	Cache   cache.Cache
+	Metrics *metrics.Metrics
+	Logger  *slog.Logger
+	Version string
+	// Checks replace the default readiness checks of external services (tests); nil uses the defaults.
+	Checks []Check
+}
+
+type server struct {
+	cfg     *config.Config
+	host    *pluginhost.Host
+	cache   cache.Cache
+	metrics *metrics.Metrics
+	log     *slog.Logger
+	checks  []Check
+	mux     *http.ServeMux
+}
+
+// New builds the handler and the huma API (for the OpenAPI document).
+func New(d Deps) (http.Handler, huma.API) {
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	if d.Version == "" {
+		d.Version = "dev"
+	}
+	s := &server{cfg: d.Config, host: d.Host, cache: d.Cache, metrics: d.Metrics, log: d.Logger, mux: http.NewServeMux()}
+	s.checks = d.Checks
+	if s.checks == nil {
+		s.checks = defaultChecks(d.Config, d.Cache)
+	}
+	api := humago.New(s.mux, apiConfig(d.Version))
+	s.registerExchanges(api)
+
+	s.mux.HandleFunc("GET /api/docs", s.docsPage)
+	s.mux.HandleFunc("GET /api/docs/assets/{file}", s.docsAsset)
+	s.mux.HandleFunc("/api/", s.notFound)
+	s.mux.HandleFunc("GET /healthz", s.healthz)
+	s.mux.HandleFunc("GET /readyz", s.readyz)
+	if d.Metrics != nil {
+		s.mux.Handle("GET /metrics", d.Metrics.Handler())
+	}
+	return s.middleware(s.mux), api
+}
+
+// Config is the huma configuration of the exhub API.
+func apiConfig(version string) huma.Config {
+	cfg := huma.DefaultConfig("exhub API", version)
+	cfg.Info.Description = "The exhub backend-for-frontend: exchanges, market data, trading, wallet and analytics " +
+		"across every connected exchange. Errors are RFC 9457 problem details (application/problem+json)."
+	cfg.OpenAPIPath = "/api/openapi"
+	cfg.SchemasPath = "/api/schemas"
+	// The default docs page loads its script from a CDN; /api/docs serves a bundle from disk instead.
+	cfg.DocsPath = ""
+	// Keep bodies exactly as documented: no $schema field or Link header.
+	cfg.CreateHooks = nil
+	return cfg
+}
+
+// OpenAPI returns the API's OpenAPI 3.1 document as JSON, without starting anything.
+func OpenAPI(cfg *config.Config, version string) ([]byte, error) {
+	_, api := New(Deps{Config: cfg, Version: version, Checks: []Check{}})
+	b, err := json.MarshalIndent(api.OpenAPI(), "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("openapi: %w", err)
+	}
+	return b, nil
+}
+
+// problem writes an RFC 9457 problem document.
+func problem(w http.ResponseWriter, status int, detail string) {
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(&huma.ErrorModel{
+		Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: detail,
+	})
+}
+
+// notFound answers every /api path no route matched: 405 when the path exists for another method, else 404.
+func (s *server) notFound(w http.ResponseWriter, r *http.Request) {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		if m == r.Method {
+			continue
+		}
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := s.mux.Handler(probe); pattern != "" && pattern != "/api/" {
+			allow = append(allow, m)
+		}
+	}
+	if len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		problem(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s is not allowed on %s", r.Method, r.URL.Path))
+		return
+	}
+	problem(w, http.StatusNotFound, fmt.Sprintf("no API route %s %s", r.Method, r.URL.Path))
+}
+
+func (s *server) healthz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
+}
+
+// --- middleware -------------------------------------------------------------------------------------------------
+
+type ctxKey struct{}
+
+// RequestID returns the request id the middleware assigned ("" outside a request).
+func RequestID(r *http.Request) string {
+	id, _ := r.Context().Value(ctxKey{}).(string)
+	return id
+}
+
+var requestIDRe = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+func newRequestID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+type recorder struct {
+	http.ResponseWriter
+	status  int
+	bytes   int
+	path    string
+	written bool
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if !r.written {
+		r.written = true
+		r.status = code
+		h := r.Header()
+		if h.Get("Cache-Control") == "" {
+			// Anything not marked public depends on who asks (or is an error): never cache it.
+			if strings.HasPrefix(r.path, "/api/") {
+				h.Set("Cache-Control", "private, no-store")
+			} else {
+				h.Set("Cache-Control", "no-store")
+			}
+		}
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if !r.written {
+		r.WriteHeader(http.StatusOK)
+	}
+	n, err := r.ResponseWriter.Write(b)
+	r.bytes += n
+	return n, err
+}
+
+func (r *recorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection (WebSocket upgrades, deadlines).
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+func (s *server) middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		id := r.Header.Get("X-Request-Id")
+		if !requestIDRe.MatchString(id) {
+			id = newRequestID()
+		}
+		w.Header().Set("X-Request-Id", id)
+		r = r.WithContext(contextWithID(r, id))
+		rec := &recorder{ResponseWriter: w, status: http.StatusOK, path: r.URL.Path}
+		next.ServeHTTP(rec, r)
+		if !rec.written {
+			rec.WriteHeader(http.StatusOK)
+		}
+		d := time.Since(start)
+		route := r.Pattern
+		if route == "" || route == "/api/" {
+			route = "unmatched"
+		}
+		if s.metrics != nil {
+			s.metrics.ObserveHTTP(route, r.Method, rec.status, d)
+		}
+		level := slog.LevelInfo
+		switch {
+		case rec.status >= 500:
+			level = slog.LevelError
+		case route == "GET /healthz" || route == "GET /readyz" || route == "GET /metrics":
+			level = slog.LevelDebug
+		}
+		s.log.LogAttrs(r.Context(), level, "http request",
+			slog.String("request_id", id), slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			slog.String("route", route), slog.Int("status", rec.status), slog.Int("bytes", rec.bytes),
+			slog.Float64("duration_ms", float64(d.Microseconds())/1000), slog.String("remote", r.RemoteAddr))
+	})
+}
