@@ -122,11 +122,15 @@ func (s *Server) reset(seed int64, historyDays int) {
 	s.seed, s.historyDays = seed, historyDays
 	now := s.nowMs()
 	unds, insts := buildMarket(seed, historyDays, now)
+	prev := s.insts
 	s.unds = unds
 	s.ordered = insts
 	s.insts = map[string]*instrument{}
 	for _, in := range insts {
 		s.insts[in.key] = in
+		if old, ok := prev[in.key]; ok {
+			in.seq = old.seq // book sequences keep growing across rebuilds, so streams never see one go back
+		}
 		in.refreshSynth()
 		in.snapshot(now)
 	}

@@ -263,3 +263,46 @@ func TestQueueConflatesAndBounds(t *testing.T) {
 		t.Fatal("take should empty the queue")
 	}
 }
+
+func TestRebuildResyncsStreams(t *testing.T) {
+	s, c, clock := manual(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	st := must(c.StreamMarket(ctx))
+	subscribe(t, st, "r", &exchangev1.Subscription{Channel: exchangev1.Channel_CHANNEL_BOOK, MarketType: swap, Symbol: "SOLUSDT"})
+	var lb localBook
+	for lb.bids == nil {
+		lb.apply(t, must(st.Recv()))
+	}
+	step(s, clock, 10)
+	must(c.Configure(ctx, &exchangev1.ConfigureRequest{Settings: map[string]string{"seed": "77"}}))
+	step(s, clock, 10)
+	before := lb.seq
+	resynced := false
+	for {
+		ev := must(st.Recv())
+		if s := ev.GetStatus(); s != nil && s.State == exchangev1.StreamStatus_STATE_RESYNCED {
+			resynced = true
+			continue
+		}
+		if !resynced {
+			lb.apply(t, ev)
+			continue
+		}
+		if ev.GetBookSnapshot() == nil {
+			t.Fatalf("after RESYNCED the book must restart with a snapshot, got %T", ev.Event)
+		}
+		if ev.GetBookSnapshot().Sequence <= before {
+			t.Fatalf("sequence went back from %d to %d", before, ev.GetBookSnapshot().Sequence)
+		}
+		lb.apply(t, ev)
+		break
+	}
+	want := book(t, c, swap, "SOLUSDT", defaultBookDepth)
+	for lb.seq < want.Sequence {
+		lb.apply(t, must(st.Recv()))
+	}
+	if err := lb.equal(want); err != nil {
+		t.Fatal(err)
+	}
+}
