@@ -31,11 +31,13 @@ type markInfo struct {
 	mark, index, fundingRate decimal.Decimal
 }
 
-// markOf is a SWAP instrument's mark price (book mid), index price (the underlying) and predicted funding rate.
+// markOf is a SWAP instrument's mark price (mid of the live book), index price (the underlying) and predicted funding rate.
 func (s *Server) markOf(in *instrument) markInfo {
 	mid := in.mid()
-	if b := in.book; b != nil && len(b.bids) > 0 && len(b.asks) > 0 {
-		mid = (b.bids[0].price + b.asks[0].price) / 2
+	bid, okb := in.bestOpposite(exchangev1.Side_SIDE_SELL)
+	ask, oka := in.bestOpposite(exchangev1.Side_SIDE_BUY)
+	if okb && oka {
+		mid = (bid + ask) / 2 // the live book, not the last published one: ticks mark positions before publishing
 	}
 	index := decimal.New(in.und.price, 0).Div(decimal.NewFromInt(unitsPerUSDT)).Div(in.tick).Round(0).Mul(in.tick)
 	return markInfo{

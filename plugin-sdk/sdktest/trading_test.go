@@ -389,3 +389,38 @@ func checkInvariants(t *testing.T, s *Server, step int) {
 		}
 	}
 }
+
+func TestLiquidationKeepsBalancesNonNegative(t *testing.T) {
+	for _, mode := range []exchangev1.MarginMode{exchangev1.MarginMode_MARGIN_MODE_CROSS, exchangev1.MarginMode_MARGIN_MODE_ISOLATED} {
+		t.Run(mode.String(), func(t *testing.T) {
+			s, c, clock := manual(t)
+			ctx := context.Background()
+			a := acct("risky")
+			// Keep only 200 USDT in trading and open about 9000 USDT of SOL at 50x.
+			must(c.Transfer(ctx, &exchangev1.TransferRequest{Account: a, Asset: "USDT", Amount: "49800", From: trading, To: funding}))
+			must(c.SetLeverage(ctx, &exchangev1.SetLeverageRequest{Account: a, Symbol: "SOLUSDT", Leverage: "50", MarginMode: mode}))
+			must(c.PlaceOrder(ctx, market(a, swap, "SOLUSDT", buy, "60")))
+			// Park an order too: liquidation must release its lock.
+			must(c.PlaceOrder(ctx, limit(a, swap, "SOLUSDT", buy, "100", "1", 0)))
+			if ps := must(c.ListPositions(ctx, &exchangev1.ListPositionsRequest{Account: a})).Positions; len(ps) != 1 {
+				t.Fatalf("positions: %v", ps)
+			}
+			// Crash the underlying by 10%: far beyond a 50x position's margin.
+			s.mu.Lock()
+			s.unds["SOL"].price = s.unds["SOL"].price * 9 / 10
+			s.mu.Unlock()
+			step(s, clock, 1)
+			if ps := must(c.ListPositions(ctx, &exchangev1.ListPositionsRequest{Account: a})).Positions; len(ps) != 0 {
+				t.Fatalf("the position should be liquidated: %v", ps)
+			}
+			b := balanceOf(t, c, a, trading, "USDT")
+			if d(b.Total).IsNegative() || b.Locked != "0" || d(b.Available).IsNegative() {
+				t.Fatalf("after liquidation: %v", b)
+			}
+			if open := must(c.ListOpenOrders(ctx, &exchangev1.ListOpenOrdersRequest{Account: a})).Orders; len(open) != 0 {
+				t.Fatalf("liquidation should cancel the SOL orders: %v", open)
+			}
+			checkInvariants(t, s, 0)
+		})
+	}
+}
