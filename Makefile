@@ -45,19 +45,15 @@ deps: apt npm
 apt:
 	@scripts/apt-deps.sh
 
-npm: ui/node_modules/.stamp analytics/clickhouse/node_modules/.stamp bff/apidocs/node_modules/.stamp
+npm: ui/node_modules/.stamp analytics/clickhouse/node_modules/.stamp
+	@bff/apidocs/install.sh
 
 ui/node_modules/.stamp: ui/package.json ui/package-lock.json
 	cd ui && $(NPM) ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
 analytics/clickhouse/node_modules/.stamp: analytics/clickhouse/package.json analytics/clickhouse/package-lock.json
-	cd analytics/clickhouse && $(NPM) ci --no-audit --no-fund --loglevel=error
-	@touch $@
-
-bff/apidocs/node_modules/.stamp: bff/apidocs/package.json bff/apidocs/package-lock.json
-	cd bff/apidocs && $(NPM) ci --no-audit --no-fund --loglevel=error
-	@touch $@
+	analytics/clickhouse/install.sh
 
 # ---- build -------------------------------------------------------------------------------------------------------
 

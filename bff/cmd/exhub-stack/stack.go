@@ -102,7 +102,7 @@ func (s *Stack) services() ([]*service, error) {
 		"SERVE_ADMIN_HOST=" + host(c.KratosAdminAddr), "SERVE_ADMIN_PORT=" + port(c.KratosAdminAddr),
 		"SERVE_PUBLIC_BASE_URL=" + c.PublicURL() + "/.ory/",
 		"SELFSERVICE_DEFAULT_BROWSER_RETURN_URL=" + c.PublicURL() + "/",
-		"LOG_FORMAT=json", "LOG_LEVEL=warn", "SQA_OPT_OUT=true",
+		"LOG_FORMAT=json", "LOG_LEVEL=warning", "SQA_OPT_OUT=true",
 	}
 	migrate := exec.Command(c.bin("kratos"), "migrate", "sql", "-e", "--yes", "--config", kratosCfg)
 	migrate.Env = append(os.Environ(), kratosEnv...)
