@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"reflect"
@@ -11,6 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -284,8 +285,9 @@ func cmdStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	for n := 0; *count == 0 || n < *count; n++ {
 		ev, err := recv()
 		if err != nil {
-			if sctx.Err() != nil && ctx.Err() == nil || errors.Is(ctx.Err(), context.Canceled) {
-				return nil // --duration elapsed or Ctrl-C
+			// --duration elapsed or Ctrl-C. gRPC's own deadline timer may fire a moment before the context's.
+			if ctx.Err() != nil || sctx.Err() != nil || (*duration > 0 && status.Code(err) == codes.DeadlineExceeded) {
+				return nil
 			}
 			return err
 		}
