@@ -161,6 +161,12 @@ func (v *Venue) flushLocked() {
 }
 
 func (v *Venue) emitBookDelta(st *instState) {
+	if len(v.subs) == 0 {
+		// Nobody listens: the sequence still advances so snapshots stay comparable with later deltas.
+		st.book.changes = st.book.changes[:0]
+		st.seq++
+		return
+	}
 	ch := st.book.flushChanges()
 	if len(ch) == 0 {
 		return

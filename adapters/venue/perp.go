@@ -187,6 +187,9 @@ func (v *Venue) AdjustMargin(account, instrument string, side PositionSide, amou
 // (here both pay to or receive from the house).
 func (v *Venue) settleFunding(st *instState, at int64) {
 	rate := st.funding
+	if len(st.fundHist) < 3*365*10 {
+		st.fundHist[at] = rate
+	}
 	ref := "funding:" + strconv.FormatInt(at, 10)
 	for _, p := range sortedPositions(st) {
 		if p.qty == 0 {

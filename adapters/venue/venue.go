@@ -64,11 +64,11 @@ type instState struct {
 	index        decimal.Decimal
 	funding      decimal.Decimal // current predicted funding rate
 	liqMark      decimal.Decimal // mark at the last liquidation check
+	fundHist     map[int64]decimal.Decimal
 	nextFund     int64
 	trades       ring[Trade]
 	mkt          *mktState // synthetic market state, nil when not simulated
 	live         *liveCandles
-	stats        *liveStats
 	spotTwin     *instState // for a perp: the spot instrument of the same base (shares the price process)
 	perpTwin     *instState
 	openInterest int64 // lots, from user positions plus the synthetic open interest
@@ -158,6 +158,7 @@ func New(cfg Config) (*Venue, error) {
 		st.index = in.RefPrice
 		st.funding = decimal.RequireFromString("0.0001")
 		st.nextFund = nextFundingTime(now.UnixMilli())
+		st.fundHist = map[int64]decimal.Decimal{}
 		v.instruments[in.ID] = st
 		v.list = append(v.list, st)
 		for _, a := range []string{in.Base, in.Quote} {
