@@ -248,7 +248,6 @@ func (s *Server) Describe(context.Context, *exchangev1.DescribeRequest) (*exchan
 			PluginVersion: PluginVersion,
 			Status:        exchangev1.ExchangeStatus_EXCHANGE_STATUS_AVAILABLE,
 			LogoSvg:       Logo,
-			Website:       "https://exhub.invalid/reference",
 		},
 		Capabilities: capabilities(),
 		Settings:     settingSpecs(),

@@ -304,6 +304,7 @@ func cmdConformance(ctx context.Context, args []string, stdout, stderr io.Writer
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	accountKey := fs.String("account-key", "", "account for trading and wallet checks (api_key; a paper account in demo mode)")
 	accountSecret := fs.String("account-secret", "", "api_secret of the account")
+	accountPass := fs.String("account-passphrase", "", "passphrase of the account, for exchanges that have one")
 	streamWait := fs.Duration("stream-wait", 10*time.Second, "how long stream checks wait for events")
 	var symbols listFlag
 	fs.Var(&symbols, "symbol", "instrument to test, [MARKET:]SYMBOL (repeatable)")
@@ -317,7 +318,7 @@ func cmdConformance(ctx context.Context, args []string, stdout, stderr io.Writer
 	c.plugin = pos[0]
 	opts := conformance.Options{StreamWait: *streamWait}
 	if *accountKey != "" {
-		opts.Account = &exchangev1.AccountRef{AccountId: *accountKey, ApiKey: *accountKey, ApiSecret: *accountSecret}
+		opts.Account = &exchangev1.AccountRef{AccountId: *accountKey, ApiKey: *accountKey, ApiSecret: *accountSecret, Passphrase: *accountPass}
 	}
 	for _, s := range symbols {
 		sym := conformance.Symbol{Symbol: s}

@@ -103,7 +103,8 @@ Examples:
   pluginctl stream bin/plugins/reference --sub trades:SPOT:ETHUSDT --sub candles:SPOT:ETHUSDT:1m --duration 10s
   pluginctl stream bin/plugins/reference --account-key paper1
 `,
-	"conformance": `pluginctl conformance <plugin> [--account-key KEY] [--symbol [MARKET:]SYMBOL]... [--json]
+	"conformance": `pluginctl conformance <plugin> [--account-key KEY [--account-secret S] [--account-passphrase P]]
+                      [--symbol [MARKET:]SYMBOL]... [--json]
                       [--stream-wait D] [--set key=value]... [--sha256 HEX] [--timeout D]
 
 Runs the conformance kit: Describe, instruments, tickers, order books, candles and paging, trades, derivatives
