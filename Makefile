@@ -96,7 +96,7 @@ edge-test:
 	cd edge && $(GO) test -count=1 ./...
 
 conformance:
-	$(BIN)/pluginctl conformance $(BIN)/plugins/reference
+	$(BIN)/pluginctl conformance --account-key conformance $(BIN)/plugins/reference
 
 ui-test:
 	cd ui && $(NPM) run typecheck --silent && $(NPM) test --silent
