@@ -1,15 +1,19 @@
 package sdk
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/exec"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -148,16 +152,44 @@ func hclogFor(l *slog.Logger) hclog.Logger {
 	})
 }
 
-// slogWriter turns each hclog JSON line into one slog record with the line kept as a raw field.
+// slogWriter turns each hclog JSON line (go-plugin's own logs and the plugin's stderr, which go-plugin re-logs) into
+// one slog record with the plugin's level, message and fields. A line that is not JSON is kept whole.
 type slogWriter struct{ l *slog.Logger }
 
 func (w *slogWriter) Write(b []byte) (int, error) {
-	line := string(b)
-	for len(line) > 0 && (line[len(line)-1] == '\n' || line[len(line)-1] == '\r') {
-		line = line[:len(line)-1]
+	line := bytes.TrimRight(b, "\r\n")
+	if len(line) == 0 {
+		return len(b), nil
 	}
-	if line != "" {
-		w.l.Info("plugin log", "line", line)
+	var rec map[string]any
+	if err := json.Unmarshal(line, &rec); err != nil {
+		w.l.Info("plugin output", "line", string(line))
+		return len(b), nil
 	}
+	level := slog.LevelInfo
+	switch rec["@level"] {
+	case "trace", "debug":
+		level = slog.LevelDebug
+	case "warn":
+		level = slog.LevelWarn
+	case "error":
+		level = slog.LevelError
+	}
+	msg, _ := rec["@message"].(string)
+	attrs := make([]slog.Attr, 0, len(rec))
+	if m, ok := rec["@module"].(string); ok && m != "" {
+		attrs = append(attrs, slog.String("module", m))
+	}
+	keys := make([]string, 0, len(rec))
+	for k := range rec {
+		if !strings.HasPrefix(k, "@") {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		attrs = append(attrs, slog.Any(k, rec[k]))
+	}
+	w.l.LogAttrs(context.Background(), level, msg, attrs...)
 	return len(b), nil
 }
