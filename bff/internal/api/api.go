@@ -4,11 +4,13 @@
 package api
 
 import (
+	"bufio"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"regexp"
 	"strings"
@@ -38,6 +40,9 @@ type Deps struct {
 	Version string
 	// Checks replace the default readiness checks of external services (tests); nil uses the defaults.
 	Checks []Check
+	// Stream, when set, is mounted at GET /api/v1/stream: the browser's live market WebSocket. It is not a JSON
+	// route, so it is not part of the OpenAPI document; its protocol is documented with the stream gateway.
+	Stream http.Handler
 }
 
 type server struct {
@@ -66,6 +71,9 @@ func New(d Deps) (http.Handler, huma.API) {
 	api := humago.New(s.mux, apiConfig(d.Version))
 	s.registerExchanges(api)
 
+	if d.Stream != nil {
+		s.mux.Handle("GET /api/v1/stream", d.Stream)
+	}
 	s.mux.HandleFunc("GET /api/docs", s.docsPage)
 	s.mux.HandleFunc("GET /api/docs/assets/{file}", s.docsAsset)
 	s.mux.HandleFunc("/api/", s.notFound)
@@ -196,6 +204,17 @@ func (r *recorder) Flush() {
 
 // Unwrap lets http.ResponseController reach the connection (WebSocket upgrades, deadlines).
 func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// Hijack hands the connection to a WebSocket library that asserts http.Hijacker directly. A hijacked response
+// counts as 101 Switching Protocols in logs and metrics.
+func (r *recorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	conn, rw, err := http.NewResponseController(r.ResponseWriter).Hijack()
+	if err == nil && !r.written {
+		r.written = true
+		r.status = http.StatusSwitchingProtocols
+	}
+	return conn, rw, err
+}
 
 func (s *server) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
