@@ -24,7 +24,7 @@ KRATOS_SRC := $(shell find bff/kratos -name '*.go' -o -name 'go.mod' -o -name 'g
 EDGE_SRC   := $(shell find edge -name '*.go' -o -name 'go.mod' -o -name 'go.sum' 2>/dev/null)
 UI_SRC     := $(shell find ui/app ui/public -type f 2>/dev/null) $(wildcard ui/*.ts ui/*.json ui/*.js)
 
-.PHONY: help run test deps apt npm build hub-bins ui-build gen bench vet go-test edge-test conformance ui-test e2e clean
+.PHONY: help run test deps tools apt npm build gen-check hub-bins ui-build gen bench vet go-test edge-test conformance ui-test e2e clean
 
 help:
 	@echo "make run     build what is missing and start the whole stack (demo mode): http://127.0.0.1:8080"
@@ -40,7 +40,10 @@ run: deps build
 
 # ---- dependencies ------------------------------------------------------------------------------------------------
 
-deps: apt npm
+deps: tools apt npm
+
+tools:
+	@scripts/check-tools.sh
 
 apt:
 	@scripts/apt-deps.sh
@@ -82,7 +85,7 @@ ui/build/client/index.html: ui/node_modules/.stamp $(UI_SRC)
 
 # ---- tests -------------------------------------------------------------------------------------------------------
 
-test: deps build vet go-test edge-test conformance ui-test e2e
+test: deps build vet gen-check go-test edge-test conformance ui-test e2e
 	@echo "make test: all passed"
 
 vet:
@@ -119,6 +122,15 @@ gen: apt $(TOOLS)/protoc-gen-go $(TOOLS)/protoc-gen-go-grpc ui/node_modules/.sta
 	  plugin-sdk/proto/exchange/v1/exchange.proto
 	$(GO) run ./bff/cmd/exhub-bff openapi > ui/app/api/openapi.json
 	cd ui && $(NPM) run gen:api --silent
+
+# gen-check fails when the committed generated code (protobuf, OpenAPI document) is not what `make gen` produces.
+gen-check: apt $(TOOLS)/protoc-gen-go $(TOOLS)/protoc-gen-go-grpc
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	PATH=$(TOOLS):$$PATH protoc -I plugin-sdk/proto --go_out=$$tmp --go_opt=paths=source_relative \
+	  --go-grpc_out=$$tmp --go-grpc_opt=paths=source_relative plugin-sdk/proto/exchange/v1/exchange.proto; \
+	diff -r $$tmp/exchange plugin-sdk/gen/exchange >/dev/null || { echo "plugin-sdk/gen is stale: run make gen"; exit 1; }; \
+	$(BIN)/exhub-bff openapi | diff -q - ui/app/api/openapi.json >/dev/null || { echo "ui/app/api/openapi.json is stale: run make gen"; exit 1; }; \
+	echo "generated code is up to date"
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./...
