@@ -1,0 +1,199 @@
+package binance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+
+	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
+	"github.com/exhub/exhub/plugin-sdk/sdk"
+)
+
+type authMode int
+
+const (
+	authNone   authMode = iota
+	authAPIKey          // X-MBX-APIKEY header only (listenKey)
+	authSigned          // header + timestamp + recvWindow + signature
+)
+
+// RESTClient calls Binance's REST APIs with weight limiting, signing and error mapping.
+type RESTClient struct {
+	hc         *http.Client
+	endpoints  Endpoints
+	recvWindow time.Duration
+	log        *slog.Logger
+	limiters   map[Market]*weightLimiter
+	now        func() time.Time
+
+	mu      sync.Mutex
+	offsets map[Market]time.Duration // server time minus local time
+	synced  map[Market]bool
+}
+
+// NewRESTClient builds a client; limits start at Binance's documented defaults until exchangeInfo says otherwise.
+func NewRESTClient(ep Endpoints, timeout, recvWindow time.Duration, log *slog.Logger) *RESTClient {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &RESTClient{
+		hc: &http.Client{Timeout: timeout}, endpoints: ep, recvWindow: recvWindow, log: log, now: time.Now,
+		limiters: map[Market]*weightLimiter{Spot: newWeightLimiter(6000), Futures: newWeightLimiter(2400)},
+		offsets:  map[Market]time.Duration{}, synced: map[Market]bool{},
+	}
+}
+
+// ApplyRateLimits sets the REQUEST_WEIGHT budget of a market from exchangeInfo.rateLimits.
+func (c *RESTClient) ApplyRateLimits(m Market, rls []RateLimit) {
+	for _, r := range rls {
+		if r.Type == "REQUEST_WEIGHT" && r.Interval == "MINUTE" && (r.IntervalNum == 1 || r.IntervalNum == 0) {
+			c.limiters[m].setLimit(int(r.Limit))
+		}
+	}
+}
+
+// get is a public GET.
+func (c *RESTClient) get(ctx context.Context, m Market, path string, q url.Values, weight int) ([]byte, error) {
+	return c.do(ctx, m, http.MethodGet, path, q, weight, authNone, Credentials{})
+}
+
+// signed is a SIGNED call.
+func (c *RESTClient) signed(ctx context.Context, m Market, method, path string, q url.Values, weight int, cr Credentials) ([]byte, error) {
+	return c.do(ctx, m, method, path, q, weight, authSigned, cr)
+}
+
+func (c *RESTClient) do(ctx context.Context, m Market, method, path string, q url.Values, weight int, mode authMode, cr Credentials) ([]byte, error) {
+	if q == nil {
+		q = url.Values{}
+	}
+	if mode != authNone && !cr.Valid() && !(mode == authAPIKey && cr.APIKey != "") {
+		return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_AUTH_FAILED, "binance: an API key and secret are required")
+	}
+	if mode == authSigned {
+		if err := c.syncTime(ctx, m, false); err != nil {
+			return nil, err
+		}
+	}
+	body, err := c.once(ctx, m, method, path, q, weight, mode, cr)
+	var se *sdk.Error
+	if mode == authSigned && errors.As(err, &se) && se.Detail.GetExchangeCode() == "-1021" {
+		// Timestamp outside recvWindow: our clock drifted from Binance's. Re-measure and try once more.
+		if serr := c.syncTime(ctx, m, true); serr != nil {
+			return nil, serr
+		}
+		body, err = c.once(ctx, m, method, path, q, weight, mode, cr)
+	}
+	return body, err
+}
+
+func (c *RESTClient) once(ctx context.Context, m Market, method, path string, q url.Values, weight int, mode authMode, cr Credentials) ([]byte, error) {
+	lim := c.limiters[m]
+	if err := lim.acquire(ctx, weight); err != nil {
+		return nil, err
+	}
+	params := cloneValues(q)
+	raw := params.Encode()
+	if mode == authSigned {
+		params.Set("timestamp", strconv.FormatInt(c.serverNow(m).UnixMilli(), 10))
+		params.Set("recvWindow", strconv.FormatInt(c.recvWindow.Milliseconds(), 10))
+		raw = params.Encode()
+		raw += "&signature=" + Sign(cr.APISecret, raw)
+	}
+	u := c.endpoints.rest(m) + path
+	if raw != "" {
+		u += "?" + raw
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, nil)
+	if err != nil {
+		return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "binance: build request: %v", err)
+	}
+	req.Header.Set("User-Agent", userAgent)
+	if mode != authNone {
+		req.Header.Set(headerAPIKey, cr.APIKey)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE, "binance %s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE, "binance %s %s: read body: %v", method, path, err)
+	}
+	if s := resp.Header.Get(headerUsedWeight); s != "" {
+		if n, err := strconv.Atoi(s); err == nil {
+			lim.observe(n)
+		}
+	}
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		return body, nil
+	}
+	ae := parseAPIError(resp.StatusCode, body, resp.Header)
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusTeapot {
+		lim.ban(ae.RetryAfter)
+		c.log.Warn("binance rate limited", "market", m.String(), "status", resp.StatusCode, "retry_after", ae.RetryAfter.String())
+	}
+	return nil, ae.ToSDK()
+}
+
+func cloneValues(q url.Values) url.Values {
+	out := make(url.Values, len(q)+3)
+	for k, v := range q {
+		out[k] = append([]string(nil), v...)
+	}
+	return out
+}
+
+func (c *RESTClient) serverNow(m Market) time.Time {
+	c.mu.Lock()
+	off := c.offsets[m]
+	c.mu.Unlock()
+	return c.now().Add(off)
+}
+
+// syncTime measures the offset between Binance's clock and ours (half the round trip as latency).
+func (c *RESTClient) syncTime(ctx context.Context, m Market, force bool) error {
+	c.mu.Lock()
+	done := c.synced[m]
+	c.mu.Unlock()
+	if done && !force {
+		return nil
+	}
+	path := pathSpotTime
+	if m == Futures {
+		path = pathFutTime
+	}
+	t0 := c.now()
+	body, err := c.once(ctx, m, http.MethodGet, path, nil, 1, authNone, Credentials{})
+	if err != nil {
+		return err
+	}
+	t1 := c.now()
+	st, err := ParseServerTime(body)
+	if err != nil {
+		return sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE, "binance server time: %v", err)
+	}
+	mid := t0.Add(t1.Sub(t0) / 2)
+	c.mu.Lock()
+	c.offsets[m] = time.UnixMilli(st).Sub(mid)
+	c.synced[m] = true
+	c.mu.Unlock()
+	return nil
+}
+
+// parseErr wraps a parser failure on a 2xx body: Binance answered something we cannot read.
+func parseErr(what string, err error) error {
+	return sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE, "binance %s: unreadable answer: %v", what, err)
+}
+
+var _ = fmt.Sprintf
