@@ -1,0 +1,132 @@
+package emulator
+
+import (
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/exhub/exhub/adapters/venue"
+)
+
+// limiter counts request weight per market and client IP in one-minute windows (venue clock), the way Binance's
+// REQUEST_WEIGHT limit works: over the limit a request gets 429 with Retry-After; a client that keeps sending while
+// limited gets 418 and is banned for a while.
+type limiter struct {
+	v     *venue.Venue
+	mu    sync.Mutex
+	limit [2]int
+	used  map[limKey]*usage
+	// injected failures for tests: the next n requests fail with status.
+	injStatus int
+	injRetry  int
+	injN      int
+}
+
+type limKey struct {
+	futures bool
+	ip      string
+}
+
+type usage struct {
+	window  int64 // minute start, ms
+	weight  int
+	over    int   // requests refused in this window
+	banTill int64 // ms
+}
+
+// banAfter is how many refused requests in one window turn a 429 into a 418 ban.
+const banAfter = 10
+
+func newLimiter(v *venue.Venue, spot, futures int) *limiter {
+	return &limiter{v: v, limit: [2]int{spot, futures}, used: map[limKey]*usage{}}
+}
+
+func clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// take charges weight and sets the used-weight header; it returns an error when the request must be refused.
+func (l *limiter) take(w http.ResponseWriter, r *http.Request, futures bool, weight int) *apiError {
+	now := l.v.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.injN > 0 {
+		l.injN--
+		return rateErr(l.injStatus, l.injRetry, now)
+	}
+	k := limKey{futures: futures, ip: clientIP(r)}
+	u := l.used[k]
+	minute := now - now%60000
+	if u == nil {
+		u = &usage{window: minute}
+		l.used[k] = u
+	}
+	if u.window != minute {
+		u.window, u.weight, u.over = minute, 0, 0
+	}
+	if u.banTill > now {
+		return rateErr(http.StatusTeapot, int((u.banTill-now+999)/1000), now)
+	}
+	limit := l.limit[0]
+	if futures {
+		limit = l.limit[1]
+	}
+	retry := int((minute + 60000 - now + 999) / 1000)
+	if u.weight+weight > limit {
+		u.over++
+		if u.over > banAfter {
+			u.banTill = now + 2*60000
+			return rateErr(http.StatusTeapot, 120, now)
+		}
+		w.Header().Set("X-MBX-USED-WEIGHT-1M", strconv.Itoa(u.weight))
+		return rateErr(http.StatusTooManyRequests, retry, now)
+	}
+	u.weight += weight
+	w.Header().Set("X-MBX-USED-WEIGHT-1M", strconv.Itoa(u.weight))
+	if !futures {
+		w.Header().Set("X-MBX-USED-WEIGHT", strconv.Itoa(u.weight))
+	}
+	return nil
+}
+
+func rateErr(status, retry int, now int64) *apiError {
+	if retry <= 0 {
+		retry = 1
+	}
+	if status == http.StatusTeapot {
+		till := now + int64(retry)*1000
+		e := errf(status, codeTooManyRequests, "Way too much request weight used; IP banned until %d. Please use WebSocket Streams for live updates to avoid bans.", till)
+		e.retryAfter = retry
+		return e
+	}
+	e := errf(status, codeTooManyRequests, "Too much request weight used; current limit is exceeded. Please use WebSocket Streams for live updates to avoid polling the API.")
+	e.retryAfter = retry
+	return e
+}
+
+// InjectRateLimit makes the next n REST requests fail with status (429 or 418) and a Retry-After header of
+// retryAfter (rounded up to seconds). Tests of clients' back-off use it.
+func (s *Server) InjectRateLimit(status int, retryAfter time.Duration, n int) {
+	s.lim.mu.Lock()
+	defer s.lim.mu.Unlock()
+	s.lim.injStatus, s.lim.injRetry, s.lim.injN = status, int((retryAfter+time.Second-1)/time.Second), n
+}
+
+// SetWeightLimits changes the per-minute weight limits (spot, futures); zero keeps a value.
+func (s *Server) SetWeightLimits(spot, futures int) {
+	s.lim.mu.Lock()
+	defer s.lim.mu.Unlock()
+	if spot > 0 {
+		s.lim.limit[0] = spot
+	}
+	if futures > 0 {
+		s.lim.limit[1] = futures
+	}
+	clear(s.lim.used)
+}
