@@ -1,0 +1,226 @@
+package stream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+type itemKind int
+
+const (
+	kindReplace itemKind = iota // state: a newer value replaces a pending one
+	kindBook                    // book update: a second pending update turns into the latest snapshot
+	kindTrades                  // trades: pending batches merge (bounded)
+	kindControl                 // acks, errors, pongs: never merged or dropped
+)
+
+// item is one pending message of a connection.
+type item struct {
+	kind   itemKind
+	msg    *lazy
+	snap   func() *lazy // kindBook: the view's latest snapshot, used when updates pile up
+	trades *tradesMsg   // kindTrades: set once batches were merged (encoded per connection)
+	src    *tradesMsg   // kindTrades: the shared batch msg encodes
+}
+
+func (it *item) bytes() []byte {
+	if it.trades != nil {
+		b, err := json.Marshal(it.trades)
+		if err != nil {
+			return nil
+		}
+		return b
+	}
+	return it.msg.bytes()
+}
+
+// conn is one browser connection. Its outbound queue is conflating and bounded: at most one pending item per
+// subscription stream (book, trades, ticker, each candle, status) plus a bounded number of control replies.
+type conn struct {
+	g      *Gateway
+	ws     *websocket.Conn
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	mu       sync.Mutex
+	pending  map[string]*item
+	order    []string
+	controls int
+	ctlSeq   uint64
+	notify   chan struct{}
+
+	subs map[string]*connSub // owned by the reader
+
+	sent      uint64
+	coalesced uint64
+}
+
+var errTooManyPending = errors.New("too many unanswered requests")
+
+func (c *conn) signal() {
+	select {
+	case c.notify <- struct{}{}:
+	default:
+	}
+}
+
+// offer queues a replaceable (or control) message under key.
+func (c *conn) offer(key string, msg *lazy, kind itemKind) {
+	c.mu.Lock()
+	if old, ok := c.pending[key]; ok {
+		old.msg, old.kind, old.trades, old.snap, old.src = msg, kind, nil, nil, nil
+		c.coalesced++
+		c.mu.Unlock()
+		return
+	}
+	c.pending[key] = &item{kind: kind, msg: msg}
+	c.order = append(c.order, key)
+	c.mu.Unlock()
+	c.signal()
+}
+
+// offerBook queues a book message; snap (nil for a snapshot) gives the latest snapshot to send instead when an
+// earlier message of the same view is still pending.
+func (c *conn) offerBook(key string, msg *lazy, snap func() *lazy) {
+	c.mu.Lock()
+	if old, ok := c.pending[key]; ok {
+		if snap != nil {
+			msg = snap()
+		}
+		old.msg, old.kind, old.snap = msg, kindBook, nil
+		c.coalesced++
+		c.mu.Unlock()
+		return
+	}
+	c.pending[key] = &item{kind: kindBook, msg: msg}
+	c.order = append(c.order, key)
+	c.mu.Unlock()
+	c.signal()
+}
+
+// offerTrades queues a trades batch; batches pending together merge, keeping the newest MaxCoalescedTrades.
+func (c *conn) offerTrades(key string, l *lazy, m *tradesMsg) {
+	c.mu.Lock()
+	if old, ok := c.pending[key]; ok {
+		merged := old.trades
+		if merged == nil {
+			// First merge: copy the shared batch so other connections are not affected.
+			prev := old.prevTrades()
+			merged = &tradesMsg{header: m.header, Trades: append([]TradeJSON(nil), prev.Trades...), Dropped: prev.Dropped}
+		}
+		merged.header = m.header
+		merged.Trades = append(merged.Trades, m.Trades...)
+		if over := len(merged.Trades) - c.g.cfg.MaxCoalescedTrades; over > 0 {
+			merged.Trades = append(merged.Trades[:0:0], merged.Trades[over:]...)
+			merged.Dropped += over
+		}
+		old.trades = merged
+		c.coalesced++
+		c.mu.Unlock()
+		return
+	}
+	c.pending[key] = &item{kind: kindTrades, msg: l, src: m}
+	c.order = append(c.order, key)
+	c.mu.Unlock()
+	c.signal()
+}
+
+// prevTrades returns the batch a pending trades item holds (its shared message).
+func (it *item) prevTrades() *tradesMsg {
+	if it.trades != nil {
+		return it.trades
+	}
+	if it.src != nil {
+		return it.src
+	}
+	return &tradesMsg{}
+}
+
+// control queues a reply that is never merged; too many unread replies close the connection.
+func (c *conn) control(v any) {
+	c.mu.Lock()
+	if c.controls >= c.g.cfg.MaxPendingControl {
+		c.mu.Unlock()
+		c.cancel(errTooManyPending)
+		return
+	}
+	c.ctlSeq++
+	key := "\x00ctl" + itoa(int64(c.ctlSeq))
+	c.controls++
+	c.pending[key] = &item{kind: kindControl, msg: newLazy(v)}
+	c.order = append(c.order, key)
+	c.mu.Unlock()
+	c.signal()
+}
+
+// take removes every pending item in queue order.
+func (c *conn) take(buf []*item) []*item {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, k := range c.order {
+		it := c.pending[k]
+		if it.kind == kindControl {
+			c.controls--
+		}
+		buf = append(buf, it)
+		delete(c.pending, k)
+	}
+	c.order = c.order[:0]
+	return buf
+}
+
+// writeLoop sends queued messages until the connection ends.
+func (c *conn) writeLoop() error {
+	var buf []*item
+	for {
+		select {
+		case <-c.ctx.Done():
+			return context.Cause(c.ctx)
+		case <-c.notify:
+		}
+		buf = c.take(buf[:0])
+		for i, it := range buf {
+			b := it.bytes()
+			buf[i] = nil
+			if b == nil {
+				continue
+			}
+			wctx, cancel := context.WithTimeout(c.ctx, c.g.cfg.WriteTimeout)
+			err := c.ws.Write(wctx, websocket.MessageText, b)
+			cancel()
+			if err != nil {
+				return err
+			}
+			c.g.sent.Add(1)
+		}
+	}
+}
+
+// heartbeat pings the client; a missing pong ends the connection.
+func (c *conn) heartbeat() error {
+	t := time.NewTicker(c.g.cfg.PingInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return nil
+		case <-t.C:
+			pctx, cancel := context.WithTimeout(c.ctx, c.g.cfg.PongTimeout)
+			err := c.ws.Ping(pctx)
+			cancel()
+			if err != nil {
+				if c.ctx.Err() != nil {
+					return nil
+				}
+				return errHeartbeat
+			}
+		}
+	}
+}
+
+var errHeartbeat = errors.New("heartbeat timeout")

@@ -1,0 +1,357 @@
+// Package stream is the BFF's live market stream gateway (GET /api/v1/stream): browsers subscribe over one
+// WebSocket to books (with depth and price grouping), trades, tickers and candles of any exchange. The protocol is
+// documented in README.md beside this file and in docs/stream-api.md.
+//
+// Shape: a topic is one upstream stream (exchange, market type, symbol, channel, interval). Exactly one replica
+// leads each topic: it holds the single upstream subscription on the exchange plugin's durable market stream,
+// keeps the local order book (gap and crossed-book detection, resync) and publishes the topic's messages once
+// through the broker. Every replica's hub delivers published messages to its own clients, rendering each book view
+// (depth, grouping) once and sharing the encoded bytes. Without Valkey the broker is in-process (one replica); with
+// Valkey, leadership is a lease with a TTL that the leader renews and another replica takes over when it lapses.
+package stream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// Config tunes the gateway. Zero values take the defaults noted.
+type Config struct {
+	// MaxSubscriptions per connection (64).
+	MaxSubscriptions int
+	// MaxMessageBytes is the largest client message (4096); bigger closes the connection with 1009.
+	MaxMessageBytes int64
+	// MaxConnections on this replica (20000); more are refused with 503 before the upgrade.
+	MaxConnections int
+	// MaxDepth is the largest book depth a client may ask for (200).
+	MaxDepth int
+	// UpstreamDepth is the depth of the one upstream book subscription per topic (0: the plugin's default;
+	// client views deeper than it show what the plugin sends).
+	UpstreamDepth int
+	// MaxCoalescedTrades is how many trades a slow client's merged trades message keeps (200).
+	MaxCoalescedTrades int
+	// MaxPendingControl bounds unread replies (acks, errors, pongs) per connection (256).
+	MaxPendingControl int
+	// PingInterval and PongTimeout: heartbeat (20 s, 10 s).
+	PingInterval, PongTimeout time.Duration
+	// WriteTimeout bounds one message write (10 s).
+	WriteTimeout time.Duration
+	// InstrumentsTTL is how long an instrument list validates subscriptions (5 min).
+	InstrumentsTTL time.Duration
+	// OriginPatterns allowed besides same-host (see websocket.AcceptOptions).
+	OriginPatterns []string
+	// InsecureSkipOriginCheck accepts any Origin (benchmarks, tests).
+	InsecureSkipOriginCheck bool
+}
+
+func (c Config) withDefaults() Config {
+	if c.MaxSubscriptions <= 0 {
+		c.MaxSubscriptions = 64
+	}
+	if c.MaxMessageBytes <= 0 {
+		c.MaxMessageBytes = 4096
+	}
+	if c.MaxConnections <= 0 {
+		c.MaxConnections = 20000
+	}
+	if c.MaxDepth <= 0 {
+		c.MaxDepth = 200
+	}
+	if c.MaxCoalescedTrades <= 0 {
+		c.MaxCoalescedTrades = 200
+	}
+	if c.MaxPendingControl <= 0 {
+		c.MaxPendingControl = 256
+	}
+	if c.PingInterval <= 0 {
+		c.PingInterval = 20 * time.Second
+	}
+	if c.PongTimeout <= 0 {
+		c.PongTimeout = 10 * time.Second
+	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = 10 * time.Second
+	}
+	if c.InstrumentsTTL <= 0 {
+		c.InstrumentsTTL = 5 * time.Minute
+	}
+	return c
+}
+
+// Gateway is the stream gateway of one BFF replica.
+type Gateway struct {
+	cfg    Config
+	log    *slog.Logger
+	broker Broker
+	hub    *hub
+	up     *upstream
+	cat    *catalog
+
+	mu     sync.Mutex
+	conns  map[*conn]struct{}
+	closed bool
+	ctx    context.Context
+
+	sent atomic.Uint64
+}
+
+// Options builds a gateway.
+type Options struct {
+	Config Config
+	Source Source
+	// Broker connects replicas; nil uses the in-process broker (a single replica).
+	Broker Broker
+	Logger *slog.Logger
+}
+
+// New builds a gateway; Run must run for it to serve.
+func New(o Options) *Gateway {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	cfg := o.Config.withDefaults()
+	g := &Gateway{cfg: cfg, log: o.Logger, conns: map[*conn]struct{}{}, cat: newCatalog(o.Source, cfg.InstrumentsTTL)}
+	if o.Broker == nil {
+		o.Broker = NewMemoryBroker()
+	}
+	g.broker = o.Broker
+	g.up = newUpstream(o.Source, o.Broker, cfg.UpstreamDepth, o.Logger)
+	g.hub = newHub(o.Broker.Join, o.Broker.Leave)
+	o.Broker.bind(brokerHandler{deliver: g.hub.deliver, lead: g.up.lead, unlead: g.up.unlead, wants: g.hub.wants})
+	return g
+}
+
+// Run serves until ctx ends, then closes every connection (1001 going away) and stops the upstream streams.
+func (g *Gateway) Run(ctx context.Context) error {
+	g.mu.Lock()
+	g.ctx = ctx
+	g.mu.Unlock()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	errc := make(chan error, 1)
+	go func() { // owned by Run; ends with ctx
+		defer wg.Done()
+		errc <- g.broker.Run(ctx)
+	}()
+	<-ctx.Done()
+	g.mu.Lock()
+	g.closed = true
+	conns := make([]*conn, 0, len(g.conns))
+	for c := range g.conns {
+		conns = append(conns, c)
+	}
+	g.mu.Unlock()
+	for _, c := range conns {
+		c.cancel(errShutdown)
+	}
+	wg.Wait()
+	g.up.close()
+	if err := <-errc; err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}
+
+// Stats are counters for tests and benchmarks.
+type Stats struct {
+	Connections    int
+	Delivered      uint64 // messages queued to clients
+	Sent           uint64 // messages written to clients
+	Published      uint64 // topic messages published by this replica as leader
+	Leading        int    // topics this replica leads (holds the upstream subscription of)
+	UpstreamEvents uint64
+}
+
+// Stats returns the gateway's counters.
+func (g *Gateway) Stats() Stats {
+	g.mu.Lock()
+	n := len(g.conns)
+	g.mu.Unlock()
+	pub, lead, evs := g.up.stats()
+	return Stats{Connections: n, Delivered: g.hub.delivered.Load(), Sent: g.sent.Load(), Published: pub, Leading: lead,
+		UpstreamEvents: evs}
+}
+
+// ServeHTTP upgrades GET /api/v1/stream to a WebSocket.
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	g.mu.Lock()
+	ctx, closed, n := g.ctx, g.closed, len(g.conns)
+	g.mu.Unlock()
+	if ctx == nil || closed {
+		httpProblem(w, http.StatusServiceUnavailable, "the stream gateway is not running")
+		return
+	}
+	if n >= g.cfg.MaxConnections {
+		w.Header().Set("Retry-After", "5")
+		httpProblem(w, http.StatusServiceUnavailable, "too many stream connections on this server; retry shortly")
+		return
+	}
+	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+		OriginPatterns: g.cfg.OriginPatterns, InsecureSkipVerify: g.cfg.InsecureSkipOriginCheck,
+		CompressionMode: websocket.CompressionDisabled,
+	})
+	if err != nil {
+		return // Accept wrote the HTTP error
+	}
+	ws.SetReadLimit(g.cfg.MaxMessageBytes)
+	cctx, cancel := context.WithCancelCause(context.Background())
+	c := &conn{g: g, ws: ws, ctx: cctx, cancel: cancel, pending: map[string]*item{}, notify: make(chan struct{}, 1),
+		subs: map[string]*connSub{}}
+	g.mu.Lock()
+	g.conns[c] = struct{}{}
+	g.mu.Unlock()
+	defer func() {
+		for _, cs := range c.subs {
+			g.hub.remove(cs)
+		}
+		g.mu.Lock()
+		delete(g.conns, c)
+		g.mu.Unlock()
+	}()
+	g.serveConn(c)
+}
+
+func (g *Gateway) serveConn(c *conn) {
+	var wg sync.WaitGroup
+	wg.Add(3)
+	go func() { // owned by serveConn; ends with the connection
+		defer wg.Done()
+		err := c.writeLoop()
+		c.cancel(err)
+	}()
+	go func() { // owned by serveConn; ends with the connection
+		defer wg.Done()
+		if err := c.heartbeat(); err != nil {
+			c.cancel(err)
+		}
+	}()
+	go func() { // owned by serveConn: closes the socket with a code saying why the connection ended
+		defer wg.Done()
+		<-c.ctx.Done()
+		cause := context.Cause(c.ctx)
+		switch {
+		case errors.Is(cause, errTooManyPending):
+			_ = c.ws.Close(websocket.StatusPolicyViolation, "too many unanswered requests: read your messages")
+		case errors.Is(cause, errHeartbeat):
+			_ = c.ws.Close(websocket.StatusPolicyViolation, "heartbeat timeout")
+		case errors.Is(cause, errShutdown):
+			_ = c.ws.Close(websocket.StatusGoingAway, "server shutting down")
+		default:
+			// The client closed, the read limit fired (coder/websocket already sent 1009) or a write failed.
+			_ = c.ws.CloseNow()
+		}
+	}()
+	c.control(&helloMsg{Type: "hello", Version: 1, MaxSubscriptions: g.cfg.MaxSubscriptions,
+		MaxMessageBytes: g.cfg.MaxMessageBytes, HeartbeatSeconds: int(g.cfg.PingInterval / time.Second)})
+	// Reads use their own context: cancelling a read's context makes the library drop the connection without a
+	// close frame, and the closer above must be able to send one.
+	readErr := g.readLoop(c)
+	c.cancel(readErr)
+	wg.Wait()
+}
+
+var errShutdown = errors.New("server shutting down")
+
+func (g *Gateway) isClosed() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.closed
+}
+
+func (g *Gateway) readLoop(c *conn) error {
+	for {
+		typ, b, err := c.ws.Read(context.Background())
+		if err != nil {
+			return err
+		}
+		if typ != websocket.MessageText {
+			c.control(&errorMsg{Type: "error", Error: problemf(400, "bad-message", "", "send JSON text messages")})
+			continue
+		}
+		var o op
+		if err := json.Unmarshal(b, &o); err != nil {
+			c.control(&errorMsg{Type: "error", Error: problemf(400, "bad-message", "", "not a JSON op: %v", err)})
+			continue
+		}
+		g.handle(c, &o)
+	}
+}
+
+func (g *Gateway) handle(c *conn, o *op) {
+	fail := func(p *Problem) { c.control(&errorMsg{Type: "error", ID: o.ID, Op: o.Op, Error: p}) }
+	switch o.Op {
+	case "ping":
+		c.control(&pongMsg{Type: "pong", ID: o.ID, Time: time.Now().UnixMilli()})
+	case "subscribe":
+		s, p := parseSub(o, g.cfg.MaxDepth)
+		if p != nil {
+			fail(p)
+			return
+		}
+		key := s.key()
+		if _, ok := c.subs[key]; ok {
+			fail(problemf(409, "already-subscribed", "", "already subscribed to %s", key))
+			return
+		}
+		if len(c.subs) >= g.cfg.MaxSubscriptions {
+			fail(problemf(429, "too-many-subscriptions", "", "at most %d subscriptions per connection", g.cfg.MaxSubscriptions))
+			return
+		}
+		if p := g.cat.check(c.ctx, s); p != nil {
+			fail(p)
+			return
+		}
+		cs := &connSub{c: c, sub: s, key: key}
+		c.subs[key] = cs
+		c.control(&ackMsg{Type: "subscribed", ID: o.ID, Sub: s, Subscriptions: len(c.subs)})
+		g.hub.add(cs)
+	case "unsubscribe":
+		s, p := parseSub(o, g.cfg.MaxDepth)
+		if p != nil {
+			fail(p)
+			return
+		}
+		cs, ok := c.subs[s.key()]
+		if !ok {
+			fail(problemf(422, "not-subscribed", "", "not subscribed to %s", s.key()))
+			return
+		}
+		delete(c.subs, s.key())
+		g.hub.remove(cs)
+		c.dropPending(cs.key)
+		c.control(&ackMsg{Type: "unsubscribed", ID: o.ID, Sub: s, Subscriptions: len(c.subs)})
+	default:
+		fail(problemf(400, "unknown-op", "op", "op %q: want subscribe, unsubscribe or ping", o.Op))
+	}
+}
+
+// dropPending forgets queued messages of a subscription that ended.
+func (c *conn) dropPending(prefix string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	keep := c.order[:0]
+	for _, k := range c.order {
+		if k == prefix || strings.HasPrefix(k, prefix+"|") {
+			delete(c.pending, k)
+			continue
+		}
+		keep = append(keep, k)
+	}
+	c.order = keep
+}
+
+func httpProblem(w http.ResponseWriter, status int, detail string) {
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(status)
+	_, _ = fmt.Fprintf(w, `{"type":"about:blank","title":%q,"status":%d,"detail":%q}`+"\n", http.StatusText(status), status, detail)
+}

@@ -1,0 +1,202 @@
+package stream
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/exhub/exhub/bff/internal/pluginhost"
+)
+
+var referenceBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "stream-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	referenceBin = filepath.Join(dir, "reference")
+	out, err := exec.Command("go", "build", "-o", referenceBin, "../../../plugins/reference").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "building plugins/reference: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// replica is one BFF gateway with its own plugin host and HTTP server.
+type replica struct {
+	host *pluginhost.Host
+	gw   *Gateway
+	srv  *httptest.Server
+	stop func()
+}
+
+func startReplica(t *testing.T, broker Broker, cfg Config, settings map[string]string) *replica {
+	t.Helper()
+	h := pluginhost.New([]pluginhost.Spec{{Key: 100, Slug: "reference", Name: "Reference Exchange", Path: referenceBin,
+		Settings: settings}}, pluginhost.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	hostDone := make(chan struct{})
+	go func() { defer close(hostDone); h.Run(ctx) }()
+	sup, _ := h.Get("reference")
+	wctx, wcancel := context.WithTimeout(ctx, 15*time.Second)
+	defer wcancel()
+	if err := sup.WaitRunning(wctx); err != nil {
+		cancel()
+		<-hostDone
+		t.Fatalf("reference plugin: %v", err)
+	}
+	cfg.InsecureSkipOriginCheck = true
+	gw := New(Options{Config: cfg, Source: HostSource{Host: h}, Broker: broker})
+	gwDone := make(chan struct{})
+	gctx, gcancel := context.WithCancel(context.Background())
+	go func() { defer close(gwDone); _ = gw.Run(gctx) }()
+	srv := httptest.NewServer(gw)
+	r := &replica{host: h, gw: gw, srv: srv}
+	stopped := false
+	r.stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		gcancel()
+		<-gwDone
+		srv.Close()
+		cancel()
+		<-hostDone
+	}
+	t.Cleanup(r.stop)
+	// Wait for Run to take the context.
+	for i := 0; i < 100; i++ {
+		g := gw
+		g.mu.Lock()
+		ok := g.ctx != nil
+		g.mu.Unlock()
+		if ok {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return r
+}
+
+// client is a test WebSocket client.
+type client struct {
+	t    *testing.T
+	ws   *websocket.Conn
+	msgs chan map[string]any
+	done chan error
+}
+
+func dial(t *testing.T, srv *httptest.Server) *client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	ws.SetReadLimit(1 << 22)
+	c := &client{t: t, ws: ws, msgs: make(chan map[string]any, 10000), done: make(chan error, 1)}
+	go func() { // owned by the client; ends when the connection closes
+		for {
+			_, b, err := ws.Read(context.Background())
+			if err != nil {
+				c.done <- err
+				close(c.msgs)
+				return
+			}
+			var m map[string]any
+			if err := json.Unmarshal(b, &m); err != nil {
+				c.done <- err
+				close(c.msgs)
+				return
+			}
+			select {
+			case c.msgs <- m:
+			default:
+				c.done <- fmt.Errorf("test client buffer full")
+				close(c.msgs)
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() { _ = ws.CloseNow() })
+	hello := c.next(5 * time.Second)
+	if hello["type"] != "hello" {
+		t.Fatalf("first message %v", hello)
+	}
+	return c
+}
+
+func (c *client) send(v any) {
+	c.t.Helper()
+	b, _ := json.Marshal(v)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.ws.Write(ctx, websocket.MessageText, b); err != nil {
+		c.t.Fatalf("write: %v", err)
+	}
+}
+
+func (c *client) next(limit time.Duration) map[string]any {
+	c.t.Helper()
+	select {
+	case m, ok := <-c.msgs:
+		if !ok {
+			c.t.Fatalf("connection ended: %v", <-c.done)
+		}
+		return m
+	case <-time.After(limit):
+		c.t.Fatalf("no message within %s", limit)
+	}
+	return nil
+}
+
+// until reads messages until f returns true (skipping others).
+func (c *client) until(limit time.Duration, f func(map[string]any) bool) map[string]any {
+	c.t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			c.t.Fatalf("condition not met within %s", limit)
+		}
+		if m := c.next(left); f(m) {
+			return m
+		}
+	}
+}
+
+func sub(channel, symbol string, extra ...any) map[string]any {
+	m := map[string]any{"op": "subscribe", "id": channel + symbol, "channel": channel, "exchange": "reference",
+		"marketType": "SPOT", "symbol": symbol}
+	for i := 0; i+1 < len(extra); i += 2 {
+		m[extra[i].(string)] = extra[i+1]
+	}
+	return m
+}
+
+func waitFor(t *testing.T, limit time.Duration, what string, f func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !f() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
