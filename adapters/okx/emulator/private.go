@@ -1,0 +1,3 @@
+package emulator
+
+func (s *Server) privateRoutes() {}
