@@ -23,6 +23,7 @@ import (
 	"github.com/exhub/exhub/bff/internal/api"
 	"github.com/exhub/exhub/bff/internal/cache"
 	"github.com/exhub/exhub/bff/internal/config"
+	"github.com/exhub/exhub/bff/internal/market"
 	"github.com/exhub/exhub/bff/internal/metrics"
 	"github.com/exhub/exhub/bff/internal/pluginhost"
 )
@@ -150,7 +151,23 @@ func serve(ctx context.Context, cfg *config.Config, logw io.Writer) error {
 		log.Info("plugins stopped")
 	}()
 
-	handler, _ := api.New(api.Deps{Config: cfg, Host: host, Cache: c, Metrics: m, Logger: log, Version: version})
+	mk := market.New(market.Options{
+		Exchanges:           api.MarketExchanges(cfg, host),
+		Cache:               c,
+		Logger:              log,
+		TickerInterval:      cfg.Market.TickerInterval.D(),
+		InstrumentsTTL:      cfg.Market.InstrumentsTTL.D(),
+		TickersMaxStale:     cfg.Market.TickersMaxStale.D(),
+		InstrumentsMaxStale: cfg.Market.InstrumentsMaxStale.D(),
+		CallTimeout:         cfg.Market.CallTimeout.D(),
+	})
+	hostDone.Add(1)
+	go func() { // owned by serve; refreshes tickers until hostCtx ends
+		defer hostDone.Done()
+		mk.Run(hostCtx)
+	}()
+
+	handler, _ := api.New(api.Deps{Config: cfg, Host: host, Cache: c, Metrics: m, Logger: log, Version: version, Market: mk})
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: cfg.HTTP.ReadHeaderTimeout.D(),

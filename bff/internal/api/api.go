@@ -21,6 +21,7 @@ import (
 
 	"github.com/exhub/exhub/bff/internal/cache"
 	"github.com/exhub/exhub/bff/internal/config"
+	"github.com/exhub/exhub/bff/internal/market"
 	"github.com/exhub/exhub/bff/internal/metrics"
 	"github.com/exhub/exhub/bff/internal/pluginhost"
 )
@@ -40,6 +41,9 @@ type Deps struct {
 	Version string
 	// Checks replace the default readiness checks of external services (tests); nil uses the defaults.
 	Checks []Check
+	// Market serves the market routes; nil builds one over Host and Cache (without the background ticker refresh
+	// that Market.Run does).
+	Market *market.Service
 	// Stream, when set, is mounted at GET /api/v1/stream: the browser's live market WebSocket. It is not a JSON
 	// route, so it is not part of the OpenAPI document; its protocol is documented with the stream gateway.
 	Stream http.Handler
@@ -52,6 +56,7 @@ type server struct {
 	metrics *metrics.Metrics
 	log     *slog.Logger
 	checks  []Check
+	market  *market.Service
 	mux     *http.ServeMux
 }
 
@@ -68,8 +73,13 @@ func New(d Deps) (http.Handler, huma.API) {
 	if s.checks == nil {
 		s.checks = defaultChecks(d.Config, d.Cache)
 	}
+	s.market = d.Market
+	if s.market == nil {
+		s.market = market.New(market.Options{Exchanges: MarketExchanges(d.Config, d.Host), Cache: d.Cache, Logger: d.Logger})
+	}
 	api := humago.New(s.mux, apiConfig(d.Version))
 	s.registerExchanges(api)
+	s.registerMarket(api)
 
 	if d.Stream != nil {
 		s.mux.Handle("GET /api/v1/stream", d.Stream)
@@ -83,6 +93,25 @@ func New(d Deps) (http.Handler, huma.API) {
 		s.mux.Handle("GET /metrics", d.Metrics.Handler())
 	}
 	return s.middleware(s.mux), api
+}
+
+// MarketExchanges lists the configured exchanges for the market service, each with its plugin supervisor when it
+// has one.
+func MarketExchanges(cfg *config.Config, host *pluginhost.Host) []market.Exchange {
+	if cfg == nil {
+		return nil
+	}
+	out := make([]market.Exchange, 0, len(cfg.Exchanges))
+	for _, e := range cfg.Exchanges {
+		me := market.Exchange{Key: e.Key, Slug: e.Slug, Status: e.Status}
+		if e.Plugin != "" && host != nil {
+			if sup, ok := host.Get(e.Slug); ok {
+				me.Plugin = sup
+			}
+		}
+		out = append(out, me)
+	}
+	return out
 }
 
 // Config is the huma configuration of the exhub API.

@@ -81,6 +81,7 @@ type Config struct {
 	PluginDir string     `yaml:"plugin_dir"`
 	Plugins   Plugins    `yaml:"plugins"`
 	APIDocs   APIDocs    `yaml:"api_docs"`
+	Market    Market     `yaml:"market"`
 	Exchanges []Exchange `yaml:"exchanges"`
 
 	// File is the config file that was read ("" when none); not a YAML key.
@@ -136,6 +137,20 @@ type Plugins struct {
 	StableAfter Duration `yaml:"stable_after"`
 	// StreamBuffer is the event buffer of one durable market stream.
 	StreamBuffer int `yaml:"stream_buffer"`
+}
+
+// Market tunes the market data service (instruments, tickers, candles, books, trades).
+type Market struct {
+	// TickerInterval is how often the ticker lists of every exchange and market type are refreshed.
+	TickerInterval Duration `yaml:"ticker_interval"`
+	// InstrumentsTTL is how long an instrument list is reused before it is fetched again.
+	InstrumentsTTL Duration `yaml:"instruments_ttl"`
+	// TickersMaxStale bounds the age of a ticker list served (marked stale) while its exchange fails.
+	TickersMaxStale Duration `yaml:"tickers_max_stale"`
+	// InstrumentsMaxStale is the same bound for instrument lists.
+	InstrumentsMaxStale Duration `yaml:"instruments_max_stale"`
+	// CallTimeout bounds one market data call to a plugin.
+	CallTimeout Duration `yaml:"call_timeout"`
 }
 
 // APIDocs is the offline API reference page.
@@ -212,6 +227,13 @@ func Default() Config {
 			StreamBuffer:   1024,
 		},
 		APIDocs: APIDocs{Dir: "bff/apidocs/dist"},
+		Market: Market{
+			TickerInterval:      Duration(10 * time.Second),
+			InstrumentsTTL:      Duration(5 * time.Minute),
+			TickersMaxStale:     Duration(2 * time.Minute),
+			InstrumentsMaxStale: Duration(24 * time.Hour),
+			CallTimeout:         Duration(10 * time.Second),
+		},
 		Exchanges: []Exchange{
 			{Key: 100, Slug: "reference", Name: "Reference Exchange", Plugin: "reference"},
 			{Key: 3, Slug: "bybit", Name: "Bybit", Status: StatusComingSoon, Website: "https://www.bybit.com"},
@@ -452,7 +474,10 @@ func (c *Config) Validate() error {
 		"plugins.start_timeout": c.Plugins.StartTimeout, "plugins.call_timeout": c.Plugins.CallTimeout,
 		"plugins.health_interval": c.Plugins.HealthInterval, "plugins.backoff_initial": c.Plugins.BackoffInitial,
 		"plugins.backoff_max": c.Plugins.BackoffMax, "plugins.stable_after": c.Plugins.StableAfter,
-		"valkey.dial_timeout": c.Valkey.DialTimeout,
+		"valkey.dial_timeout":    c.Valkey.DialTimeout,
+		"market.ticker_interval": c.Market.TickerInterval, "market.instruments_ttl": c.Market.InstrumentsTTL,
+		"market.tickers_max_stale": c.Market.TickersMaxStale, "market.instruments_max_stale": c.Market.InstrumentsMaxStale,
+		"market.call_timeout": c.Market.CallTimeout,
 	} {
 		if d <= 0 {
 			bad(key, "must be a positive duration, got %s", d.D())

@@ -4,6 +4,26 @@
  */
 
 export interface paths {
+    "/api/v1/candles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Candles (OHLCV)
+         * @description Up to limit candles whose open time is at or before end, ascending by open time. To page back in history, pass end = the first candle's openTime - 1. Requests larger than the exchange's own page size (capabilities.pageLimits.candles) are split into several exchange calls; fewer candles come back when the history ends. Intervals are the exchange's capabilities.intervals. Answers carry asOf (when the data was fetched). When the exchange or its plugin fails and a last good value is recent enough, it is served with stale: true, a staleReason and the header X-Exhub-Stale: true; otherwise the answer is 503 (plugin down, exchange unavailable or rate limited) or 502 (the exchange answered with an error), as problem+json with a Retry-After header in seconds. Unknown exchange, type, symbol or interval and limits out of range are 422 problem+json whose errors[].location names the query parameter.
+         */
+        get: operations["listCandles"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/exchanges": {
         parameters: {
             query?: never;
@@ -41,6 +61,106 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/instruments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List instruments
+         * @description The tradable USDT markets of one exchange and market type: quote USDT, status TRADING (SWAP: linear perpetuals settled in USDT), with price and quantity grids and limits. maxLeverage is 5 for a SWAP whose exchange gives none. Cached for 5 minutes. Answers carry asOf (when the data was fetched). When the exchange or its plugin fails and a last good value is recent enough, it is served with stale: true, a staleReason and the header X-Exhub-Stale: true; otherwise the answer is 503 (plugin down, exchange unavailable or rate limited) or 502 (the exchange answered with an error), as problem+json with a Retry-After header in seconds. Unknown exchange, type, symbol or interval and limits out of range are 422 problem+json whose errors[].location names the query parameter.
+         */
+        get: operations["listInstruments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/movers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Biggest 24h movers
+         * @description The home page's biggest movers across exchanges: USDT perpetual (SWAP) markets of every available exchange, restricted to listed instruments, sorted by the absolute 24h change (descending; ties by 24h quote volume, then exchange key, then symbol), one row per base asset. When fewer than limit markets have a 24h change, the list is completed from the default set BTC, ETH, SOL, XRP, DOGE (USDT perpetuals of the lowest-key exchange listing them; default: true). An exchange that fails is left out. Answers carry asOf (when the data was fetched). When the exchange or its plugin fails and a last good value is recent enough, it is served with stale: true, a staleReason and the header X-Exhub-Stale: true; otherwise the answer is 503 (plugin down, exchange unavailable or rate limited) or 502 (the exchange answered with an error), as problem+json with a Retry-After header in seconds. Unknown exchange, type, symbol or interval and limits out of range are 422 problem+json whose errors[].location names the query parameter.
+         */
+        get: operations["listMovers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orderbook": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Order book snapshot
+         * @description Bids and asks of one market, at most depth levels a side. For a live book use the WebSocket stream at /api/v1/stream. Answers carry asOf (when the data was fetched). When the exchange or its plugin fails and a last good value is recent enough, it is served with stale: true, a staleReason and the header X-Exhub-Stale: true; otherwise the answer is 503 (plugin down, exchange unavailable or rate limited) or 502 (the exchange answered with an error), as problem+json with a Retry-After header in seconds. Unknown exchange, type, symbol or interval and limits out of range are 422 problem+json whose errors[].location names the query parameter.
+         */
+        get: operations["getOrderBook"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tickers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List 24h tickers
+         * @description 24-hour statistics, best bid/ask and (SWAP) mark, index, funding and open interest for every listed instrument of one exchange and market type. The BFF refreshes them every 10 seconds. Answers carry asOf (when the data was fetched). When the exchange or its plugin fails and a last good value is recent enough, it is served with stale: true, a staleReason and the header X-Exhub-Stale: true; otherwise the answer is 503 (plugin down, exchange unavailable or rate limited) or 502 (the exchange answered with an error), as problem+json with a Retry-After header in seconds. Unknown exchange, type, symbol or interval and limits out of range are 422 problem+json whose errors[].location names the query parameter.
+         */
+        get: operations["listTickers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/trades": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Recent trades
+         * @description The most recent public trades of one market, oldest first. Answers carry asOf (when the data was fetched). When the exchange or its plugin fails and a last good value is recent enough, it is served with stale: true, a staleReason and the header X-Exhub-Stale: true; otherwise the answer is 503 (plugin down, exchange unavailable or rate limited) or 502 (the exchange answered with an error), as problem+json with a Retry-After header in seconds. Unknown exchange, type, symbol or interval and limits out of range are 422 problem+json whose errors[].location names the query parameter.
+         */
+        get: operations["listTrades"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -52,6 +172,64 @@ export interface components {
             openInterest: boolean;
             periods: string[];
             takerVolume: boolean;
+        };
+        Candle: {
+            /** @example 65012.3 */
+            close: string;
+            /** @description False for the candle still forming. */
+            closed: boolean;
+            /** @example 65020 */
+            high: string;
+            /** @example 64990.1 */
+            low: string;
+            /** @example 65001.2 */
+            open: string;
+            /**
+             * Format: int64
+             * @description Open time (Unix ms).
+             * @example 1767199980000
+             */
+            openTime: number;
+            /** @example 802468.2 */
+            quoteVolume: string;
+            /**
+             * Format: int64
+             * @example 321
+             */
+            trades: number;
+            /**
+             * @description Base units.
+             * @example 12.345
+             */
+            volume: string;
+        };
+        CandlesOutputBody: {
+            /**
+             * Format: int64
+             * @description When the data was fetched from the exchange (Unix ms).
+             * @example 1767200000000
+             */
+            asOf: number;
+            /** @description Ascending by open time; the last one may still be forming (closed: false). */
+            candles: components["schemas"]["Candle"][];
+            /** @example binance */
+            exchange: string;
+            /** @example 1m */
+            interval: string;
+            /** @description True when the exchange or its plugin failed and this is the last good value; the response then also has the header X-Exhub-Stale: true. */
+            stale: boolean;
+            /**
+             * @description Why a stale value is served.
+             * @example plugin is not running
+             */
+            staleReason?: string;
+            /** @example BTCUSDT */
+            symbol: string;
+            /**
+             * @example SWAP
+             * @enum {string}
+             */
+            type: "SPOT" | "SWAP";
         };
         Capabilities: {
             analytics: components["schemas"]["AnalyticsCapabilities"];
@@ -105,7 +283,7 @@ export interface components {
             type: string;
         };
         Exchange: {
-            /** @description What the plugin can do; null before the plugin first described itself. */
+            /** @description What the plugin can do; all empty before the plugin first described itself (and for an exchange without a plugin). */
             capabilities: components["schemas"]["Capabilities"];
             /**
              * Format: int64
@@ -151,6 +329,213 @@ export interface components {
         ExchangesOutputBody: {
             exchanges: components["schemas"]["Exchange"][];
         };
+        Instrument: {
+            /** @example BTC */
+            base: string;
+            /**
+             * @description SWAP: base units per contract; "1" when the exchange trades in base units.
+             * @example 1
+             */
+            contractValue: string;
+            /** @example BTC */
+            contractValueAsset: string;
+            /**
+             * @description Instrument family, when the exchange has one.
+             * @example BTC-USDT
+             */
+            family: string;
+            /**
+             * Format: int64
+             * @description Listing time (Unix ms); 0 when unknown.
+             * @example 1569398400000
+             */
+            listedTime: number;
+            /** @example 120 */
+            marketMaxQty: string;
+            /** @example 0.001 */
+            marketMinQty: string;
+            /**
+             * @description Quantity grid of market orders, in base units.
+             * @example 0.001
+             */
+            marketStepSize: string;
+            /**
+             * @description Highest leverage. SWAP: the exchange's value, or 5 when it gives none. SPOT: 1.
+             * @example 100
+             */
+            maxLeverage: string;
+            /**
+             * @description Highest accepted price; empty when the exchange sets none.
+             * @example 1000000
+             */
+            maxPrice: string;
+            /**
+             * @description Largest limit order quantity, in base units.
+             * @example 1000
+             */
+            maxQty: string;
+            /**
+             * @description Smallest order value in the quote asset; empty when none.
+             * @example 5
+             */
+            minNotional: string;
+            /**
+             * @description Lowest accepted price; empty when the exchange sets none.
+             * @example 0.1
+             */
+            minPrice: string;
+            /**
+             * @description Smallest limit order quantity, in base units.
+             * @example 0.001
+             */
+            minQty: string;
+            /** @example USDT */
+            quote: string;
+            /**
+             * @description Settlement asset (SWAP); empty for SPOT.
+             * @example USDT
+             */
+            settle: string;
+            /**
+             * @description Always TRADING: other instruments are filtered out.
+             * @example TRADING
+             */
+            status: string;
+            /**
+             * @description Quantity grid of limit orders, in base units.
+             * @example 0.001
+             */
+            stepSize: string;
+            /**
+             * @description Exchange symbol, as used in routes.
+             * @example BTCUSDT
+             */
+            symbol: string;
+            /**
+             * @description Price grid.
+             * @example 0.1
+             */
+            tickSize: string;
+            /**
+             * @description SPOT or SWAP (USDT-margined perpetual).
+             * @example SWAP
+             * @enum {string}
+             */
+            type: "SPOT" | "SWAP";
+        };
+        InstrumentsOutputBody: {
+            /**
+             * Format: int64
+             * @description When the data was fetched from the exchange (Unix ms).
+             * @example 1767200000000
+             */
+            asOf: number;
+            /** @example binance */
+            exchange: string;
+            /** @description Sorted by symbol. */
+            instruments: components["schemas"]["Instrument"][];
+            /** @description True when the exchange or its plugin failed and this is the last good value; the response then also has the header X-Exhub-Stale: true. */
+            stale: boolean;
+            /**
+             * @description Why a stale value is served.
+             * @example plugin is not running
+             */
+            staleReason?: string;
+            /**
+             * @example SWAP
+             * @enum {string}
+             */
+            type: "SPOT" | "SWAP";
+        };
+        Mover: {
+            /** @example SOL */
+            base: string;
+            /**
+             * @description Percent; empty for a default-set row without a ticker.
+             * @example -6.4
+             */
+            changePct24h: string;
+            /** @description True when the row comes from the default set (BTC, ETH, SOL, XRP, DOGE) because fewer than limit markets had a 24h change. */
+            default: boolean;
+            /**
+             * Format: int64
+             * @description Exchange key.
+             * @example 1
+             */
+            exchange: number;
+            /** @example binance */
+            exchangeSlug: string;
+            /**
+             * @description Empty for a default-set row without a ticker.
+             * @example 151.23
+             */
+            last: string;
+            /** @example 91234567.1 */
+            quoteVolume24h: string;
+            /** @example SOLUSDT */
+            symbol: string;
+            /**
+             * @description Always SWAP: the home tiles open futures markets.
+             * @example SWAP
+             * @enum {string}
+             */
+            type: "SPOT" | "SWAP";
+        };
+        MoversOutputBody: {
+            /**
+             * Format: int64
+             * @description When the data was fetched from the exchange (Unix ms).
+             * @example 1767200000000
+             */
+            asOf: number;
+            movers: components["schemas"]["Mover"][];
+            /** @description True when the exchange or its plugin failed and this is the last good value; the response then also has the header X-Exhub-Stale: true. */
+            stale: boolean;
+            /**
+             * @description Why a stale value is served.
+             * @example plugin is not running
+             */
+            staleReason?: string;
+        };
+        OrderBookOutputBody: {
+            /**
+             * Format: int64
+             * @description When the data was fetched from the exchange (Unix ms).
+             * @example 1767200000000
+             */
+            asOf: number;
+            /** @description Best (lowest) first. */
+            asks: components["schemas"]["PriceLevel"][];
+            /** @description Best (highest) first. */
+            bids: components["schemas"]["PriceLevel"][];
+            /** @example binance */
+            exchange: string;
+            /**
+             * Format: int64
+             * @description The exchange's book sequence (update id) of this snapshot.
+             */
+            sequence: number;
+            /** @description True when the exchange or its plugin failed and this is the last good value; the response then also has the header X-Exhub-Stale: true. */
+            stale: boolean;
+            /**
+             * @description Why a stale value is served.
+             * @example plugin is not running
+             */
+            staleReason?: string;
+            /** @example BTCUSDT */
+            symbol: string;
+            /**
+             * Format: int64
+             * @description Snapshot time (Unix ms).
+             * @example 1767200000000
+             */
+            time: number;
+            /**
+             * @example SWAP
+             * @enum {string}
+             */
+            type: "SPOT" | "SWAP";
+        };
         PageLimits: {
             /** Format: int64 */
             analytics: number;
@@ -167,6 +552,15 @@ export interface components {
             /** Format: int64 */
             trades: number;
         };
+        PriceLevel: {
+            /** @example 65012.3 */
+            price: string;
+            /**
+             * @description Base units.
+             * @example 0.75
+             */
+            qty: string;
+        };
         StreamCapabilities: {
             account: boolean;
             book: boolean;
@@ -174,6 +568,157 @@ export interface components {
             markPrice: boolean;
             ticker: boolean;
             trades: boolean;
+        };
+        Ticker: {
+            /** @example 65012.3 */
+            ask: string;
+            /** @example 0.8 */
+            askQty: string;
+            /** @example 65012.2 */
+            bid: string;
+            /** @example 1.2 */
+            bidQty: string;
+            /**
+             * @description 24h change in percent: "-2.15" is -2.15 %.
+             * @example 1.6
+             */
+            changePct24h: string;
+            /**
+             * @description SWAP only: the current period's rate as a fraction (0.0001 = 0.01 %).
+             * @example 0.0001
+             */
+            fundingRate: string;
+            /** @example 65500 */
+            high24h: string;
+            /**
+             * @description SWAP only.
+             * @example 65005.2
+             */
+            indexPrice: string;
+            /**
+             * @description Last traded price.
+             * @example 65012.3
+             */
+            last: string;
+            /** @example 63500.5 */
+            low24h: string;
+            /**
+             * @description SWAP only; empty for SPOT.
+             * @example 65010.9
+             */
+            markPrice: string;
+            /**
+             * Format: int64
+             * @description SWAP only (Unix ms); 0 when unknown.
+             * @example 1767225600000
+             */
+            nextFundingTime: number;
+            /**
+             * @description Reference open of the 24h change.
+             * @example 63990.1
+             */
+            open24h: string;
+            /**
+             * @description SWAP only, in base units.
+             * @example 81234.5
+             */
+            openInterest: string;
+            /**
+             * @description 24h volume in the quote asset (USDT).
+             * @example 801234567.89
+             */
+            quoteVolume24h: string;
+            /** @example BTCUSDT */
+            symbol: string;
+            /**
+             * Format: int64
+             * @description When the exchange computed the ticker (Unix ms).
+             * @example 1767200000000
+             */
+            time: number;
+            /**
+             * @example SWAP
+             * @enum {string}
+             */
+            type: "SPOT" | "SWAP";
+            /**
+             * @description 24h volume in base units.
+             * @example 12345.678
+             */
+            volume24h: string;
+        };
+        TickersOutputBody: {
+            /**
+             * Format: int64
+             * @description When the data was fetched from the exchange (Unix ms).
+             * @example 1767200000000
+             */
+            asOf: number;
+            /** @example binance */
+            exchange: string;
+            /** @description True when the exchange or its plugin failed and this is the last good value; the response then also has the header X-Exhub-Stale: true. */
+            stale: boolean;
+            /**
+             * @description Why a stale value is served.
+             * @example plugin is not running
+             */
+            staleReason?: string;
+            /** @description One per listed instrument that has a ticker, sorted by symbol. */
+            tickers: components["schemas"]["Ticker"][];
+            /**
+             * @example SWAP
+             * @enum {string}
+             */
+            type: "SPOT" | "SWAP";
+        };
+        Trade: {
+            /** @example 28457 */
+            id: string;
+            /** @example 65012.3 */
+            price: string;
+            /**
+             * @description Base units.
+             * @example 0.012
+             */
+            qty: string;
+            /** @example 780.1476 */
+            quoteQty: string;
+            /**
+             * @description Taker side.
+             * @enum {string}
+             */
+            side: "buy" | "sell";
+            /**
+             * Format: int64
+             * @example 1767200000000
+             */
+            time: number;
+        };
+        TradesOutputBody: {
+            /**
+             * Format: int64
+             * @description When the data was fetched from the exchange (Unix ms).
+             * @example 1767200000000
+             */
+            asOf: number;
+            /** @example binance */
+            exchange: string;
+            /** @description True when the exchange or its plugin failed and this is the last good value; the response then also has the header X-Exhub-Stale: true. */
+            stale: boolean;
+            /**
+             * @description Why a stale value is served.
+             * @example plugin is not running
+             */
+            staleReason?: string;
+            /** @example BTCUSDT */
+            symbol: string;
+            /** @description Oldest first. */
+            trades: components["schemas"]["Trade"][];
+            /**
+             * @example SWAP
+             * @enum {string}
+             */
+            type: "SPOT" | "SWAP";
         };
         TradingCapabilities: {
             amend: boolean;
@@ -211,6 +756,77 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    listCandles: {
+        parameters: {
+            query: {
+                /** @description Exchange slug (GET /api/v1/exchanges lists them). */
+                exchange: string;
+                /** @description Market type: SPOT, or SWAP for USDT-margined perpetual futures. */
+                type: "SPOT" | "SWAP";
+                /** @description Exchange symbol as listed by GET /api/v1/instruments. */
+                symbol: string;
+                /** @description Candle interval, one of the exchange's capabilities.intervals (1m 5m 15m 1h 4h 1d ...). */
+                interval: string;
+                /** @description Inclusive upper bound on the open time, Unix milliseconds; absent or 0: now. */
+                end?: number;
+                /** @description How many candles. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    "X-Exhub-Stale"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CandlesOutputBody"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
     listExchanges: {
         parameters: {
             query?: never;
@@ -283,6 +899,327 @@ export interface operations {
             };
             /** @description Internal Server Error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    listInstruments: {
+        parameters: {
+            query: {
+                /** @description Exchange slug (GET /api/v1/exchanges lists them). */
+                exchange: string;
+                /** @description Market type: SPOT, or SWAP for USDT-margined perpetual futures. */
+                type: "SPOT" | "SWAP";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    "X-Exhub-Stale"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InstrumentsOutputBody"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    listMovers: {
+        parameters: {
+            query?: {
+                /** @description How many rows. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    "X-Exhub-Stale"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MoversOutputBody"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    getOrderBook: {
+        parameters: {
+            query: {
+                /** @description Exchange slug (GET /api/v1/exchanges lists them). */
+                exchange: string;
+                /** @description Market type: SPOT, or SWAP for USDT-margined perpetual futures. */
+                type: "SPOT" | "SWAP";
+                /** @description Exchange symbol as listed by GET /api/v1/instruments. */
+                symbol: string;
+                /** @description Levels per side, at most the exchange's capabilities.pageLimits.orderBookDepth; absent: 50 (or that limit when lower). */
+                depth?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    "X-Exhub-Stale"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrderBookOutputBody"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    listTickers: {
+        parameters: {
+            query: {
+                /** @description Exchange slug (GET /api/v1/exchanges lists them). */
+                exchange: string;
+                /** @description Market type: SPOT, or SWAP for USDT-margined perpetual futures. */
+                type: "SPOT" | "SWAP";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    "X-Exhub-Stale"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TickersOutputBody"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    listTrades: {
+        parameters: {
+            query: {
+                /** @description Exchange slug (GET /api/v1/exchanges lists them). */
+                exchange: string;
+                /** @description Market type: SPOT, or SWAP for USDT-margined perpetual futures. */
+                type: "SPOT" | "SWAP";
+                /** @description Exchange symbol as listed by GET /api/v1/instruments. */
+                symbol: string;
+                /** @description How many trades, at most the exchange's capabilities.pageLimits.trades; absent: 100 (or that limit when lower). */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    "X-Exhub-Stale"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TradesOutputBody"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
