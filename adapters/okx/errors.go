@@ -1,0 +1,83 @@
+package okx
+
+import (
+	"strings"
+
+	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
+	"github.com/exhub/exhub/plugin-sdk/sdk"
+)
+
+// okxReasons maps OKX error codes to contract reasons. Codes not listed fall back by family (see reasonFor).
+var okxReasons = map[string]exchangev1.ErrorReason{
+	// Rate limits.
+	"50011": exchangev1.ErrorReason_ERROR_REASON_RATE_LIMITED,
+	"50061": exchangev1.ErrorReason_ERROR_REASON_RATE_LIMITED,
+	// Service busy / timeouts / maintenance.
+	"50001": exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE,
+	"50004": exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE,
+	"50013": exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE,
+	"50026": exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE,
+	// Parameters.
+	"50000": exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT,
+	"50002": exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT,
+	"50014": exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT,
+	"50015": exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT,
+	"51000": exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT,
+	// Instruments.
+	"51001": exchangev1.ErrorReason_ERROR_REASON_INSTRUMENT_NOT_FOUND,
+	"51014": exchangev1.ErrorReason_ERROR_REASON_INSTRUMENT_NOT_FOUND,
+	// Funds.
+	"51008": exchangev1.ErrorReason_ERROR_REASON_INSUFFICIENT_FUNDS,
+	"51119": exchangev1.ErrorReason_ERROR_REASON_INSUFFICIENT_FUNDS,
+	"51127": exchangev1.ErrorReason_ERROR_REASON_INSUFFICIENT_FUNDS,
+	"51131": exchangev1.ErrorReason_ERROR_REASON_INSUFFICIENT_FUNDS,
+	"58350": exchangev1.ErrorReason_ERROR_REASON_INSUFFICIENT_FUNDS,
+	"59200": exchangev1.ErrorReason_ERROR_REASON_INSUFFICIENT_FUNDS,
+	// Orders.
+	"51603": exchangev1.ErrorReason_ERROR_REASON_ORDER_NOT_FOUND,
+	"51400": exchangev1.ErrorReason_ERROR_REASON_ORDER_NOT_FOUND,
+	"51503": exchangev1.ErrorReason_ERROR_REASON_ORDER_NOT_FOUND,
+	"51016": exchangev1.ErrorReason_ERROR_REASON_DUPLICATE_CLIENT_ORDER_ID,
+	// Sizes and prices off the grid or outside limits.
+	"51020": exchangev1.ErrorReason_ERROR_REASON_PRECISION,
+	"51121": exchangev1.ErrorReason_ERROR_REASON_PRECISION,
+	"51201": exchangev1.ErrorReason_ERROR_REASON_PRECISION,
+	"51202": exchangev1.ErrorReason_ERROR_REASON_PRECISION,
+	"51204": exchangev1.ErrorReason_ERROR_REASON_PRECISION,
+	// Position mode.
+	"51010": exchangev1.ErrorReason_ERROR_REASON_POSITION_MODE_MISMATCH,
+	"51169": exchangev1.ErrorReason_ERROR_REASON_ORDER_REJECTED,
+	// WebSocket login and channels.
+	"60005": exchangev1.ErrorReason_ERROR_REASON_AUTH_FAILED,
+	"60009": exchangev1.ErrorReason_ERROR_REASON_AUTH_FAILED,
+	"60024": exchangev1.ErrorReason_ERROR_REASON_AUTH_FAILED,
+	"60018": exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT,
+}
+
+// reasonFor is the contract reason of an OKX error code.
+func reasonFor(code string) exchangev1.ErrorReason {
+	if r, ok := okxReasons[code]; ok {
+		return r
+	}
+	switch {
+	case strings.HasPrefix(code, "501"):
+		// 50100..50199: API key, signature, timestamp, IP and permission problems.
+		return exchangev1.ErrorReason_ERROR_REASON_AUTH_FAILED
+	case strings.HasPrefix(code, "51"), strings.HasPrefix(code, "54"):
+		return exchangev1.ErrorReason_ERROR_REASON_ORDER_REJECTED
+	case strings.HasPrefix(code, "58"), strings.HasPrefix(code, "59"):
+		return exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT
+	case strings.HasPrefix(code, "60"), strings.HasPrefix(code, "63"):
+		return exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT
+	default:
+		return exchangev1.ErrorReason_ERROR_REASON_INTERNAL
+	}
+}
+
+// apiError turns an OKX code and message into a typed contract error that keeps both verbatim.
+func apiError(code, msg string) *sdk.Error {
+	if msg == "" {
+		msg = "OKX error " + code
+	}
+	return sdk.ExchangeError(reasonFor(code), code, msg)
+}

@@ -1,0 +1,287 @@
+package okx
+
+import (
+
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
+	"github.com/exhub/exhub/plugin-sdk/sdk"
+)
+
+// endpointLimits are OKX's documented request limits per endpoint, in requests per 2 seconds. Public endpoints
+// count per IP, private ones per account (the limiter key includes the API key).
+var endpointLimits = map[string]int{
+	"/api/v5/public/instruments":                              20,
+	"/api/v5/market/tickers":                                  20,
+	"/api/v5/market/ticker":                                   20,
+	"/api/v5/public/mark-price":                               10,
+	"/api/v5/market/index-tickers":                            20,
+	"/api/v5/public/funding-rate":                             20,
+	"/api/v5/public/funding-rate-history":                     10,
+	"/api/v5/market/books":                                    40,
+	"/api/v5/market/candles":                                  40,
+	"/api/v5/market/history-candles":                          20,
+	"/api/v5/market/trades":                                   100,
+	"/api/v5/public/time":                                     10,
+	"/api/v5/public/open-interest":                            20,
+	"/api/v5/rubik/stat/contracts/long-short-account-ratio":   5,
+	"/api/v5/rubik/stat/taker-volume":                         5,
+	"/api/v5/rubik/stat/contracts/open-interest-volume":       5,
+	"/api/v5/rubik/stat/contracts/open-interest-history":      5,
+	"/api/v5/trade/order":                                     60,
+	"/api/v5/trade/batch-orders":                              300,
+	"/api/v5/trade/cancel-order":                              60,
+	"/api/v5/trade/cancel-batch-orders":                       300,
+	"/api/v5/trade/amend-order":                               60,
+	"/api/v5/trade/orders-pending":                            60,
+	"/api/v5/trade/orders-history":                            40,
+	"/api/v5/trade/fills":                                     60,
+	"/api/v5/trade/order-algo":                                20,
+	"/api/v5/trade/cancel-algos":                              20,
+	"/api/v5/trade/orders-algo-pending":                       20,
+	"/api/v5/trade/orders-algo-history":                       20,
+	"/api/v5/trade/close-position":                            20,
+	"/api/v5/account/positions":                               10,
+	"/api/v5/account/balance":                                 10,
+	"/api/v5/account/config":                                  5,
+	"/api/v5/account/set-position-mode":                       5,
+	"/api/v5/account/set-leverage":                            20,
+	"/api/v5/account/leverage-info":                           20,
+	"/api/v5/account/max-size":                                20,
+	"/api/v5/asset/balances":                                  6,
+	"/api/v5/asset/transfer":                                  2,
+	"/api/v5/asset/transfer-state":                            10,
+	"/api/v5/asset/bills":                                     6,
+	"/api/v5/asset/currencies":                                6,
+	"/api/v5/asset/deposit-address":                           6,
+	"/api/v5/asset/deposit-history":                           6,
+	"/api/v5/asset/withdrawal":                                6,
+	"/api/v5/asset/withdrawal-history":                        6,
+	"/api/v5/asset/convert/estimate-quote":                    10,
+	"/api/v5/asset/convert/trade":                             10,
+	"/api/v5/asset/convert/history":                           6,
+}
+
+const defaultLimit = 10
+
+// limiter is a token bucket per key: capacity n, refilled at n per 2 s. Waiting honours the context.
+type limiter struct {
+	mu      sync.Mutex
+	buckets map[string]*bucket
+	now     func() time.Time
+}
+
+type bucket struct {
+	tokens float64
+	cap    float64
+	last   time.Time
+}
+
+func newLimiter() *limiter { return &limiter{buckets: map[string]*bucket{}, now: time.Now} }
+
+// wait takes one token for key, sleeping until one is available.
+func (l *limiter) wait(ctx context.Context, key string, n int) error {
+	for {
+		l.mu.Lock()
+		b, ok := l.buckets[key]
+		now := l.now()
+		if !ok {
+			if len(l.buckets) > 4096 { // bounded: forget idle buckets
+				clear(l.buckets)
+			}
+			b = &bucket{tokens: float64(n), cap: float64(n), last: now}
+			l.buckets[key] = b
+		}
+		b.tokens = min(b.cap, b.tokens+now.Sub(b.last).Seconds()*b.cap/2)
+		b.last = now
+		if b.tokens >= 1 {
+			b.tokens--
+			l.mu.Unlock()
+			return nil
+		}
+		wait := time.Duration((1 - b.tokens) * 2 / b.cap * float64(time.Second))
+		l.mu.Unlock()
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// Client is OKX's REST client: signing, per-endpoint rate limits, and backoff on 429 / 50011.
+type Client struct {
+	BaseURL   string
+	HTTP      *http.Client
+	Log       *slog.Logger
+	Simulated bool
+	// MaxRetries is how many times a rate-limited or busy call is retried with backoff.
+	MaxRetries int
+	// BaseBackoff is the first retry delay; it doubles each time, with jitter.
+	BaseBackoff time.Duration
+	now         func() time.Time
+	lim         *limiter
+}
+
+// NewClient builds a client for baseURL.
+func NewClient(baseURL string, timeout time.Duration, log *slog.Logger) *Client {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Client{BaseURL: strings.TrimRight(baseURL, "/"), HTTP: &http.Client{Timeout: timeout}, Log: log,
+		MaxRetries: 3, BaseBackoff: 200 * time.Millisecond, now: time.Now, lim: newLimiter()}
+}
+
+// Get calls a GET endpoint; creds nil for public endpoints.
+func (c *Client) Get(ctx context.Context, path string, q url.Values, creds *Credentials) (json.RawMessage, error) {
+	return c.Do(ctx, http.MethodGet, path, q, nil, creds)
+}
+
+// Post calls a POST endpoint with a JSON body.
+func (c *Client) Post(ctx context.Context, path string, body any, creds *Credentials) (json.RawMessage, error) {
+	return c.Do(ctx, http.MethodPost, path, nil, body, creds)
+}
+
+// Do sends one request and returns the envelope's data. Errors are typed contract errors.
+func (c *Client) Do(ctx context.Context, method, path string, q url.Values, body any, creds *Credentials) (json.RawMessage, error) {
+	reqPath := path
+	if len(q) > 0 {
+		reqPath += "?" + q.Encode()
+	}
+	var bodyStr string
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return nil, fmt.Errorf("okx: encode %s body: %w", path, err)
+		}
+		bodyStr = string(b)
+	}
+	key := path
+	if creds != nil {
+		if !creds.Valid() {
+			return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_AUTH_FAILED, "OKX needs an API key, secret and passphrase")
+		}
+		key = creds.APIKey + " " + path
+	}
+	n, ok := endpointLimits[path]
+	if !ok {
+		n = defaultLimit
+	}
+	backoff := c.BaseBackoff
+	for attempt := 0; ; attempt++ {
+		if err := c.lim.wait(ctx, key, n); err != nil {
+			return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE, "%s: %v", path, err)
+		}
+		data, retryAfter, err := c.once(ctx, method, reqPath, bodyStr, creds)
+		if err == nil {
+			return data, nil
+		}
+		var se *sdk.Error
+		retryable := errors.As(err, &se) && (se.Detail.GetReason() == exchangev1.ErrorReason_ERROR_REASON_RATE_LIMITED ||
+			se.Detail.GetExchangeCode() == "50001" || se.Detail.GetExchangeCode() == "50013")
+		// Only idempotent reads are retried after a busy answer; a rate-limit answer means nothing happened.
+		if !retryable || attempt >= c.MaxRetries || (method != http.MethodGet && se.Detail.GetReason() != exchangev1.ErrorReason_ERROR_REASON_RATE_LIMITED) {
+			if se != nil && se.Detail.GetReason() == exchangev1.ErrorReason_ERROR_REASON_RATE_LIMITED && se.Detail.RetryAfterMs == 0 {
+				se.Detail.RetryAfterMs = max(retryAfter, backoff).Milliseconds()
+			}
+			return nil, err
+		}
+		wait := max(retryAfter, backoff) + time.Duration(rand.Int64N(int64(backoff)/2+1))
+		c.Log.Warn("okx: retrying", "path", path, "attempt", attempt+1, "wait", wait, "error", err)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE, "%s: %v", path, ctx.Err())
+		case <-t.C:
+		}
+		backoff *= 2
+	}
+}
+
+func (c *Client) once(ctx context.Context, method, reqPath, body string, creds *Credentials) (json.RawMessage, time.Duration, error) {
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.BaseURL+reqPath, rd)
+	if err != nil {
+		return nil, 0, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "build request: %v", err)
+	}
+	req.Header.Set("Accept", "application/json")
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.Simulated {
+		req.Header.Set("x-simulated-trading", "1")
+	}
+	if creds != nil {
+		ts := RESTTimestamp(c.now())
+		req.Header.Set("OK-ACCESS-KEY", creds.APIKey)
+		req.Header.Set("OK-ACCESS-SIGN", Sign(creds.Secret, ts, method, reqPath, body))
+		req.Header.Set("OK-ACCESS-TIMESTAMP", ts)
+		req.Header.Set("OK-ACCESS-PASSPHRASE", creds.Passphrase)
+	}
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		return nil, 0, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE, "%s %s: %v", method, reqPath, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
+	if err != nil {
+		return nil, 0, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE, "%s %s: read: %v", method, reqPath, err)
+	}
+	var retryAfter time.Duration
+	if s := resp.Header.Get("Retry-After"); s != "" {
+		if secs, err := strconv.Atoi(s); err == nil {
+			retryAfter = time.Duration(secs) * time.Second
+		}
+	}
+	data, perr := ParseEnvelope(raw)
+	if resp.StatusCode == http.StatusTooManyRequests {
+		if perr == nil || reasonOf(perr) != exchangev1.ErrorReason_ERROR_REASON_RATE_LIMITED {
+			perr = sdk.ExchangeError(exchangev1.ErrorReason_ERROR_REASON_RATE_LIMITED, "50011", "Too Many Requests")
+		}
+		return nil, retryAfter, perr
+	}
+	if perr != nil {
+		var se *sdk.Error
+		if errors.As(perr, &se) {
+			return nil, retryAfter, perr
+		}
+		if resp.StatusCode >= 500 {
+			return nil, retryAfter, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE, "%s %s: HTTP %d", method, reqPath, resp.StatusCode)
+		}
+		return nil, retryAfter, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "%s %s: HTTP %d: %v", method, reqPath, resp.StatusCode, perr)
+	}
+	if resp.StatusCode >= 300 {
+		return nil, retryAfter, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE, "%s %s: HTTP %d with a success body", method, reqPath, resp.StatusCode)
+	}
+	return data, 0, nil
+}
+
+func reasonOf(err error) exchangev1.ErrorReason {
+	var se *sdk.Error
+	if errors.As(err, &se) {
+		return se.Detail.GetReason()
+	}
+	return exchangev1.ErrorReason_ERROR_REASON_UNSPECIFIED
+}
+
+// jsonBody is a helper for building request bodies without nil fields.
+type jsonBody map[string]any
+

@@ -1,0 +1,172 @@
+package okx
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
+	"github.com/exhub/exhub/plugin-sdk/sdk"
+)
+
+// Settings are what Configure accepts.
+type Settings struct {
+	RESTURL       string
+	WSPublicURL   string
+	WSPrivateURL  string
+	WSBusinessURL string
+	RESTTimeout   time.Duration
+	// Simulated sends x-simulated-trading: 1 (OKX demo trading).
+	Simulated bool
+	// ReconnectMin and ReconnectMax bound the WebSocket reconnect backoff.
+	ReconnectMin time.Duration
+	ReconnectMax time.Duration
+	// PingInterval is how long a WebSocket may be idle before a "ping" is sent (below OKX's 30 s).
+	PingInterval time.Duration
+}
+
+// DefaultSettings point at OKX's production endpoints.
+func DefaultSettings() Settings {
+	return Settings{RESTURL: DefaultRESTURL, WSPublicURL: DefaultWSPublicURL, WSPrivateURL: DefaultWSPrivateURL,
+		WSBusinessURL: DefaultWSBusinessURL, RESTTimeout: 10 * time.Second, ReconnectMin: 250 * time.Millisecond,
+		ReconnectMax: 30 * time.Second, PingInterval: wsIdle}
+}
+
+// Options configure a Server.
+type Options struct {
+	Logger   *slog.Logger
+	Settings *Settings
+}
+
+// Server implements exchangev1.ExchangeServer for OKX spot and USDT swaps.
+type Server struct {
+	exchangev1.UnimplementedExchangeServer
+
+	log *slog.Logger
+
+	mu       sync.RWMutex
+	settings Settings
+	rest     *Client
+
+	insts *instrumentCache
+	state *accountState
+
+	// ctx bounds every stream; Close cancels it.
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// New builds a server with the default settings (or opts.Settings).
+func New(opts Options) *Server {
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	st := DefaultSettings()
+	if opts.Settings != nil {
+		st = *opts.Settings
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{log: log, state: newAccountState(), ctx: ctx, cancel: cancel}
+	s.apply(st)
+	return s
+}
+
+// Close ends every stream the server runs.
+func (s *Server) Close() { s.cancel() }
+
+func (s *Server) apply(st Settings) {
+	rest := NewClient(st.RESTURL, st.RESTTimeout, s.log)
+	rest.Simulated = st.Simulated
+	s.mu.Lock()
+	s.settings, s.rest = st, rest
+	s.insts = newInstrumentCache()
+	s.mu.Unlock()
+}
+
+func (s *Server) client() *Client {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.rest
+}
+
+func (s *Server) cfg() Settings {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.settings
+}
+
+func (s *Server) cache() *instrumentCache {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.insts
+}
+
+// Describe says who the plugin is and what it can do.
+func (s *Server) Describe(context.Context, *exchangev1.DescribeRequest) (*exchangev1.DescribeResponse, error) {
+	spot, swap := exchangev1.MarketType_MARKET_TYPE_SPOT, exchangev1.MarketType_MARKET_TYPE_SWAP
+	return &exchangev1.DescribeResponse{
+		Exchange: &exchangev1.ExchangeInfo{Key: Key, Slug: Slug, Name: Name, PluginVersion: PluginVersion,
+			Status: exchangev1.ExchangeStatus_EXCHANGE_STATUS_AVAILABLE, LogoSvg: Logo, Website: Website},
+		Capabilities: &exchangev1.Capabilities{
+			MarketTypes: []exchangev1.MarketType{spot, swap},
+			Trading: &exchangev1.TradingCapabilities{
+				Enabled: true,
+				OrderTypes: []exchangev1.OrderType{exchangev1.OrderType_ORDER_TYPE_LIMIT, exchangev1.OrderType_ORDER_TYPE_MARKET,
+					exchangev1.OrderType_ORDER_TYPE_STOP_MARKET, exchangev1.OrderType_ORDER_TYPE_TAKE_PROFIT_MARKET,
+					exchangev1.OrderType_ORDER_TYPE_STOP_LIMIT, exchangev1.OrderType_ORDER_TYPE_TAKE_PROFIT_LIMIT},
+				TimeInForce: []exchangev1.TimeInForce{exchangev1.TimeInForce_TIME_IN_FORCE_GTC, exchangev1.TimeInForce_TIME_IN_FORCE_IOC,
+					exchangev1.TimeInForce_TIME_IN_FORCE_FOK, exchangev1.TimeInForce_TIME_IN_FORCE_POST_ONLY},
+				TriggerPriceTypes: []exchangev1.TriggerPriceType{exchangev1.TriggerPriceType_TRIGGER_PRICE_TYPE_LAST,
+					exchangev1.TriggerPriceType_TRIGGER_PRICE_TYPE_MARK, exchangev1.TriggerPriceType_TRIGGER_PRICE_TYPE_INDEX},
+				ReduceOnly: true, ClosePosition: true, Tpsl: true, Amend: true, CancelAll: true,
+				IdempotentClientOrderId: true,
+				MarginModes:             []exchangev1.MarginMode{exchangev1.MarginMode_MARGIN_MODE_CROSS, exchangev1.MarginMode_MARGIN_MODE_ISOLATED},
+				PositionModes:           []exchangev1.PositionMode{exchangev1.PositionMode_POSITION_MODE_ONE_WAY, exchangev1.PositionMode_POSITION_MODE_HEDGE},
+			},
+			Wallet:    &exchangev1.WalletCapabilities{Balances: true, Transfer: true, Deposit: true, Withdraw: true, Convert: true},
+			Intervals: intervals,
+			Analytics: &exchangev1.AnalyticsCapabilities{OpenInterest: true,
+				LongShortRatio: []exchangev1.LongShortRatioKind{exchangev1.LongShortRatioKind_LONG_SHORT_RATIO_KIND_ACCOUNTS},
+				TakerVolume:    true, FundingRateHistory: true, Periods: []string{"5m", "1h", "1d"}},
+			PageLimits: &exchangev1.PageLimits{Candles: candlesPageLimit, Trades: tradesPageLimit, OrderBookDepth: bookDepthLimit,
+				OrderHistory: ordersPageLimit, Fills: ordersPageLimit, Analytics: rubikLimit, FundingRateHistory: fundingHistoryLimit},
+			Streams: &exchangev1.StreamCapabilities{Book: true, Trades: true, Ticker: true, Candles: true, MarkPrice: true, Account: true},
+		},
+		Settings:   settingSpecs(),
+		SdkVersion: SDKVersion,
+	}, nil
+}
+
+// Configure applies the host's settings; unknown keys are INVALID_ARGUMENT.
+func (s *Server) Configure(_ context.Context, req *exchangev1.ConfigureRequest) (*exchangev1.ConfigureResponse, error) {
+	st, err := ParseSettings(req.GetSettings())
+	if err != nil {
+		return nil, err
+	}
+	s.apply(st)
+	return &exchangev1.ConfigureResponse{}, nil
+}
+
+// Health times a call to OKX's public time endpoint.
+func (s *Server) Health(ctx context.Context, _ *exchangev1.HealthRequest) (*exchangev1.HealthResponse, error) {
+	start := time.Now()
+	if _, err := s.serverTime(ctx); err != nil {
+		return &exchangev1.HealthResponse{Ok: false, Message: err.Error()}, nil
+	}
+	return &exchangev1.HealthResponse{Ok: true, Message: "ok", LatencyMs: time.Since(start).Milliseconds()}, nil
+}
+
+var _ exchangev1.ExchangeServer = (*Server)(nil)
+
+var errNoAccount = sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_AUTH_FAILED, "an account with api_key, api_secret and passphrase is required")
+
+// credsOf reads OKX credentials from an AccountRef.
+func credsOf(a *exchangev1.AccountRef) (*Credentials, error) {
+	c := &Credentials{APIKey: a.GetApiKey(), Secret: a.GetApiSecret(), Passphrase: a.GetPassphrase()}
+	if !c.Valid() {
+		return nil, errNoAccount
+	}
+	return c, nil
+}

@@ -1,0 +1,869 @@
+package okx
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/shopspring/decimal"
+
+	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
+	"github.com/exhub/exhub/plugin-sdk/sdk"
+)
+
+// accountState is what the plugin remembers per account: which instrument an order id belongs to (OKX needs the
+// instId to cancel or query, the contract may give only the id), the margin mode chosen per instrument (OKX sets
+// it per order through tdMode), and convert quotes awaiting a trade. Every map is bounded.
+type accountState struct {
+	mu      sync.Mutex
+	orders  map[string]string // account api key + ordId -> instId
+	margins map[string]string // account api key + instId -> cross|isolated
+	quotes  map[string]convertQuote
+}
+
+type convertQuote struct {
+	baseCcy, quoteCcy, side, sz, szCcy string
+}
+
+const stateCap = 20000
+
+func newAccountState() *accountState {
+	return &accountState{orders: map[string]string{}, margins: map[string]string{}, quotes: map[string]convertQuote{}}
+}
+
+func (a *accountState) rememberOrder(key, ordID, instID string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.orders) >= stateCap {
+		clear(a.orders)
+	}
+	a.orders[key+" "+ordID] = instID
+}
+
+func (a *accountState) orderInst(key, ordID string) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.orders[key+" "+ordID]
+}
+
+func (a *accountState) marginMode(key, instID string) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if m, ok := a.margins[key+" "+instID]; ok {
+		return m
+	}
+	return "cross"
+}
+
+func (a *accountState) setMarginMode(key, instID, mode string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.margins) >= stateCap {
+		clear(a.margins)
+	}
+	a.margins[key+" "+instID] = mode
+}
+
+var clOrdIDRe = regexp.MustCompile(`^[A-Za-z0-9]{1,32}$`)
+
+func (s *Server) tdMode(creds *Credentials, in *Instrument) string {
+	if in.MarketType == exchangev1.MarketType_MARKET_TYPE_SPOT {
+		return "cash"
+	}
+	return s.state.marginMode(creds.APIKey, in.InstID)
+}
+
+func convOf(in *Instrument) sizeConv {
+	if in == nil {
+		return unitConv
+	}
+	return in.FromOKXSize
+}
+
+// resolveOrderInst finds the instrument of an order: the request's symbol, else the one remembered for its id.
+func (s *Server) resolveOrderInst(ctx context.Context, creds *Credentials, mt exchangev1.MarketType, symbol, ordID string) (*Instrument, error) {
+	if symbol == "" && ordID != "" {
+		symbol = s.state.orderInst(creds.APIKey, ordID)
+		mt = exchangev1.MarketType_MARKET_TYPE_UNSPECIFIED
+	}
+	if symbol == "" {
+		return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_ORDER_NOT_FOUND, "symbol", "OKX needs the symbol of order %q", ordID)
+	}
+	return s.instrument(ctx, mt, symbol)
+}
+
+// fetchOrder reads one order by id or client id.
+func (s *Server) fetchOrder(ctx context.Context, creds *Credentials, in *Instrument, ordID, clOrdID string) (*exchangev1.Order, error) {
+	q := url.Values{"instId": {in.InstID}}
+	switch {
+	case ordID != "":
+		q.Set("ordId", ordID)
+	case clOrdID != "":
+		q.Set("clOrdId", clOrdID)
+	default:
+		return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "order_id", "order_id or client_order_id is required")
+	}
+	data, err := s.client().Get(ctx, "/api/v5/trade/order", q, creds)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := ParseOrders(data)
+	if err != nil {
+		return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "order: %v", err)
+	}
+	if len(rows) == 0 {
+		return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_ORDER_NOT_FOUND, "order %s%s not found", ordID, clOrdID)
+	}
+	o, err := orderProto(rows[0], convOf(in))
+	if err != nil {
+		return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "order: %v", err)
+	}
+	s.state.rememberOrder(creds.APIKey, o.OrderId, in.InstID)
+	return o, nil
+}
+
+func tpslBody(tp, sl *exchangev1.TpSl) (map[string]string, error) {
+	if tp == nil && sl == nil {
+		return nil, nil
+	}
+	m := map[string]string{}
+	for _, x := range []struct {
+		pre string
+		v   *exchangev1.TpSl
+	}{{"tp", tp}, {"sl", sl}} {
+		if x.v == nil {
+			continue
+		}
+		if _, ok, err := parseDec("trigger_price", x.v.GetTriggerPrice()); err != nil || !ok {
+			return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, x.pre+".trigger_price", "a trigger price is required")
+		}
+		m[x.pre+"TriggerPx"] = x.v.GetTriggerPrice()
+		m[x.pre+"TriggerPxType"] = triggerTypeStr(x.v.GetTriggerPriceType())
+		m[x.pre+"OrdPx"] = "-1"
+		if x.v.GetPrice() != "" {
+			m[x.pre+"OrdPx"] = x.v.GetPrice()
+		}
+	}
+	return m, nil
+}
+
+// PlaceOrder places a limit or market order. A repeated client order id returns the existing order (OKX refuses
+// the duplicate with 51016).
+func (s *Server) PlaceOrder(ctx context.Context, req *exchangev1.PlaceOrderRequest) (*exchangev1.PlaceOrderResponse, error) {
+	creds, err := credsOf(req.GetAccount())
+	if err != nil {
+		return nil, err
+	}
+	in, err := s.instrument(ctx, req.GetMarketType(), req.GetSymbol())
+	if err != nil {
+		return nil, err
+	}
+	side, err := sideStr(req.GetSide())
+	if err != nil {
+		return nil, err
+	}
+	ordType, err := ordTypeStr(req.GetType(), req.GetTimeInForce())
+	if err != nil {
+		return nil, err
+	}
+	cid := req.GetClientOrderId()
+	if cid != "" && !clOrdIDRe.MatchString(cid) {
+		return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "client_order_id", "OKX client order ids are 1 to 32 letters and digits")
+	}
+	body := map[string]any{"instId": in.InstID, "tdMode": s.tdMode(creds, in), "side": side, "ordType": ordType}
+	if cid != "" {
+		body["clOrdId"] = cid
+	}
+	if req.GetType() == exchangev1.OrderType_ORDER_TYPE_LIMIT {
+		px, ok, err := parseDec("price", req.GetPrice())
+		if err != nil || !ok {
+			return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "price", "a limit order needs a price")
+		}
+		if err := in.CheckPrice("price", px); err != nil {
+			return nil, err
+		}
+		body["px"] = canon(px)
+	}
+	qty, okQty, errQ := parseDec("qty", req.GetQty())
+	quote, okQuote, errQQ := parseDec("quote_qty", req.GetQuoteQty())
+	if err := errors.Join(errQ, errQQ); err != nil {
+		return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "qty", "%v", err)
+	}
+	switch {
+	case okQty:
+		sz, err := in.ToOKXSize("qty", qty)
+		if err != nil {
+			return nil, err
+		}
+		body["sz"] = canon(sz)
+		if in.MarketType == exchangev1.MarketType_MARKET_TYPE_SPOT && ordType == "market" {
+			body["tgtCcy"] = "base_ccy"
+		}
+	case okQuote && in.MarketType == exchangev1.MarketType_MARKET_TYPE_SPOT && ordType == "market" && side == "buy":
+		if !quote.IsPositive() {
+			return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "quote_qty", "quote_qty must be positive")
+		}
+		body["sz"], body["tgtCcy"] = canon(quote), "quote_ccy"
+	default:
+		return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "qty", "qty is required")
+	}
+	if req.GetReduceOnly() {
+		body["reduceOnly"] = true
+	}
+	if in.MarketType == exchangev1.MarketType_MARKET_TYPE_SWAP {
+		if ps := posSideStr(req.GetPositionSide()); ps != "" {
+			body["posSide"] = ps
+		}
+	}
+	attach, err := tpslBody(req.GetTakeProfit(), req.GetStopLoss())
+	if err != nil {
+		return nil, err
+	}
+	if attach != nil {
+		body["attachAlgoOrds"] = []map[string]string{attach}
+	}
+	data, err := s.client().Post(ctx, "/api/v5/trade/order", body, creds)
+	if err != nil {
+		if cid != "" && reasonOf(err) == exchangev1.ErrorReason_ERROR_REASON_DUPLICATE_CLIENT_ORDER_ID {
+			if o, ferr := s.fetchOrder(ctx, creds, in, "", cid); ferr == nil {
+				return &exchangev1.PlaceOrderResponse{Order: o}, nil
+			}
+		}
+		return nil, err
+	}
+	type ack struct {
+		itemStatus
+		OrdID   string `json:"ordId"`
+		ClOrdID string `json:"clOrdId"`
+		Ts      string `json:"ts"`
+	}
+	acks, err := decodeList[ack](data)
+	if err != nil || len(acks) == 0 {
+		return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "order: malformed acknowledgement")
+	}
+	if err := checkItems([]itemStatus{acks[0].itemStatus}); err != nil {
+		return nil, err
+	}
+	s.state.rememberOrder(creds.APIKey, acks[0].OrdID, in.InstID)
+	o, err := s.fetchOrder(ctx, creds, in, acks[0].OrdID, "")
+	if err != nil {
+		// The order exists; describe it from the request.
+		ts, _ := parseMs("ts", acks[0].Ts)
+		typ, tif := orderTypeOf(ordType)
+		o = &exchangev1.Order{OrderId: acks[0].OrdID, ClientOrderId: cid, Symbol: in.InstID, MarketType: in.MarketType,
+			Side: req.GetSide(), PositionSide: req.GetPositionSide(), Type: typ, TimeInForce: tif,
+			Status: exchangev1.OrderStatus_ORDER_STATUS_NEW, Price: req.GetPrice(), Qty: req.GetQty(), FilledQty: "0",
+			ReduceOnly: req.GetReduceOnly(), CreatedTime: ts, UpdatedTime: ts}
+	}
+	return &exchangev1.PlaceOrderResponse{Order: o}, nil
+}
+
+// AmendOrder changes price and/or size (OKX amend-order).
+func (s *Server) AmendOrder(ctx context.Context, req *exchangev1.AmendOrderRequest) (*exchangev1.AmendOrderResponse, error) {
+	creds, err := credsOf(req.GetAccount())
+	if err != nil {
+		return nil, err
+	}
+	in, err := s.resolveOrderInst(ctx, creds, req.GetMarketType(), req.GetSymbol(), req.GetOrderId())
+	if err != nil {
+		return nil, err
+	}
+	body := map[string]any{"instId": in.InstID}
+	if req.GetOrderId() != "" {
+		body["ordId"] = req.GetOrderId()
+	} else if req.GetClientOrderId() != "" {
+		body["clOrdId"] = req.GetClientOrderId()
+	} else {
+		return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "order_id", "order_id or client_order_id is required")
+	}
+	if req.GetPrice() != "" {
+		px, ok, err := parseDec("price", req.GetPrice())
+		if err != nil || !ok {
+			return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "price", "bad price %q", req.GetPrice())
+		}
+		if err := in.CheckPrice("price", px); err != nil {
+			return nil, err
+		}
+		body["newPx"] = canon(px)
+	}
+	if req.GetQty() != "" {
+		q, ok, err := parseDec("qty", req.GetQty())
+		if err != nil || !ok {
+			return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "qty", "bad qty %q", req.GetQty())
+		}
+		sz, err := in.ToOKXSize("qty", q)
+		if err != nil {
+			return nil, err
+		}
+		body["newSz"] = canon(sz)
+	}
+	data, err := s.client().Post(ctx, "/api/v5/trade/amend-order", body, creds)
+	if err != nil {
+		return nil, err
+	}
+	if err := itemsOK(data); err != nil {
+		return nil, err
+	}
+	o, err := s.fetchOrder(ctx, creds, in, req.GetOrderId(), req.GetClientOrderId())
+	if err != nil {
+		return nil, err
+	}
+	return &exchangev1.AmendOrderResponse{Order: o}, nil
+}
+
+func itemsOK(data []byte) error {
+	items, err := decodeList[itemStatus](data)
+	if err != nil {
+		return sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "malformed acknowledgement: %v", err)
+	}
+	return checkItems(items)
+}
+
+// CancelOrder cancels one order and returns its final state.
+func (s *Server) CancelOrder(ctx context.Context, req *exchangev1.CancelOrderRequest) (*exchangev1.CancelOrderResponse, error) {
+	creds, err := credsOf(req.GetAccount())
+	if err != nil {
+		return nil, err
+	}
+	in, err := s.resolveOrderInst(ctx, creds, req.GetMarketType(), req.GetSymbol(), req.GetOrderId())
+	if err != nil {
+		return nil, err
+	}
+	body := map[string]any{"instId": in.InstID}
+	if req.GetOrderId() != "" {
+		body["ordId"] = req.GetOrderId()
+	} else if req.GetClientOrderId() != "" {
+		body["clOrdId"] = req.GetClientOrderId()
+	} else {
+		return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "order_id", "order_id or client_order_id is required")
+	}
+	data, err := s.client().Post(ctx, "/api/v5/trade/cancel-order", body, creds)
+	if err != nil {
+		return nil, err
+	}
+	if err := itemsOK(data); err != nil {
+		return nil, err
+	}
+	o, err := s.fetchOrder(ctx, creds, in, req.GetOrderId(), req.GetClientOrderId())
+	if err != nil {
+		return nil, err
+	}
+	return &exchangev1.CancelOrderResponse{Order: o}, nil
+}
+
+// pendingOrders pages orders-pending.
+func (s *Server) pendingOrders(ctx context.Context, creds *Credentials, mt exchangev1.MarketType, in *Instrument) ([]rawOrder, error) {
+	it, err := instTypeOf(mt)
+	if err != nil {
+		return nil, err
+	}
+	var all []rawOrder
+	after := ""
+	for range 50 {
+		q := url.Values{"instType": {it}, "limit": {strconv.Itoa(ordersPageLimit)}}
+		if in != nil {
+			q.Set("instId", in.InstID)
+		}
+		if after != "" {
+			q.Set("after", after)
+		}
+		data, err := s.client().Get(ctx, "/api/v5/trade/orders-pending", q, creds)
+		if err != nil {
+			return nil, err
+		}
+		rows, err := ParseOrders(data)
+		if err != nil {
+			return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "orders-pending: %v", err)
+		}
+		all = append(all, rows...)
+		if len(rows) < ordersPageLimit {
+			break
+		}
+		after = rows[len(rows)-1].OrdID
+	}
+	return all, nil
+}
+
+func (s *Server) ordersProto(ctx context.Context, creds *Credentials, rows []rawOrder) ([]*exchangev1.Order, error) {
+	out := make([]*exchangev1.Order, 0, len(rows))
+	for _, r := range rows {
+		in, _ := s.instrument(ctx, marketTypeOfSymbol(r.InstID), r.InstID)
+		o, err := orderProto(r, convOf(in))
+		if err != nil {
+			return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "order %s: %v", r.OrdID, err)
+		}
+		s.state.rememberOrder(creds.APIKey, o.OrderId, r.InstID)
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// CancelAllOrders cancels every open order of a market type (or one symbol) with cancel-batch-orders, 20 a call.
+func (s *Server) CancelAllOrders(ctx context.Context, req *exchangev1.CancelAllOrdersRequest) (*exchangev1.CancelAllOrdersResponse, error) {
+	creds, err := credsOf(req.GetAccount())
+	if err != nil {
+		return nil, err
+	}
+	mt := req.GetMarketType()
+	var in *Instrument
+	if req.GetSymbol() != "" {
+		if in, err = s.instrument(ctx, mt, req.GetSymbol()); err != nil {
+			return nil, err
+		}
+		mt = in.MarketType
+	}
+	rows, err := s.pendingOrders(ctx, creds, mt, in)
+	if err != nil {
+		return nil, err
+	}
+	var errs []error
+	for chunk := range slices.Chunk(rows, batchCancelLimit) {
+		body := make([]map[string]string, len(chunk))
+		for i, r := range chunk {
+			body[i] = map[string]string{"instId": r.InstID, "ordId": r.OrdID}
+		}
+		data, err := s.client().Post(ctx, "/api/v5/trade/cancel-batch-orders", body, creds)
+		if err != nil {
+			return nil, err
+		}
+		if err := itemsOK(data); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	out, err := s.ordersProto(ctx, creds, rows)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range out {
+		o.Status = exchangev1.OrderStatus_ORDER_STATUS_CANCELLED
+	}
+	if len(errs) > 0 {
+		return nil, errs[0]
+	}
+	return &exchangev1.CancelAllOrdersResponse{Orders: out}, nil
+}
+
+// GetOrder reads one order.
+func (s *Server) GetOrder(ctx context.Context, req *exchangev1.GetOrderRequest) (*exchangev1.GetOrderResponse, error) {
+	creds, err := credsOf(req.GetAccount())
+	if err != nil {
+		return nil, err
+	}
+	in, err := s.resolveOrderInst(ctx, creds, req.GetMarketType(), req.GetSymbol(), req.GetOrderId())
+	if err != nil {
+		return nil, err
+	}
+	o, err := s.fetchOrder(ctx, creds, in, req.GetOrderId(), req.GetClientOrderId())
+	if err != nil {
+		return nil, err
+	}
+	return &exchangev1.GetOrderResponse{Order: o}, nil
+}
+
+// ListOpenOrders lists live and partially filled orders.
+func (s *Server) ListOpenOrders(ctx context.Context, req *exchangev1.ListOpenOrdersRequest) (*exchangev1.ListOpenOrdersResponse, error) {
+	creds, err := credsOf(req.GetAccount())
+	if err != nil {
+		return nil, err
+	}
+	mt := req.GetMarketType()
+	var in *Instrument
+	if req.GetSymbol() != "" {
+		if in, err = s.instrument(ctx, mt, req.GetSymbol()); err != nil {
+			return nil, err
+		}
+		mt = in.MarketType
+	}
+	rows, err := s.pendingOrders(ctx, creds, mt, in)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.ordersProto(ctx, creds, rows)
+	if err != nil {
+		return nil, err
+	}
+	return &exchangev1.ListOpenOrdersResponse{Orders: out}, nil
+}
+
+func pageQuery(mt exchangev1.MarketType, in *Instrument, p *exchangev1.HistoryPage, max int) (url.Values, int, error) {
+	it, err := instTypeOf(mt)
+	if err != nil {
+		return nil, 0, err
+	}
+	limit := int(p.GetLimit())
+	if limit <= 0 || limit > max {
+		limit = max
+	}
+	q := url.Values{"instType": {it}, "limit": {strconv.Itoa(limit)}}
+	if in != nil {
+		q.Set("instId", in.InstID)
+	}
+	if p.GetStartTime() > 0 {
+		q.Set("begin", msStr(p.GetStartTime()))
+	}
+	if p.GetEndTime() > 0 {
+		q.Set("end", msStr(p.GetEndTime()))
+	}
+	if p.GetCursor() != "" {
+		q.Set("after", p.GetCursor())
+	}
+	return q, limit, nil
+}
+
+func (s *Server) histScope(ctx context.Context, mt exchangev1.MarketType, symbol string) (exchangev1.MarketType, *Instrument, error) {
+	if symbol == "" {
+		if mt == exchangev1.MarketType_MARKET_TYPE_UNSPECIFIED {
+			return mt, nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "market_type", "market_type or symbol is required")
+		}
+		return mt, nil, nil
+	}
+	in, err := s.instrument(ctx, mt, symbol)
+	if err != nil {
+		return mt, nil, err
+	}
+	return in.MarketType, in, nil
+}
+
+// ListOrderHistory lists completed orders (OKX keeps 7 days here), newest first; the cursor is the last ordId.
+func (s *Server) ListOrderHistory(ctx context.Context, req *exchangev1.ListOrderHistoryRequest) (*exchangev1.ListOrderHistoryResponse, error) {
+	creds, err := credsOf(req.GetAccount())
+	if err != nil {
+		return nil, err
+	}
+	mt, in, err := s.histScope(ctx, req.GetMarketType(), req.GetSymbol())
+	if err != nil {
+		return nil, err
+	}
+	q, limit, err := pageQuery(mt, in, req.GetPage(), ordersPageLimit)
+	if err != nil {
+		return nil, err
+	}
+	data, err := s.client().Get(ctx, "/api/v5/trade/orders-history", q, creds)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := ParseOrders(data)
+	if err != nil {
+		return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "orders-history: %v", err)
+	}
+	out, err := s.ordersProto(ctx, creds, rows)
+	if err != nil {
+		return nil, err
+	}
+	resp := &exchangev1.ListOrderHistoryResponse{Orders: out}
+	if len(rows) == limit {
+		resp.NextCursor = rows[len(rows)-1].OrdID
+	}
+	return resp, nil
+}
+
+// ListFills lists fills (OKX keeps 3 days here), newest first; the cursor is the last billId.
+func (s *Server) ListFills(ctx context.Context, req *exchangev1.ListFillsRequest) (*exchangev1.ListFillsResponse, error) {
+	creds, err := credsOf(req.GetAccount())
+	if err != nil {
+		return nil, err
+	}
+	mt, in, err := s.histScope(ctx, req.GetMarketType(), req.GetSymbol())
+	if err != nil {
+		return nil, err
+	}
+	q, limit, err := pageQuery(mt, in, req.GetPage(), ordersPageLimit)
+	if err != nil {
+		return nil, err
+	}
+	data, err := s.client().Get(ctx, "/api/v5/trade/fills", q, creds)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := decodeList[rawFill](data)
+	if err != nil {
+		return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "fills: %v", err)
+	}
+	resp := &exchangev1.ListFillsResponse{}
+	for _, r := range rows {
+		fin, _ := s.instrument(ctx, marketTypeOfSymbol(r.InstID), r.InstID)
+		f, err := fillProto(r, convOf(fin))
+		if err != nil {
+			return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "fills: %v", err)
+		}
+		resp.Fills = append(resp.Fills, f)
+	}
+	if len(rows) == limit {
+		resp.NextCursor = rows[len(rows)-1].BillID
+	}
+	return resp, nil
+}
+
+// PlaceAlgoOrder places a conditional order: stop types use OKX's stop-loss leg, take-profit types its
+// take-profit leg, with the trigger price type last/mark/index. close_position closes the whole position.
+func (s *Server) PlaceAlgoOrder(ctx context.Context, req *exchangev1.PlaceAlgoOrderRequest) (*exchangev1.PlaceAlgoOrderResponse, error) {
+	creds, err := credsOf(req.GetAccount())
+	if err != nil {
+		return nil, err
+	}
+	in, err := s.instrument(ctx, req.GetMarketType(), req.GetSymbol())
+	if err != nil {
+		return nil, err
+	}
+	side, err := sideStr(req.GetSide())
+	if err != nil {
+		return nil, err
+	}
+	trig, ok, err := parseDec("trigger_price", req.GetTriggerPrice())
+	if err != nil || !ok {
+		return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "trigger_price", "a trigger price is required")
+	}
+	if err := in.CheckPrice("trigger_price", trig); err != nil {
+		return nil, err
+	}
+	leg := TpSlLeg{TriggerPrice: trig, TriggerType: req.GetTriggerPriceType()}
+	var tp, sl *TpSlLeg
+	switch req.GetType() {
+	case exchangev1.OrderType_ORDER_TYPE_STOP_MARKET, exchangev1.OrderType_ORDER_TYPE_STOP_LIMIT:
+		sl = &leg
+	case exchangev1.OrderType_ORDER_TYPE_TAKE_PROFIT_MARKET, exchangev1.OrderType_ORDER_TYPE_TAKE_PROFIT_LIMIT:
+		tp = &leg
+	default:
+		return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "type", "algo order type %v is not supported", req.GetType())
+	}
+	if req.GetType() == exchangev1.OrderType_ORDER_TYPE_STOP_LIMIT || req.GetType() == exchangev1.OrderType_ORDER_TYPE_TAKE_PROFIT_LIMIT {
+		px, ok, err := parseDec("price", req.GetPrice())
+		if err != nil || !ok {
+			return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "price", "a limit price is required")
+		}
+		if err := in.CheckPrice("price", px); err != nil {
+			return nil, err
+		}
+		leg.Price = &px
+	}
+	a := AlgoRequest{Inst: in, TdMode: s.tdMode(creds, in), Side: side, PosSide: posSideStr(req.GetPositionSide()),
+		ReduceOnly: req.GetReduceOnly(), ClosePosition: req.GetClosePosition(), ClientID: req.GetClientAlgoId(), TP: tp, SL: sl}
+	if !req.GetClosePosition() {
+		q, ok, err := parseDec("qty", req.GetQty())
+		if err != nil || !ok {
+			return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "qty", "qty is required")
+		}
+		if a.Size, err = in.ToOKXSize("qty", q); err != nil {
+			return nil, err
+		}
+	}
+	algoID, err := s.placeAlgo(ctx, creds, a)
+	if err != nil {
+		return nil, err
+	}
+	if got, err := s.fetchAlgo(ctx, creds, in, algoID); err == nil {
+		return &exchangev1.PlaceAlgoOrderResponse{AlgoOrder: got}, nil
+	}
+	return &exchangev1.PlaceAlgoOrderResponse{AlgoOrder: &exchangev1.AlgoOrder{AlgoId: algoID, ClientAlgoId: req.GetClientAlgoId(),
+		Symbol: in.InstID, MarketType: in.MarketType, Side: req.GetSide(), PositionSide: req.GetPositionSide(), Type: req.GetType(),
+		Status: exchangev1.AlgoOrderStatus_ALGO_ORDER_STATUS_WAITING, TriggerPrice: canon(trig), TriggerPriceType: triggerTypeOf(triggerTypeStr(req.GetTriggerPriceType())),
+		Price: req.GetPrice(), Qty: req.GetQty(), ReduceOnly: req.GetReduceOnly(), ClosePosition: req.GetClosePosition()}}, nil
+}
+
+// TpSlLeg is one leg of an OKX algo order. Price nil means market on trigger.
+type TpSlLeg struct {
+	TriggerPrice decimal.Decimal
+	TriggerType  exchangev1.TriggerPriceType
+	Price        *decimal.Decimal
+}
+
+// AlgoRequest is an OKX algo order: one leg makes a "conditional" order, both legs an "oco" order.
+type AlgoRequest struct {
+	Inst          *Instrument
+	TdMode        string
+	Side          string
+	PosSide       string
+	Size          decimal.Decimal // OKX units (contracts for SWAP)
+	ReduceOnly    bool
+	ClosePosition bool
+	ClientID      string
+	TP, SL        *TpSlLeg
+}
+
+// Body is the order-algo request body.
+func (a AlgoRequest) Body() (map[string]any, error) {
+	if a.TP == nil && a.SL == nil {
+		return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "an algo order needs a take-profit or a stop-loss leg")
+	}
+	ordType := "conditional"
+	if a.TP != nil && a.SL != nil {
+		ordType = "oco"
+	}
+	b := map[string]any{"instId": a.Inst.InstID, "tdMode": a.TdMode, "side": a.Side, "ordType": ordType}
+	if a.PosSide != "" {
+		b["posSide"] = a.PosSide
+	}
+	if a.ClosePosition {
+		if a.Inst.MarketType != exchangev1.MarketType_MARKET_TYPE_SWAP {
+			return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "close_position", "close_position needs a SWAP instrument")
+		}
+		b["closeFraction"] = "1"
+		b["reduceOnly"] = true
+	} else {
+		b["sz"] = canon(a.Size)
+		if a.ReduceOnly {
+			b["reduceOnly"] = true
+		}
+	}
+	if a.ClientID != "" {
+		if !clOrdIDRe.MatchString(a.ClientID) {
+			return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "client_algo_id", "OKX client ids are 1 to 32 letters and digits")
+		}
+		b["algoClOrdId"] = a.ClientID
+	}
+	for _, x := range []struct {
+		pre string
+		l   *TpSlLeg
+	}{{"tp", a.TP}, {"sl", a.SL}} {
+		if x.l == nil {
+			continue
+		}
+		b[x.pre+"TriggerPx"] = canon(x.l.TriggerPrice)
+		b[x.pre+"TriggerPxType"] = triggerTypeStr(x.l.TriggerType)
+		b[x.pre+"OrdPx"] = "-1"
+		if x.l.Price != nil {
+			b[x.pre+"OrdPx"] = canon(*x.l.Price)
+		}
+	}
+	return b, nil
+}
+
+// placeAlgo sends an order-algo request (conditional or OCO) and returns the algoId.
+func (s *Server) placeAlgo(ctx context.Context, creds *Credentials, a AlgoRequest) (string, error) {
+	body, err := a.Body()
+	if err != nil {
+		return "", err
+	}
+	data, err := s.client().Post(ctx, "/api/v5/trade/order-algo", body, creds)
+	if err != nil {
+		return "", err
+	}
+	type ack struct {
+		itemStatus
+		AlgoID string `json:"algoId"`
+	}
+	acks, err := decodeList[ack](data)
+	if err != nil || len(acks) == 0 {
+		return "", sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "order-algo: malformed acknowledgement")
+	}
+	if err := checkItems([]itemStatus{acks[0].itemStatus}); err != nil {
+		return "", err
+	}
+	return acks[0].AlgoID, nil
+}
+
+// PlaceOCO places a take-profit / stop-loss pair on a position as one OKX "oco" algo order.
+func (s *Server) PlaceOCO(ctx context.Context, account *exchangev1.AccountRef, a AlgoRequest) (string, error) {
+	creds, err := credsOf(account)
+	if err != nil {
+		return "", err
+	}
+	if a.TdMode == "" {
+		a.TdMode = s.tdMode(creds, a.Inst)
+	}
+	return s.placeAlgo(ctx, creds, a)
+}
+
+func (s *Server) fetchAlgo(ctx context.Context, creds *Credentials, in *Instrument, algoID string) (*exchangev1.AlgoOrder, error) {
+	data, err := s.client().Get(ctx, "/api/v5/trade/order-algo", url.Values{"algoId": {algoID}}, creds)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := decodeList[rawAlgo](data)
+	if err != nil || len(rows) == 0 {
+		return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_ORDER_NOT_FOUND, "algo order %s not found", algoID)
+	}
+	return algoProto(rows[0], convOf(in))
+}
+
+// CancelAlgoOrder cancels one algo order.
+func (s *Server) CancelAlgoOrder(ctx context.Context, req *exchangev1.CancelAlgoOrderRequest) (*exchangev1.CancelAlgoOrderResponse, error) {
+	creds, err := credsOf(req.GetAccount())
+	if err != nil {
+		return nil, err
+	}
+	in, err := s.instrument(ctx, req.GetMarketType(), req.GetSymbol())
+	if err != nil {
+		return nil, err
+	}
+	if req.GetAlgoId() == "" {
+		return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "algo_id", "algo_id is required")
+	}
+	data, err := s.client().Post(ctx, "/api/v5/trade/cancel-algos", []map[string]string{{"instId": in.InstID, "algoId": req.GetAlgoId()}}, creds)
+	if err != nil {
+		return nil, err
+	}
+	if err := itemsOK(data); err != nil {
+		return nil, err
+	}
+	if a, err := s.fetchAlgo(ctx, creds, in, req.GetAlgoId()); err == nil {
+		return &exchangev1.CancelAlgoOrderResponse{AlgoOrder: a}, nil
+	}
+	return &exchangev1.CancelAlgoOrderResponse{AlgoOrder: &exchangev1.AlgoOrder{AlgoId: req.GetAlgoId(), Symbol: in.InstID,
+		MarketType: in.MarketType, Status: exchangev1.AlgoOrderStatus_ALGO_ORDER_STATUS_CANCELLED}}, nil
+}
+
+// ListAlgoOrders lists waiting conditional and OCO orders, and with include_history the finished ones too.
+func (s *Server) ListAlgoOrders(ctx context.Context, req *exchangev1.ListAlgoOrdersRequest) (*exchangev1.ListAlgoOrdersResponse, error) {
+	creds, err := credsOf(req.GetAccount())
+	if err != nil {
+		return nil, err
+	}
+	mt, in, err := s.histScope(ctx, req.GetMarketType(), req.GetSymbol())
+	if err != nil {
+		return nil, err
+	}
+	it, err := instTypeOf(mt)
+	if err != nil {
+		return nil, err
+	}
+	base := url.Values{"instType": {it}, "ordType": {"conditional,oco"}}
+	if in != nil {
+		base.Set("instId", in.InstID)
+	}
+	calls := []struct {
+		path  string
+		state string
+	}{{"/api/v5/trade/orders-algo-pending", ""}}
+	if req.GetIncludeHistory() {
+		for _, st := range []string{"effective", "canceled", "order_failed"} {
+			calls = append(calls, struct{ path, state string }{"/api/v5/trade/orders-algo-history", st})
+		}
+	}
+	out := &exchangev1.ListAlgoOrdersResponse{}
+	for _, c := range calls {
+		q := url.Values{}
+		for k, v := range base {
+			q[k] = v
+		}
+		if c.state != "" {
+			q.Set("state", c.state)
+		}
+		data, err := s.client().Get(ctx, c.path, q, creds)
+		if err != nil {
+			return nil, err
+		}
+		rows, err := decodeList[rawAlgo](data)
+		if err != nil {
+			return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "%s: %v", c.path, err)
+		}
+		for _, r := range rows {
+			rin, _ := s.instrument(ctx, marketTypeOfSymbol(r.InstID), r.InstID)
+			a, err := algoProto(r, convOf(rin))
+			if err != nil {
+				return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "%s: %v", c.path, err)
+			}
+			out.AlgoOrders = append(out.AlgoOrders, a)
+		}
+	}
+	slices.SortStableFunc(out.AlgoOrders, func(a, b *exchangev1.AlgoOrder) int { return cmpInt(b.CreatedTime, a.CreatedTime) })
+	if l := int(req.GetPage().GetLimit()); l > 0 && len(out.AlgoOrders) > l {
+		out.AlgoOrders = out.AlgoOrders[:l]
+	}
+	return out, nil
+}
+

@@ -1,0 +1,714 @@
+package okx
+
+import (
+	"context"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/shopspring/decimal"
+
+	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
+	"github.com/exhub/exhub/plugin-sdk/sdk"
+)
+
+func internalf(format string, args ...any) error {
+	return sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, format, args...)
+}
+
+// ListAssets lists currencies and their networks (/asset/currencies).
+func (s *Server) ListAssets(ctx context.Context, req *exchangev1.ListAssetsRequest) (*exchangev1.ListAssetsResponse, error) {
+	creds, err := credsOf(req.GetAccount())
+	if err != nil {
+		return nil, err
+	}
+	data, err := s.client().Get(ctx, "/api/v5/asset/currencies", nil, creds)
+	if err != nil {
+		return nil, err
+	}
+	type row struct {
+		Ccy       string `json:"ccy"`
+		Name      string `json:"name"`
+		Chain     string `json:"chain"`
+		CanDep    bool   `json:"canDep"`
+		CanWd     bool   `json:"canWd"`
+		MinFee    string `json:"minFee"`
+		Fee       string `json:"fee"`
+		MinWd     string `json:"minWd"`
+		MaxWd     string `json:"maxWd"`
+		NeedTag   bool   `json:"needTag"`
+		MinDepCfm string `json:"minDepArrivalConfirm"`
+	}
+	rows, err := decodeList[row](data)
+	if err != nil {
+		return nil, internalf("currencies: %v", err)
+	}
+	byCcy := map[string]*exchangev1.Asset{}
+	var out []*exchangev1.Asset
+	for _, r := range rows {
+		a := byCcy[r.Ccy]
+		if a == nil {
+			a = &exchangev1.Asset{Asset: r.Ccy, Name: r.Name}
+			byCcy[r.Ccy] = a
+			out = append(out, a)
+		}
+		fee := r.Fee
+		if fee == "" {
+			fee = r.MinFee
+		}
+		n := &exchangev1.Network{Network: networkOf(r.Ccy, r.Chain), Name: r.Chain, DepositEnabled: r.CanDep, WithdrawEnabled: r.CanWd,
+			MemoRequired: r.NeedTag}
+		n.WithdrawFee, _ = canonStr("fee", fee)
+		n.WithdrawMin, _ = canonStr("minWd", r.MinWd)
+		n.WithdrawMax, _ = canonStr("maxWd", r.MaxWd)
+		if c, err := strconv.Atoi(r.MinDepCfm); err == nil {
+			n.Confirmations = int32(c)
+		}
+		a.Networks = append(a.Networks, n)
+	}
+	return &exchangev1.ListAssetsResponse{Assets: out}, nil
+}
+
+// networkOf strips the currency prefix from an OKX chain ("USDT-TRC20" -> "TRC20").
+func networkOf(ccy, chain string) string {
+	if rest, ok := strings.CutPrefix(chain, ccy+"-"); ok {
+		return rest
+	}
+	return chain
+}
+
+// chainOf is OKX's chain name for a network.
+func chainOf(ccy, network string) string {
+	if network == "" || strings.HasPrefix(network, ccy+"-") {
+		return network
+	}
+	return ccy + "-" + network
+}
+
+// GetBalances reads the trading account (/account/balance) and the funding account (/asset/balances).
+func (s *Server) GetBalances(ctx context.Context, req *exchangev1.GetBalancesRequest) (*exchangev1.GetBalancesResponse, error) {
+	creds, err := credsOf(req.GetAccount())
+	if err != nil {
+		return nil, err
+	}
+	out := &exchangev1.GetBalancesResponse{}
+	w := req.GetWallet()
+	if w == exchangev1.WalletType_WALLET_TYPE_UNSPECIFIED || w == exchangev1.WalletType_WALLET_TYPE_TRADING {
+		data, err := s.client().Get(ctx, "/api/v5/account/balance", nil, creds)
+		if err != nil {
+			return nil, err
+		}
+		bs, eq, upl, avail, err := ParseTradingBalance(data)
+		if err != nil {
+			return nil, internalf("balance: %v", err)
+		}
+		out.Balances = append(out.Balances, bs...)
+		out.Equity, out.UnrealizedPnl, out.AvailableMargin = eq, upl, avail
+	}
+	if w == exchangev1.WalletType_WALLET_TYPE_UNSPECIFIED || w == exchangev1.WalletType_WALLET_TYPE_FUNDING {
+		data, err := s.client().Get(ctx, "/api/v5/asset/balances", nil, creds)
+		if err != nil {
+			return nil, err
+		}
+		bs, err := ParseFundingBalances(data)
+		if err != nil {
+			return nil, internalf("asset balances: %v", err)
+		}
+		out.Balances = append(out.Balances, bs...)
+	}
+	return out, nil
+}
+
+type rawBalanceDetail struct {
+	Ccy       string `json:"ccy"`
+	Eq        string `json:"eq"`
+	CashBal   string `json:"cashBal"`
+	AvailBal  string `json:"availBal"`
+	AvailEq   string `json:"availEq"`
+	FrozenBal string `json:"frozenBal"`
+	Upl       string `json:"upl"`
+}
+
+type rawAccountBalance struct {
+	TotalEq string             `json:"totalEq"`
+	Details []rawBalanceDetail `json:"details"`
+}
+
+// ParseTradingBalance parses /account/balance (and the account channel): per-currency balances of the trading
+// wallet, total equity, unrealized PnL and the USDT available margin.
+func ParseTradingBalance(data []byte) (bs []*exchangev1.Balance, equity, upl, avail string, err error) {
+	rows, err := decodeList[rawAccountBalance](data)
+	if err != nil {
+		return nil, "", "", "", err
+	}
+	sumUpl := decimal.Zero
+	for _, r := range rows {
+		if equity, err = canonStr("totalEq", r.TotalEq); err != nil {
+			return nil, "", "", "", err
+		}
+		for _, d := range r.Details {
+			b, err := balanceOf(d.Ccy, exchangev1.WalletType_WALLET_TYPE_TRADING, d.CashBal, d.AvailBal, d.FrozenBal)
+			if err != nil {
+				return nil, "", "", "", err
+			}
+			bs = append(bs, b)
+			if u, ok, err := parseDec("upl", d.Upl); err == nil && ok {
+				sumUpl = sumUpl.Add(u)
+			}
+			if d.Ccy == "USDT" {
+				avail = b.Available
+				if v, err := canonStr("availEq", d.AvailEq); err == nil && v != "" {
+					avail = v
+				}
+			}
+		}
+	}
+	return bs, equity, canon(sumUpl), avail, nil
+}
+
+// ParseFundingBalances parses /asset/balances.
+func ParseFundingBalances(data []byte) ([]*exchangev1.Balance, error) {
+	type row struct {
+		Ccy       string `json:"ccy"`
+		Bal       string `json:"bal"`
+		AvailBal  string `json:"availBal"`
+		FrozenBal string `json:"frozenBal"`
+	}
+	rows, err := decodeList[row](data)
+	if err != nil {
+		return nil, err
+	}
+	var out []*exchangev1.Balance
+	for _, r := range rows {
+		b, err := balanceOf(r.Ccy, exchangev1.WalletType_WALLET_TYPE_FUNDING, r.Bal, r.AvailBal, r.FrozenBal)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// balanceOf builds a balance; a missing available amount is total minus frozen.
+func balanceOf(ccy string, w exchangev1.WalletType, total, avail, frozen string) (*exchangev1.Balance, error) {
+	t, _, err1 := parseDec("total", total)
+	a, okA, err2 := parseDec("available", avail)
+	f, _, err3 := parseDec("frozen", frozen)
+	for _, err := range []error{err1, err2, err3} {
+		if err != nil {
+			return nil, err
+		}
+	}
+	if ccy == "" {
+		return nil, errMalformed
+	}
+	if !okA {
+		a = t.Sub(f)
+	}
+	a = decimal.Max(decimal.Zero, decimal.Min(a, t))
+	f = decimal.Max(decimal.Zero, decimal.Min(f, t))
+	return &exchangev1.Balance{Asset: ccy, Wallet: w, Total: canon(t), Available: canon(a), Locked: canon(f)}, nil
+}
+
+func walletID(w exchangev1.WalletType) (string, error) {
+	switch w {
+	case exchangev1.WalletType_WALLET_TYPE_FUNDING:
+		return accountFunding, nil
+	case exchangev1.WalletType_WALLET_TYPE_TRADING:
+		return accountTrading, nil
+	}
+	return "", sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "wallet", "wallet is required")
+}
+
+func transferStatusOf(state string) exchangev1.TransferStatus {
+	switch state {
+	case "success":
+		return exchangev1.TransferStatus_TRANSFER_STATUS_SUCCESS
+	case "failed":
+		return exchangev1.TransferStatus_TRANSFER_STATUS_FAILED
+	}
+	return exchangev1.TransferStatus_TRANSFER_STATUS_PENDING
+}
+
+func positiveAmount(field, s string) (decimal.Decimal, error) {
+	d, ok, err := parseDec(field, s)
+	if err != nil || !ok || !d.IsPositive() {
+		return decimal.Zero, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, field, "%s %q must be a positive decimal", field, s)
+	}
+	return d, nil
+}
+
+// Transfer moves funds between the funding (6) and trading (18) accounts.
+func (s *Server) Transfer(ctx context.Context, req *exchangev1.TransferRequest) (*exchangev1.TransferResponse, error) {
+	creds, err := credsOf(req.GetAccount())
+	if err != nil {
+		return nil, err
+	}
+	amt, err := positiveAmount("amount", req.GetAmount())
+	if err != nil {
+		return nil, err
+	}
+	from, err := walletID(req.GetFrom())
+	if err != nil {
+		return nil, err
+	}
+	to, err := walletID(req.GetTo())
+	if err != nil {
+		return nil, err
+	}
+	if from == to {
+		return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "to", "from and to are the same wallet")
+	}
+	body := map[string]string{"ccy": req.GetAsset(), "amt": canon(amt), "from": from, "to": to, "type": "0"}
+	if req.GetClientId() != "" {
+		if !clOrdIDRe.MatchString(req.GetClientId()) {
+			return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "client_id", "OKX client ids are 1 to 32 letters and digits")
+		}
+		body["clientId"] = req.GetClientId()
+	}
+	data, err := s.client().Post(ctx, "/api/v5/asset/transfer", body, creds)
+	if err != nil {
+		return nil, err
+	}
+	type ack struct {
+		TransID  string `json:"transId"`
+		ClientID string `json:"clientId"`
+	}
+	acks, err := decodeList[ack](data)
+	if err != nil || len(acks) == 0 {
+		return nil, internalf("transfer: malformed acknowledgement")
+	}
+	rec := &exchangev1.TransferRecord{Id: acks[0].TransID, ClientId: req.GetClientId(), Asset: req.GetAsset(), Amount: canon(amt),
+		From: req.GetFrom(), To: req.GetTo(), Status: exchangev1.TransferStatus_TRANSFER_STATUS_PENDING}
+	if sd, err := s.client().Get(ctx, "/api/v5/asset/transfer-state", url.Values{"transId": {acks[0].TransID}}, creds); err == nil {
+		type st struct {
+			State string `json:"state"`
+			Ts    string `json:"ts"`
+		}
+		if rows, err := decodeList[st](sd); err == nil && len(rows) > 0 {
+			rec.Status = transferStatusOf(rows[0].State)
+			rec.Time, _ = parseMs("ts", rows[0].Ts)
+		}
+	}
+	return &exchangev1.TransferResponse{Transfer: rec}, nil
+}
+
+// ListTransfers reads funding-account bills of transfers with the trading account, newest first.
+func (s *Server) ListTransfers(ctx context.Context, req *exchangev1.ListTransfersRequest) (*exchangev1.ListTransfersResponse, error) {
+	creds, err := credsOf(req.GetAccount())
+	if err != nil {
+		return nil, err
+	}
+	type bill struct {
+		BillID string `json:"billId"`
+		Ccy    string `json:"ccy"`
+		BalChg string `json:"balChg"`
+		Type   string `json:"type"`
+		Ts     string `json:"ts"`
+	}
+	out := &exchangev1.ListTransfersResponse{}
+	for _, typ := range []string{billFromTrading, billToTrading} {
+		q := historyQuery(req.GetPage(), req.GetAsset())
+		q.Set("type", typ)
+		data, err := s.client().Get(ctx, "/api/v5/asset/bills", q, creds)
+		if err != nil {
+			return nil, err
+		}
+		rows, err := decodeList[bill](data)
+		if err != nil {
+			return nil, internalf("bills: %v", err)
+		}
+		for _, r := range rows {
+			amt, _, err := parseDec("balChg", r.BalChg)
+			if err != nil {
+				return nil, internalf("bills: %v", err)
+			}
+			ts, _ := parseMs("ts", r.Ts)
+			rec := &exchangev1.TransferRecord{Id: r.BillID, Asset: r.Ccy, Amount: canon(amt.Abs()), Status: exchangev1.TransferStatus_TRANSFER_STATUS_SUCCESS, Time: ts,
+				From: exchangev1.WalletType_WALLET_TYPE_TRADING, To: exchangev1.WalletType_WALLET_TYPE_FUNDING}
+			if r.Type == billToTrading {
+				rec.From, rec.To = rec.To, rec.From
+			}
+			out.Transfers = append(out.Transfers, rec)
+		}
+	}
+	slices.SortStableFunc(out.Transfers, func(a, b *exchangev1.TransferRecord) int { return cmpInt(b.Time, a.Time) })
+	if l := int(req.GetPage().GetLimit()); l > 0 && len(out.Transfers) > l {
+		out.Transfers = out.Transfers[:l]
+	}
+	return out, nil
+}
+
+func historyQuery(p *exchangev1.HistoryPage, ccy string) url.Values {
+	q := url.Values{}
+	if ccy != "" {
+		q.Set("ccy", ccy)
+	}
+	if p.GetLimit() > 0 {
+		q.Set("limit", strconv.Itoa(int(min(p.GetLimit(), 100))))
+	}
+	if p.GetEndTime() > 0 {
+		q.Set("after", msStr(p.GetEndTime()))
+	}
+	if p.GetStartTime() > 0 {
+		q.Set("before", msStr(p.GetStartTime()))
+	}
+	return q
+}
+
+// GetDepositAddress returns the address for a currency on a network (OKX's selected chain when none is given).
+func (s *Server) GetDepositAddress(ctx context.Context, req *exchangev1.GetDepositAddressRequest) (*exchangev1.GetDepositAddressResponse, error) {
+	creds, err := credsOf(req.GetAccount())
+	if err != nil {
+		return nil, err
+	}
+	data, err := s.client().Get(ctx, "/api/v5/asset/deposit-address", url.Values{"ccy": {req.GetAsset()}}, creds)
+	if err != nil {
+		return nil, err
+	}
+	type row struct {
+		Ccy      string `json:"ccy"`
+		Chain    string `json:"chain"`
+		Addr     string `json:"addr"`
+		Tag      string `json:"tag"`
+		Memo     string `json:"memo"`
+		Selected bool   `json:"selected"`
+	}
+	rows, err := decodeList[row](data)
+	if err != nil {
+		return nil, internalf("deposit-address: %v", err)
+	}
+	var pick *row
+	want := chainOf(req.GetAsset(), req.GetNetwork())
+	for i := range rows {
+		r := &rows[i]
+		if (want != "" && r.Chain == want) || (want == "" && r.Selected) {
+			pick = r
+			break
+		}
+	}
+	if pick == nil && want == "" && len(rows) > 0 {
+		pick = &rows[0]
+	}
+	if pick == nil {
+		return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "network", "no %s deposit address on %q", req.GetAsset(), req.GetNetwork())
+	}
+	memo := pick.Memo
+	if memo == "" {
+		memo = pick.Tag
+	}
+	return &exchangev1.GetDepositAddressResponse{Asset: req.GetAsset(), Network: networkOf(req.GetAsset(), pick.Chain), Address: pick.Addr, Memo: memo}, nil
+}
+
+func depositStatusOf(state string) exchangev1.TransferStatus {
+	switch state {
+	case "2":
+		return exchangev1.TransferStatus_TRANSFER_STATUS_SUCCESS
+	case "0", "1", "8", "11", "12", "13", "14", "17":
+		return exchangev1.TransferStatus_TRANSFER_STATUS_PENDING
+	}
+	return exchangev1.TransferStatus_TRANSFER_STATUS_FAILED
+}
+
+func withdrawalStatusOf(state string) exchangev1.TransferStatus {
+	switch state {
+	case "2":
+		return exchangev1.TransferStatus_TRANSFER_STATUS_SUCCESS
+	case "-1", "-2", "-3":
+		return exchangev1.TransferStatus_TRANSFER_STATUS_FAILED
+	}
+	return exchangev1.TransferStatus_TRANSFER_STATUS_PENDING
+}
+
+// ListDeposits reads deposit-history, newest first.
+func (s *Server) ListDeposits(ctx context.Context, req *exchangev1.ListDepositsRequest) (*exchangev1.ListDepositsResponse, error) {
+	creds, err := credsOf(req.GetAccount())
+	if err != nil {
+		return nil, err
+	}
+	data, err := s.client().Get(ctx, "/api/v5/asset/deposit-history", historyQuery(req.GetPage(), req.GetAsset()), creds)
+	if err != nil {
+		return nil, err
+	}
+	type row struct {
+		DepID string `json:"depId"`
+		Ccy   string `json:"ccy"`
+		Chain string `json:"chain"`
+		Amt   string `json:"amt"`
+		To    string `json:"to"`
+		TxID  string `json:"txId"`
+		State string `json:"state"`
+		Ts    string `json:"ts"`
+	}
+	rows, err := decodeList[row](data)
+	if err != nil {
+		return nil, internalf("deposit-history: %v", err)
+	}
+	out := &exchangev1.ListDepositsResponse{}
+	for _, r := range rows {
+		amt, err := canonStr("amt", r.Amt)
+		ts, err2 := parseMs("ts", r.Ts)
+		if err != nil || err2 != nil {
+			return nil, internalf("deposit-history: malformed row")
+		}
+		out.Deposits = append(out.Deposits, &exchangev1.DepositRecord{Id: r.DepID, Asset: r.Ccy, Network: networkOf(r.Ccy, r.Chain), Amount: amt,
+			Address: r.To, TxId: r.TxID, Status: depositStatusOf(r.State), Time: ts})
+	}
+	return out, nil
+}
+
+// Withdraw sends an on-chain withdrawal (dest 4).
+func (s *Server) Withdraw(ctx context.Context, req *exchangev1.WithdrawRequest) (*exchangev1.WithdrawResponse, error) {
+	creds, err := credsOf(req.GetAccount())
+	if err != nil {
+		return nil, err
+	}
+	amt, err := positiveAmount("amount", req.GetAmount())
+	if err != nil {
+		return nil, err
+	}
+	if req.GetAddress() == "" {
+		return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "address", "address is required")
+	}
+	addr := req.GetAddress()
+	if req.GetMemo() != "" {
+		addr += ":" + req.GetMemo()
+	}
+	body := map[string]string{"ccy": req.GetAsset(), "amt": canon(amt), "dest": "4", "toAddr": addr}
+	if req.GetNetwork() != "" {
+		body["chain"] = chainOf(req.GetAsset(), req.GetNetwork())
+	}
+	if req.GetClientId() != "" {
+		body["clientId"] = req.GetClientId()
+	}
+	data, err := s.client().Post(ctx, "/api/v5/asset/withdrawal", body, creds)
+	if err != nil {
+		return nil, err
+	}
+	type ack struct {
+		WdID  string `json:"wdId"`
+		Chain string `json:"chain"`
+	}
+	acks, err := decodeList[ack](data)
+	if err != nil || len(acks) == 0 {
+		return nil, internalf("withdrawal: malformed acknowledgement")
+	}
+	return &exchangev1.WithdrawResponse{Withdrawal: &exchangev1.WithdrawalRecord{Id: acks[0].WdID, ClientId: req.GetClientId(), Asset: req.GetAsset(),
+		Network: networkOf(req.GetAsset(), acks[0].Chain), Amount: canon(amt), Address: req.GetAddress(), Memo: req.GetMemo(),
+		Status: exchangev1.TransferStatus_TRANSFER_STATUS_PENDING}}, nil
+}
+
+// ListWithdrawals reads withdrawal-history, newest first.
+func (s *Server) ListWithdrawals(ctx context.Context, req *exchangev1.ListWithdrawalsRequest) (*exchangev1.ListWithdrawalsResponse, error) {
+	creds, err := credsOf(req.GetAccount())
+	if err != nil {
+		return nil, err
+	}
+	data, err := s.client().Get(ctx, "/api/v5/asset/withdrawal-history", historyQuery(req.GetPage(), req.GetAsset()), creds)
+	if err != nil {
+		return nil, err
+	}
+	type row struct {
+		WdID     string `json:"wdId"`
+		ClientID string `json:"clientId"`
+		Ccy      string `json:"ccy"`
+		Chain    string `json:"chain"`
+		Amt      string `json:"amt"`
+		Fee      string `json:"fee"`
+		To       string `json:"to"`
+		ToAddr   string `json:"toAddr"`
+		Tag      string `json:"tag"`
+		Memo     string `json:"memo"`
+		TxID     string `json:"txId"`
+		State    string `json:"state"`
+		Ts       string `json:"ts"`
+	}
+	rows, err := decodeList[row](data)
+	if err != nil {
+		return nil, internalf("withdrawal-history: %v", err)
+	}
+	out := &exchangev1.ListWithdrawalsResponse{}
+	for _, r := range rows {
+		amt, err1 := canonStr("amt", r.Amt)
+		fee, err2 := canonStr("fee", r.Fee)
+		ts, err3 := parseMs("ts", r.Ts)
+		if err1 != nil || err2 != nil || err3 != nil {
+			return nil, internalf("withdrawal-history: malformed row")
+		}
+		addr := r.ToAddr
+		if addr == "" {
+			addr = r.To
+		}
+		memo := r.Memo
+		if memo == "" {
+			memo = r.Tag
+		}
+		out.Withdrawals = append(out.Withdrawals, &exchangev1.WithdrawalRecord{Id: r.WdID, ClientId: r.ClientID, Asset: r.Ccy,
+			Network: networkOf(r.Ccy, r.Chain), Amount: amt, Fee: fee, Address: addr, Memo: memo, TxId: r.TxID,
+			Status: withdrawalStatusOf(r.State), Time: ts})
+	}
+	return out, nil
+}
+
+// stableQuotes are the currencies a conversion is quoted in when one side is one of them.
+var stableQuotes = []string{"USDT", "USDC"}
+
+type rawConvertQuote struct {
+	QuoteID   string `json:"quoteId"`
+	BaseCcy   string `json:"baseCcy"`
+	QuoteCcy  string `json:"quoteCcy"`
+	Side      string `json:"side"`
+	RfqSz     string `json:"rfqSz"`
+	RfqSzCcy  string `json:"rfqSzCcy"`
+	CnvtPx    string `json:"cnvtPx"`
+	BaseSz    string `json:"baseSz"`
+	QuoteSz   string `json:"quoteSz"`
+	TTLMs     string `json:"ttlMs"`
+	QuoteTime string `json:"quoteTime"`
+}
+
+// GetConvertQuote asks estimate-quote. OKX quotes a pair base/quote with a side: buying the target asset with a
+// stablecoin is side buy of target/stable; anything else sells the source asset.
+func (s *Server) GetConvertQuote(ctx context.Context, req *exchangev1.GetConvertQuoteRequest) (*exchangev1.GetConvertQuoteResponse, error) {
+	creds, err := credsOf(req.GetAccount())
+	if err != nil {
+		return nil, err
+	}
+	from, to := req.GetFromAsset(), req.GetToAsset()
+	if from == "" || to == "" || from == to {
+		return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "to_asset", "from_asset and to_asset must be two different assets")
+	}
+	base, quote, side := from, to, "sell"
+	if slices.Contains(stableQuotes, from) {
+		base, quote, side = to, from, "buy"
+	}
+	sz, szCcy := req.GetFromAmount(), from
+	if sz == "" {
+		sz, szCcy = req.GetToAmount(), to
+	}
+	amt, err := positiveAmount("from_amount", sz)
+	if err != nil {
+		return nil, err
+	}
+	data, err := s.client().Post(ctx, "/api/v5/asset/convert/estimate-quote", map[string]string{"baseCcy": base, "quoteCcy": quote,
+		"side": side, "rfqSz": canon(amt), "rfqSzCcy": szCcy}, creds)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := decodeList[rawConvertQuote](data)
+	if err != nil || len(rows) == 0 {
+		return nil, internalf("estimate-quote: malformed response")
+	}
+	r := rows[0]
+	baseSz, _, err1 := parseDec("baseSz", r.BaseSz)
+	quoteSz, _, err2 := parseDec("quoteSz", r.QuoteSz)
+	qt, err3 := parseMs("quoteTime", r.QuoteTime)
+	ttl, err4 := parseMs("ttlMs", r.TTLMs)
+	if err1 != nil || err2 != nil || err3 != nil || err4 != nil || r.QuoteID == "" || !baseSz.IsPositive() || !quoteSz.IsPositive() {
+		return nil, internalf("estimate-quote: malformed response")
+	}
+	fromAmt, toAmt := baseSz, quoteSz
+	if side == "buy" {
+		fromAmt, toAmt = quoteSz, baseSz
+	}
+	s.state.mu.Lock()
+	if len(s.state.quotes) >= 1000 {
+		clear(s.state.quotes)
+	}
+	s.state.quotes[r.QuoteID] = convertQuote{baseCcy: base, quoteCcy: quote, side: side, sz: canon(amt), szCcy: szCcy}
+	s.state.mu.Unlock()
+	return &exchangev1.GetConvertQuoteResponse{Quote: &exchangev1.ConvertQuote{QuoteId: r.QuoteID, FromAsset: from, ToAsset: to,
+		FromAmount: canon(fromAmt), ToAmount: canon(toAmt), Price: canon(toAmt.DivRound(fromAmt, 12)), ExpiresTime: qt + ttl}}, nil
+}
+
+type rawConvertTrade struct {
+	TradeID     string `json:"tradeId"`
+	QuoteID     string `json:"quoteId"`
+	State       string `json:"state"`
+	BaseCcy     string `json:"baseCcy"`
+	QuoteCcy    string `json:"quoteCcy"`
+	Side        string `json:"side"`
+	FillPx      string `json:"fillPx"`
+	FillBaseSz  string `json:"fillBaseSz"`
+	FillQuoteSz string `json:"fillQuoteSz"`
+	Ts          string `json:"ts"`
+}
+
+func convertRecord(r rawConvertTrade) (*exchangev1.ConvertRecord, error) {
+	b, _, err1 := parseDec("fillBaseSz", r.FillBaseSz)
+	q, _, err2 := parseDec("fillQuoteSz", r.FillQuoteSz)
+	ts, err3 := parseMs("ts", r.Ts)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return nil, errMalformed
+	}
+	rec := &exchangev1.ConvertRecord{Id: r.TradeID, QuoteId: r.QuoteID, FromAsset: r.BaseCcy, ToAsset: r.QuoteCcy,
+		FromAmount: canon(b), ToAmount: canon(q), Time: ts, Status: exchangev1.TransferStatus_TRANSFER_STATUS_PENDING}
+	if r.Side == "buy" {
+		rec.FromAsset, rec.ToAsset, rec.FromAmount, rec.ToAmount = r.QuoteCcy, r.BaseCcy, canon(q), canon(b)
+	}
+	if fa, _, _ := parseDec("from", rec.FromAmount); fa.IsPositive() {
+		ta, _, _ := parseDec("to", rec.ToAmount)
+		rec.Price = canon(ta.DivRound(fa, 12))
+	}
+	switch r.State {
+	case "fullyFilled":
+		rec.Status = exchangev1.TransferStatus_TRANSFER_STATUS_SUCCESS
+	case "rejected":
+		rec.Status = exchangev1.TransferStatus_TRANSFER_STATUS_FAILED
+	}
+	return rec, nil
+}
+
+// Convert executes a quote obtained from GetConvertQuote by this plugin.
+func (s *Server) Convert(ctx context.Context, req *exchangev1.ConvertRequest) (*exchangev1.ConvertResponse, error) {
+	creds, err := credsOf(req.GetAccount())
+	if err != nil {
+		return nil, err
+	}
+	s.state.mu.Lock()
+	q, ok := s.state.quotes[req.GetQuoteId()]
+	s.state.mu.Unlock()
+	if !ok {
+		return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "quote_id", "unknown or expired quote %q", req.GetQuoteId())
+	}
+	data, err := s.client().Post(ctx, "/api/v5/asset/convert/trade", map[string]string{"quoteId": req.GetQuoteId(), "baseCcy": q.baseCcy,
+		"quoteCcy": q.quoteCcy, "side": q.side, "sz": q.sz, "szCcy": q.szCcy}, creds)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := decodeList[rawConvertTrade](data)
+	if err != nil || len(rows) == 0 {
+		return nil, internalf("convert trade: malformed response")
+	}
+	rec, err := convertRecord(rows[0])
+	if err != nil {
+		return nil, internalf("convert trade: %v", err)
+	}
+	return &exchangev1.ConvertResponse{Convert: rec}, nil
+}
+
+// ListConverts reads convert history, newest first.
+func (s *Server) ListConverts(ctx context.Context, req *exchangev1.ListConvertsRequest) (*exchangev1.ListConvertsResponse, error) {
+	creds, err := credsOf(req.GetAccount())
+	if err != nil {
+		return nil, err
+	}
+	data, err := s.client().Get(ctx, "/api/v5/asset/convert/history", historyQuery(req.GetPage(), ""), creds)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := decodeList[rawConvertTrade](data)
+	if err != nil {
+		return nil, internalf("convert history: %v", err)
+	}
+	out := &exchangev1.ListConvertsResponse{}
+	for _, r := range rows {
+		rec, err := convertRecord(r)
+		if err != nil {
+			return nil, internalf("convert history: %v", err)
+		}
+		out.Converts = append(out.Converts, rec)
+	}
+	return out, nil
+}
