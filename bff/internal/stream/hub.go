@@ -212,6 +212,15 @@ func (h *hub) deliver(topic string, payload []byte, initial bool) {
 		if err := b.Snapshot(toProto(m.Bids), toProto(m.Asks), m.Seq); err != nil {
 			return
 		}
+		if t.state != nil && m.Seq <= t.seq {
+			// The sequence went back (a new leader with its own upstream): every view starts over with a snapshot.
+			for _, v := range t.views {
+				v.synced, v.bids, v.asks, v.snap = false, nil, nil, nil
+			}
+			for cs := range t.subs {
+				cs.needSnap = true
+			}
+		}
 		t.state, t.seq, t.time = b, m.Seq, m.Time
 		for _, v := range t.views {
 			diff := v.render(b, m.Seq, m.Time)
