@@ -64,6 +64,7 @@ type Server struct {
 	spot   map[string]*venue.Instrument // native symbol -> instrument
 	fut    map[string]*venue.Instrument
 	native map[string]string // venue id -> native symbol
+	byID   map[string]*venue.Instrument
 	spotL  []*venue.Instrument
 	futL   []*venue.Instrument
 
@@ -107,11 +108,12 @@ func New(cfg Config) (*Server, error) {
 		cfg.FuturesWeightLimit = 2400
 	}
 	s := &Server{cfg: cfg, v: cfg.Venue, log: cfg.Logger.With("component", "binance-emulator"),
-		spot: map[string]*venue.Instrument{}, fut: map[string]*venue.Instrument{}, native: map[string]string{},
+		spot: map[string]*venue.Instrument{}, fut: map[string]*venue.Instrument{}, native: map[string]string{}, byID: map[string]*venue.Instrument{},
 		creds: map[string]Credential{}, keys: map[string]*listenKey{}, conns: map[*wsConn]struct{}{}}
 	for _, in := range s.v.Instruments() {
 		sym := in.Base + in.Quote
 		s.native[in.ID] = sym
+		s.byID[in.ID] = in
 		switch in.Market {
 		case venue.Spot:
 			s.spot[sym] = in
@@ -207,10 +209,10 @@ func (s *Server) Close() {
 		conns = append(conns, c)
 	}
 	s.mu.Unlock()
-	s.cancel()
 	for _, c := range conns {
 		c.kill(closeGoingAway, "server closing")
 	}
+	s.cancel()
 	s.wg.Wait()
 }
 

@@ -62,8 +62,8 @@ func newEnv(t *testing.T, opts ...func(*Config)) *env {
 	}
 	ts := httptest.NewServer(s.Handler())
 	t.Cleanup(func() {
-		ts.Close()
 		s.Close()
+		ts.Close()
 	})
 	return &env{t: t, v: v, clock: clock, s: s, ts: ts}
 }
