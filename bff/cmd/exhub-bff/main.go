@@ -26,6 +26,7 @@ import (
 	"github.com/exhub/exhub/bff/internal/market"
 	"github.com/exhub/exhub/bff/internal/metrics"
 	"github.com/exhub/exhub/bff/internal/pluginhost"
+	"github.com/exhub/exhub/bff/internal/stream"
 )
 
 // version is set at build time: -ldflags "-X main.version=1.2.3".
@@ -167,7 +168,23 @@ func serve(ctx context.Context, cfg *config.Config, logw io.Writer) error {
 		mk.Run(hostCtx)
 	}()
 
-	handler, _ := api.New(api.Deps{Config: cfg, Host: host, Cache: c, Metrics: m, Logger: log, Version: version, Market: mk})
+	// The live stream gateway: replicas share upstream streams through Valkey when the cache uses it.
+	var broker stream.Broker
+	if v, ok := c.(*cache.Valkey); ok {
+		broker = stream.NewValkeyBroker(stream.ValkeyOptions{Client: v.Client(), Logger: log})
+	}
+	gw := stream.New(stream.Options{Source: stream.HostSource{Host: host}, Broker: broker, Logger: log})
+	gwCtx, stopGw := context.WithCancel(context.Background())
+	gwDone := make(chan struct{})
+	go func() { // owned by serve; closes stream connections (1001) before the plugins stop
+		defer close(gwDone)
+		if err := gw.Run(gwCtx); err != nil {
+			log.Warn("stream gateway", "err", err)
+		}
+	}()
+	defer func() { stopGw(); <-gwDone }()
+
+	handler, _ := api.New(api.Deps{Config: cfg, Host: host, Cache: c, Metrics: m, Logger: log, Version: version, Market: mk, Stream: gw})
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: cfg.HTTP.ReadHeaderTimeout.D(),
