@@ -16,15 +16,16 @@ import (
 
 // Cache-Control of the public market routes. max-age is how long the edge and browsers may reuse an answer;
 // stale-while-revalidate lets them serve it a little longer while they refetch. Tickers are refreshed every 10 s
-// upstream, instruments change rarely, books and trades are live.
+// upstream, instruments change rarely, books and trades are live. Every max-age is at least 2 s: the edge's Valkey
+// store rounds a 1 s lifetime down to nothing and refuses to store it (edge/market_cache_test.go).
 const (
 	ccInstruments   = "public, max-age=60, stale-while-revalidate=300"
 	ccTickers       = "public, max-age=5, stale-while-revalidate=10"
 	ccMovers        = "public, max-age=10, stale-while-revalidate=20"
 	ccCandlesLive   = "public, max-age=5, stale-while-revalidate=10"
 	ccCandlesClosed = "public, max-age=300, stale-while-revalidate=600"
-	ccOrderBook     = "public, max-age=1"
-	ccTrades        = "public, max-age=1, stale-while-revalidate=2"
+	ccOrderBook     = "public, max-age=2"
+	ccTrades        = "public, max-age=2, stale-while-revalidate=2"
 	// A stale answer (the exchange failed) is reused only briefly so recovery shows quickly.
 	ccStale = "public, max-age=2"
 	// StaleHeader is set to "true" on answers that carry a last good value after a failure.
