@@ -103,3 +103,12 @@ func nonZero(s string) string {
 
 // decString renders a decimal for a request parameter.
 func decString(d decimal.Decimal) string { return d.String() }
+
+func decPair(a, b string) (decimal.Decimal, decimal.Decimal, error) {
+	x, err := decimal.NewFromString(a)
+	if err != nil {
+		return x, x, err
+	}
+	y, err := decimal.NewFromString(b)
+	return x, y, err
+}
