@@ -1,0 +1,678 @@
+package binance
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/shopspring/decimal"
+
+	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
+	"github.com/exhub/exhub/plugin-sdk/sdk"
+)
+
+func creds(a *exchangev1.AccountRef) Credentials {
+	return Credentials{APIKey: a.GetApiKey(), APISecret: a.GetApiSecret()}
+}
+
+func invalid(field, format string, args ...any) error {
+	return sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, field, format, args...)
+}
+
+func decParam(field, v string, required bool) (string, error) {
+	if v == "" {
+		if required {
+			return "", invalid(field, "%s is required", field)
+		}
+		return "", nil
+	}
+	d, err := decimal.NewFromString(v)
+	if err != nil || !d.IsPositive() {
+		return "", invalid(field, "%s %q is not a positive decimal", field, v)
+	}
+	return d.String(), nil
+}
+
+func orderPath(m Market) string {
+	if m == Futures {
+		return pathFutOrder
+	}
+	return pathSpotOrder
+}
+
+// PlaceOrder places a limit or market order.
+func (s *Server) PlaceOrder(ctx context.Context, req *exchangev1.PlaceOrderRequest) (*exchangev1.PlaceOrderResponse, error) {
+	m, _, err := s.instrument(ctx, req.GetMarketType(), req.GetSymbol())
+	if err != nil {
+		return nil, err
+	}
+	side, ok := sideToWire(req.GetSide())
+	if !ok {
+		return nil, invalid("side", "side is required")
+	}
+	q := url.Values{"symbol": {req.GetSymbol()}, "side": {side}}
+	switch req.GetType() {
+	case exchangev1.OrderType_ORDER_TYPE_LIMIT:
+		price, err := decParam("price", req.GetPrice(), true)
+		if err != nil {
+			return nil, err
+		}
+		q.Set("price", price)
+		q.Set("type", "LIMIT")
+		switch req.GetTimeInForce() {
+		case exchangev1.TimeInForce_TIME_IN_FORCE_UNSPECIFIED, exchangev1.TimeInForce_TIME_IN_FORCE_GTC:
+			q.Set("timeInForce", "GTC")
+		case exchangev1.TimeInForce_TIME_IN_FORCE_IOC:
+			q.Set("timeInForce", "IOC")
+		case exchangev1.TimeInForce_TIME_IN_FORCE_FOK:
+			q.Set("timeInForce", "FOK")
+		case exchangev1.TimeInForce_TIME_IN_FORCE_POST_ONLY:
+			if m == Futures {
+				q.Set("timeInForce", "GTX")
+			} else {
+				q.Set("type", "LIMIT_MAKER")
+			}
+		}
+	case exchangev1.OrderType_ORDER_TYPE_MARKET:
+		q.Set("type", "MARKET")
+	default:
+		return nil, invalid("type", "PlaceOrder takes LIMIT or MARKET; conditional orders go through PlaceAlgoOrder")
+	}
+	if req.GetQuoteQty() != "" && m == Spot && req.GetType() == exchangev1.OrderType_ORDER_TYPE_MARKET {
+		qq, err := decParam("quote_qty", req.GetQuoteQty(), true)
+		if err != nil {
+			return nil, err
+		}
+		q.Set("quoteOrderQty", qq)
+	} else {
+		qty, err := decParam("qty", req.GetQty(), true)
+		if err != nil {
+			return nil, err
+		}
+		q.Set("quantity", qty)
+	}
+	if req.GetClientOrderId() != "" {
+		q.Set("newClientOrderId", req.GetClientOrderId())
+	}
+	if m == Futures {
+		if req.GetReduceOnly() {
+			q.Set("reduceOnly", "true")
+		}
+		if ps := positionSideToWire(req.GetPositionSide()); ps != "" {
+			q.Set("positionSide", ps)
+		}
+		q.Set("newOrderRespType", "RESULT")
+	} else {
+		if req.GetReduceOnly() {
+			return nil, invalid("reduce_only", "reduce-only does not apply to spot")
+		}
+		q.Set("newOrderRespType", "FULL")
+	}
+	if req.GetTakeProfit() != nil || req.GetStopLoss() != nil {
+		return nil, sdk.NotSupported("take-profit/stop-loss attached to an order (use PlaceAlgoOrder)")
+	}
+	c, _ := s.client()
+	body, err := c.signed(ctx, m, http.MethodPost, orderPath(m), q, 1, creds(req.GetAccount()))
+	if err != nil {
+		return nil, err
+	}
+	o, err := ParseOrder(m, body)
+	if err != nil {
+		return nil, parseErr("order", err)
+	}
+	return &exchangev1.PlaceOrderResponse{Order: o}, nil
+}
+
+func idParams(q url.Values, orderID, clientID string) error {
+	switch {
+	case orderID != "":
+		q.Set("orderId", orderID)
+	case clientID != "":
+		q.Set("origClientOrderId", clientID)
+	default:
+		return invalid("order_id", "order_id or client_order_id is required")
+	}
+	return nil
+}
+
+// CancelOrder cancels one order.
+func (s *Server) CancelOrder(ctx context.Context, req *exchangev1.CancelOrderRequest) (*exchangev1.CancelOrderResponse, error) {
+	m, _, err := s.instrument(ctx, req.GetMarketType(), req.GetSymbol())
+	if err != nil {
+		return nil, err
+	}
+	q := url.Values{"symbol": {req.GetSymbol()}}
+	if err := idParams(q, req.GetOrderId(), req.GetClientOrderId()); err != nil {
+		return nil, err
+	}
+	c, _ := s.client()
+	body, err := c.signed(ctx, m, http.MethodDelete, orderPath(m), q, 1, creds(req.GetAccount()))
+	if err != nil {
+		return nil, err
+	}
+	o, err := ParseOrder(m, body)
+	if err != nil {
+		return nil, parseErr("order", err)
+	}
+	return &exchangev1.CancelOrderResponse{Order: o}, nil
+}
+
+// GetOrder queries one order.
+func (s *Server) GetOrder(ctx context.Context, req *exchangev1.GetOrderRequest) (*exchangev1.GetOrderResponse, error) {
+	m, _, err := s.instrument(ctx, req.GetMarketType(), req.GetSymbol())
+	if err != nil {
+		return nil, err
+	}
+	q := url.Values{"symbol": {req.GetSymbol()}}
+	if err := idParams(q, req.GetOrderId(), req.GetClientOrderId()); err != nil {
+		return nil, err
+	}
+	c, _ := s.client()
+	body, err := c.signed(ctx, m, http.MethodGet, orderPath(m), q, 4, creds(req.GetAccount()))
+	if err != nil {
+		return nil, err
+	}
+	o, err := ParseOrder(m, body)
+	if err != nil {
+		return nil, parseErr("order", err)
+	}
+	return &exchangev1.GetOrderResponse{Order: o}, nil
+}
+
+// AmendOrder: futures modify (PUT /fapi/v1/order, price and quantity both sent); spot cancel-replace.
+func (s *Server) AmendOrder(ctx context.Context, req *exchangev1.AmendOrderRequest) (*exchangev1.AmendOrderResponse, error) {
+	cur, err := s.GetOrder(ctx, &exchangev1.GetOrderRequest{Account: req.GetAccount(), MarketType: req.GetMarketType(),
+		Symbol: req.GetSymbol(), OrderId: req.GetOrderId(), ClientOrderId: req.GetClientOrderId()})
+	if err != nil {
+		return nil, err
+	}
+	o := cur.GetOrder()
+	price, qty := o.GetPrice(), o.GetQty()
+	if req.GetPrice() != "" {
+		if price, err = decParam("price", req.GetPrice(), true); err != nil {
+			return nil, err
+		}
+	}
+	if req.GetQty() != "" {
+		if qty, err = decParam("qty", req.GetQty(), true); err != nil {
+			return nil, err
+		}
+	}
+	m, _ := marketOf(req.GetMarketType())
+	side, _ := sideToWire(o.GetSide())
+	q := url.Values{"symbol": {req.GetSymbol()}, "side": {side}, "quantity": {qty}, "price": {price}}
+	c, _ := s.client()
+	var body []byte
+	if m == Futures {
+		q.Set("orderId", o.GetOrderId())
+		body, err = c.signed(ctx, m, http.MethodPut, pathFutOrder, q, 1, creds(req.GetAccount()))
+	} else {
+		q.Set("cancelReplaceMode", "STOP_ON_FAILURE")
+		q.Set("cancelOrderId", o.GetOrderId())
+		q.Set("type", "LIMIT")
+		q.Set("timeInForce", "GTC")
+		body, err = c.signed(ctx, m, http.MethodPost, pathSpotAmend, q, 1, creds(req.GetAccount()))
+		if err == nil {
+			var w struct {
+				New wireOrder `json:"newOrderResponse"`
+			}
+			if derr := decodeJSON(body, &w, "cancelReplace"); derr != nil {
+				return nil, parseErr("cancelReplace", derr)
+			}
+			no, perr := w.New.toOrder(Spot)
+			if perr != nil {
+				return nil, parseErr("cancelReplace", perr)
+			}
+			return &exchangev1.AmendOrderResponse{Order: no}, nil
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	no, err := ParseOrder(m, body)
+	if err != nil {
+		return nil, parseErr("order", err)
+	}
+	return &exchangev1.AmendOrderResponse{Order: no}, nil
+}
+
+// CancelAllOrders cancels the open orders of a symbol (Binance requires one).
+func (s *Server) CancelAllOrders(ctx context.Context, req *exchangev1.CancelAllOrdersRequest) (*exchangev1.CancelAllOrdersResponse, error) {
+	open, err := s.ListOpenOrders(ctx, &exchangev1.ListOpenOrdersRequest{Account: req.GetAccount(), MarketType: req.GetMarketType(), Symbol: req.GetSymbol()})
+	if err != nil {
+		return nil, err
+	}
+	out := &exchangev1.CancelAllOrdersResponse{}
+	for _, o := range open.GetOrders() {
+		r, err := s.CancelOrder(ctx, &exchangev1.CancelOrderRequest{Account: req.GetAccount(), MarketType: req.GetMarketType(),
+			Symbol: o.GetSymbol(), OrderId: o.GetOrderId()})
+		if err != nil {
+			if sdk.DetailOf(err).GetReason() == exchangev1.ErrorReason_ERROR_REASON_ORDER_NOT_FOUND {
+				continue // filled or cancelled meanwhile
+			}
+			return nil, err
+		}
+		out.Orders = append(out.Orders, r.GetOrder())
+	}
+	return out, nil
+}
+
+// ListOpenOrders lists open (non-conditional) orders.
+func (s *Server) ListOpenOrders(ctx context.Context, req *exchangev1.ListOpenOrdersRequest) (*exchangev1.ListOpenOrdersResponse, error) {
+	m, err := marketOf(req.GetMarketType())
+	if err != nil {
+		return nil, invalid("market_type", "%v", err)
+	}
+	q := url.Values{}
+	weight := 80
+	if req.GetSymbol() != "" {
+		if _, _, err := s.instrument(ctx, req.GetMarketType(), req.GetSymbol()); err != nil {
+			return nil, err
+		}
+		q.Set("symbol", req.GetSymbol())
+		weight = 6
+	}
+	path := pathSpotOpenOrders
+	if m == Futures {
+		path = pathFutOpenOrders
+	}
+	c, _ := s.client()
+	body, err := c.signed(ctx, m, http.MethodGet, path, q, weight, creds(req.GetAccount()))
+	if err != nil {
+		return nil, err
+	}
+	os, err := ParseOrders(m, body)
+	if err != nil {
+		return nil, parseErr("openOrders", err)
+	}
+	return &exchangev1.ListOpenOrdersResponse{Orders: os}, nil
+}
+
+func pageParams(q url.Values, p *exchangev1.HistoryPage, max int) int {
+	limit := int(p.GetLimit())
+	if limit <= 0 || limit > max {
+		limit = max
+	}
+	q.Set("limit", strconv.Itoa(limit))
+	setWindow(q, p.GetStartTime(), p.GetEndTime())
+	return limit
+}
+
+// ListOrderHistory lists orders of one symbol, newest first.
+func (s *Server) ListOrderHistory(ctx context.Context, req *exchangev1.ListOrderHistoryRequest) (*exchangev1.ListOrderHistoryResponse, error) {
+	m, _, err := s.instrument(ctx, req.GetMarketType(), req.GetSymbol())
+	if err != nil {
+		return nil, err
+	}
+	q := url.Values{"symbol": {req.GetSymbol()}}
+	pageParams(q, req.GetPage(), OrderHistoryLimit)
+	path := pathSpotAllOrders
+	if m == Futures {
+		path = pathFutAllOrders
+	}
+	c, _ := s.client()
+	body, err := c.signed(ctx, m, http.MethodGet, path, q, 20, creds(req.GetAccount()))
+	if err != nil {
+		return nil, err
+	}
+	os, err := ParseOrders(m, body)
+	if err != nil {
+		return nil, parseErr("allOrders", err)
+	}
+	for i, j := 0, len(os)-1; i < j; i, j = i+1, j-1 {
+		os[i], os[j] = os[j], os[i]
+	}
+	return &exchangev1.ListOrderHistoryResponse{Orders: os}, nil
+}
+
+// ListFills lists the account's trades of one symbol, newest first.
+func (s *Server) ListFills(ctx context.Context, req *exchangev1.ListFillsRequest) (*exchangev1.ListFillsResponse, error) {
+	m, _, err := s.instrument(ctx, req.GetMarketType(), req.GetSymbol())
+	if err != nil {
+		return nil, err
+	}
+	q := url.Values{"symbol": {req.GetSymbol()}}
+	pageParams(q, req.GetPage(), FillsLimit)
+	path := pathSpotMyTrades
+	if m == Futures {
+		path = pathFutUserTrades
+	}
+	c, _ := s.client()
+	body, err := c.signed(ctx, m, http.MethodGet, path, q, 20, creds(req.GetAccount()))
+	if err != nil {
+		return nil, err
+	}
+	fs, err := ParseFills(m, body)
+	if err != nil {
+		return nil, parseErr("trades", err)
+	}
+	for i, j := 0, len(fs)-1; i < j; i, j = i+1, j-1 {
+		fs[i], fs[j] = fs[j], fs[i]
+	}
+	return &exchangev1.ListFillsResponse{Fills: fs}, nil
+}
+
+// PlaceAlgoOrder places STOP_MARKET / TAKE_PROFIT_MARKET futures orders (optionally closePosition).
+func (s *Server) PlaceAlgoOrder(ctx context.Context, req *exchangev1.PlaceAlgoOrderRequest) (*exchangev1.PlaceAlgoOrderResponse, error) {
+	if req.GetMarketType() != exchangev1.MarketType_MARKET_TYPE_SWAP {
+		return nil, sdk.NotSupported("conditional orders on spot")
+	}
+	if _, _, err := s.instrument(ctx, req.GetMarketType(), req.GetSymbol()); err != nil {
+		return nil, err
+	}
+	side, ok := sideToWire(req.GetSide())
+	if !ok {
+		return nil, invalid("side", "side is required")
+	}
+	var typ string
+	switch req.GetType() {
+	case exchangev1.OrderType_ORDER_TYPE_STOP_MARKET:
+		typ = "STOP_MARKET"
+	case exchangev1.OrderType_ORDER_TYPE_TAKE_PROFIT_MARKET:
+		typ = "TAKE_PROFIT_MARKET"
+	default:
+		return nil, sdk.NotSupported("algo order type " + req.GetType().String())
+	}
+	trig, err := decParam("trigger_price", req.GetTriggerPrice(), true)
+	if err != nil {
+		return nil, err
+	}
+	wt, ok := workingTypeToWire(req.GetTriggerPriceType())
+	if !ok {
+		return nil, sdk.NotSupported("trigger price type " + req.GetTriggerPriceType().String())
+	}
+	q := url.Values{"symbol": {req.GetSymbol()}, "side": {side}, "type": {typ}, "stopPrice": {trig}, "workingType": {wt}}
+	if req.GetClosePosition() {
+		q.Set("closePosition", "true")
+	} else {
+		qty, err := decParam("qty", req.GetQty(), true)
+		if err != nil {
+			return nil, err
+		}
+		q.Set("quantity", qty)
+		if req.GetReduceOnly() {
+			q.Set("reduceOnly", "true")
+		}
+	}
+	if ps := positionSideToWire(req.GetPositionSide()); ps != "" {
+		q.Set("positionSide", ps)
+	}
+	if req.GetClientAlgoId() != "" {
+		q.Set("newClientOrderId", req.GetClientAlgoId())
+	}
+	c, _ := s.client()
+	body, err := c.signed(ctx, Futures, http.MethodPost, pathFutOrder, q, 1, creds(req.GetAccount()))
+	if err != nil {
+		return nil, err
+	}
+	a, err := ParseAlgoOrder(body)
+	if err != nil {
+		return nil, parseErr("algo order", err)
+	}
+	return &exchangev1.PlaceAlgoOrderResponse{AlgoOrder: a}, nil
+}
+
+// CancelAlgoOrder cancels a conditional order.
+func (s *Server) CancelAlgoOrder(ctx context.Context, req *exchangev1.CancelAlgoOrderRequest) (*exchangev1.CancelAlgoOrderResponse, error) {
+	if _, _, err := s.instrument(ctx, exchangev1.MarketType_MARKET_TYPE_SWAP, req.GetSymbol()); err != nil {
+		return nil, err
+	}
+	q := url.Values{"symbol": {req.GetSymbol()}}
+	if err := idParams(q, req.GetAlgoId(), req.GetClientAlgoId()); err != nil {
+		return nil, err
+	}
+	c, _ := s.client()
+	body, err := c.signed(ctx, Futures, http.MethodDelete, pathFutOrder, q, 1, creds(req.GetAccount()))
+	if err != nil {
+		return nil, err
+	}
+	a, err := ParseAlgoOrder(body)
+	if err != nil {
+		return nil, parseErr("algo order", err)
+	}
+	return &exchangev1.CancelAlgoOrderResponse{AlgoOrder: a}, nil
+}
+
+// ListAlgoOrders lists waiting conditional orders (and, with include_history, past ones of the symbol).
+func (s *Server) ListAlgoOrders(ctx context.Context, req *exchangev1.ListAlgoOrdersRequest) (*exchangev1.ListAlgoOrdersResponse, error) {
+	q := url.Values{}
+	path, weight := pathFutOpenOrders, 40
+	if req.GetSymbol() != "" {
+		if _, _, err := s.instrument(ctx, exchangev1.MarketType_MARKET_TYPE_SWAP, req.GetSymbol()); err != nil {
+			return nil, err
+		}
+		q.Set("symbol", req.GetSymbol())
+		weight = 1
+	}
+	if req.GetIncludeHistory() {
+		if req.GetSymbol() == "" {
+			return nil, invalid("symbol", "history needs a symbol on Binance")
+		}
+		path, weight = pathFutAllOrders, 5
+		pageParams(q, req.GetPage(), OrderHistoryLimit)
+	}
+	c, _ := s.client()
+	body, err := c.signed(ctx, Futures, http.MethodGet, path, q, weight, creds(req.GetAccount()))
+	if err != nil {
+		return nil, err
+	}
+	as, err := ParseAlgoOrders(body)
+	if err != nil {
+		return nil, parseErr("algo orders", err)
+	}
+	for i, j := 0, len(as)-1; i < j; i, j = i+1, j-1 {
+		as[i], as[j] = as[j], as[i]
+	}
+	return &exchangev1.ListAlgoOrdersResponse{AlgoOrders: as}, nil
+}
+
+// ListPositions lists open perpetual positions with leverage and margin mode from symbolConfig.
+func (s *Server) ListPositions(ctx context.Context, req *exchangev1.ListPositionsRequest) (*exchangev1.ListPositionsResponse, error) {
+	q := url.Values{}
+	if req.GetSymbol() != "" {
+		if err := s.perp(ctx, req.GetSymbol()); err != nil {
+			return nil, err
+		}
+		q.Set("symbol", req.GetSymbol())
+	}
+	c, _ := s.client()
+	body, err := c.signed(ctx, Futures, http.MethodGet, pathFutPositionRisk, q, 5, creds(req.GetAccount()))
+	if err != nil {
+		return nil, err
+	}
+	ps, err := ParsePositionRisk(body)
+	if err != nil {
+		return nil, parseErr("positionRisk", err)
+	}
+	if len(ps) > 0 {
+		if cb, err := c.signed(ctx, Futures, http.MethodGet, pathFutSymbolConfig, q, 5, creds(req.GetAccount())); err == nil {
+			if cfgs, err := ParseSymbolConfig(cb); err == nil {
+				by := map[string]SymbolConfig{}
+				for _, sc := range cfgs {
+					by[sc.Symbol] = sc
+				}
+				for _, p := range ps {
+					if sc, ok := by[p.Symbol]; ok {
+						if p.Leverage == "" {
+							p.Leverage = sc.Leverage
+						}
+						if p.MarginMode == exchangev1.MarginMode_MARGIN_MODE_UNSPECIFIED {
+							p.MarginMode = sc.MarginMode
+						}
+					}
+				}
+			}
+		}
+	}
+	return &exchangev1.ListPositionsResponse{Positions: ps}, nil
+}
+
+// ClosePosition closes a position with a reduce-only market order.
+func (s *Server) ClosePosition(ctx context.Context, req *exchangev1.ClosePositionRequest) (*exchangev1.ClosePositionResponse, error) {
+	ps, err := s.ListPositions(ctx, &exchangev1.ListPositionsRequest{Account: req.GetAccount(), Symbol: req.GetSymbol()})
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range ps.GetPositions() {
+		if req.GetPositionSide() != exchangev1.PositionSide_POSITION_SIDE_UNSPECIFIED && p.GetPositionSide() != req.GetPositionSide() {
+			continue
+		}
+		qty := decimal.RequireFromString(p.GetQty())
+		side := exchangev1.Side_SIDE_SELL
+		if p.GetPositionSide() == exchangev1.PositionSide_POSITION_SIDE_SHORT || (p.GetPositionSide() == exchangev1.PositionSide_POSITION_SIDE_NET && qty.IsNegative()) {
+			side = exchangev1.Side_SIDE_BUY
+		}
+		r, err := s.PlaceOrder(ctx, &exchangev1.PlaceOrderRequest{Account: req.GetAccount(), MarketType: exchangev1.MarketType_MARKET_TYPE_SWAP,
+			Symbol: req.GetSymbol(), Side: side, Type: exchangev1.OrderType_ORDER_TYPE_MARKET, Qty: qty.Abs().String(),
+			ReduceOnly: p.GetPositionSide() == exchangev1.PositionSide_POSITION_SIDE_NET, PositionSide: p.GetPositionSide()})
+		if err != nil {
+			return nil, err
+		}
+		return &exchangev1.ClosePositionResponse{Order: r.GetOrder()}, nil
+	}
+	return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_ORDER_REJECTED, "no open %s position", req.GetSymbol())
+}
+
+// GetLeverage reads leverage and margin mode from /fapi/v1/symbolConfig.
+func (s *Server) GetLeverage(ctx context.Context, req *exchangev1.GetLeverageRequest) (*exchangev1.GetLeverageResponse, error) {
+	if err := s.perp(ctx, req.GetSymbol()); err != nil {
+		return nil, err
+	}
+	c, _ := s.client()
+	body, err := c.signed(ctx, Futures, http.MethodGet, pathFutSymbolConfig, url.Values{"symbol": {req.GetSymbol()}}, 5, creds(req.GetAccount()))
+	if err != nil {
+		return nil, err
+	}
+	cfgs, err := ParseSymbolConfig(body)
+	if err != nil || len(cfgs) == 0 {
+		return nil, parseErr("symbolConfig", errors.Join(err, errors.New("no row")))
+	}
+	return &exchangev1.GetLeverageResponse{Leverage: cfgs[0].Leverage, MarginMode: cfgs[0].MarginMode}, nil
+}
+
+// SetLeverage sets the symbol's leverage (whole numbers on Binance); a margin mode given is applied first.
+func (s *Server) SetLeverage(ctx context.Context, req *exchangev1.SetLeverageRequest) (*exchangev1.SetLeverageResponse, error) {
+	if err := s.perp(ctx, req.GetSymbol()); err != nil {
+		return nil, err
+	}
+	l, err := decimal.NewFromString(req.GetLeverage())
+	if err != nil || !l.IsInteger() || l.LessThan(decimal.NewFromInt(1)) {
+		return nil, invalid("leverage", "leverage %q must be a whole number >= 1", req.GetLeverage())
+	}
+	if req.GetMarginMode() != exchangev1.MarginMode_MARGIN_MODE_UNSPECIFIED {
+		if _, err := s.SetMarginMode(ctx, &exchangev1.SetMarginModeRequest{Account: req.GetAccount(), Symbol: req.GetSymbol(), MarginMode: req.GetMarginMode()}); err != nil {
+			return nil, err
+		}
+	}
+	c, _ := s.client()
+	body, err := c.signed(ctx, Futures, http.MethodPost, pathFutLeverage, url.Values{"symbol": {req.GetSymbol()}, "leverage": {l.String()}}, 1, creds(req.GetAccount()))
+	if err != nil {
+		return nil, err
+	}
+	got, err := ParseLeverage(body)
+	if err != nil {
+		return nil, parseErr("leverage", err)
+	}
+	return &exchangev1.SetLeverageResponse{Leverage: got}, nil
+}
+
+// SetMarginMode sets cross or isolated; "no need to change" (-4046) is success.
+func (s *Server) SetMarginMode(ctx context.Context, req *exchangev1.SetMarginModeRequest) (*exchangev1.SetMarginModeResponse, error) {
+	if err := s.perp(ctx, req.GetSymbol()); err != nil {
+		return nil, err
+	}
+	var mt string
+	switch req.GetMarginMode() {
+	case exchangev1.MarginMode_MARGIN_MODE_CROSS:
+		mt = "CROSSED"
+	case exchangev1.MarginMode_MARGIN_MODE_ISOLATED:
+		mt = "ISOLATED"
+	default:
+		return nil, invalid("margin_mode", "margin_mode is required")
+	}
+	c, _ := s.client()
+	_, err := c.signed(ctx, Futures, http.MethodPost, pathFutMarginType, url.Values{"symbol": {req.GetSymbol()}, "marginType": {mt}}, 1, creds(req.GetAccount()))
+	if err != nil && sdk.DetailOf(err).GetExchangeCode() != "-4046" {
+		return nil, err
+	}
+	return &exchangev1.SetMarginModeResponse{}, nil
+}
+
+// GetPositionMode reads dualSidePosition.
+func (s *Server) GetPositionMode(ctx context.Context, req *exchangev1.GetPositionModeRequest) (*exchangev1.GetPositionModeResponse, error) {
+	c, _ := s.client()
+	body, err := c.signed(ctx, Futures, http.MethodGet, pathFutDual, nil, 30, creds(req.GetAccount()))
+	if err != nil {
+		return nil, err
+	}
+	dual, err := ParseDualSide(body)
+	if err != nil {
+		return nil, parseErr("positionSide/dual", err)
+	}
+	mode := exchangev1.PositionMode_POSITION_MODE_ONE_WAY
+	if dual {
+		mode = exchangev1.PositionMode_POSITION_MODE_HEDGE
+	}
+	return &exchangev1.GetPositionModeResponse{Mode: mode}, nil
+}
+
+// SetPositionMode sets one-way or hedge; "no need to change" (-4059) is success.
+func (s *Server) SetPositionMode(ctx context.Context, req *exchangev1.SetPositionModeRequest) (*exchangev1.SetPositionModeResponse, error) {
+	var dual string
+	switch req.GetMode() {
+	case exchangev1.PositionMode_POSITION_MODE_ONE_WAY:
+		dual = "false"
+	case exchangev1.PositionMode_POSITION_MODE_HEDGE:
+		dual = "true"
+	default:
+		return nil, invalid("mode", "mode is required")
+	}
+	c, _ := s.client()
+	_, err := c.signed(ctx, Futures, http.MethodPost, pathFutDual, url.Values{"dualSidePosition": {dual}}, 1, creds(req.GetAccount()))
+	if err != nil && sdk.DetailOf(err).GetExchangeCode() != "-4059" {
+		return nil, err
+	}
+	return &exchangev1.SetPositionModeResponse{}, nil
+}
+
+// GetBalances: trading = spot account balances plus the USDT-M account; funding = the funding wallet.
+func (s *Server) GetBalances(ctx context.Context, req *exchangev1.GetBalancesRequest) (*exchangev1.GetBalancesResponse, error) {
+	c, _ := s.client()
+	cr := creds(req.GetAccount())
+	out := &exchangev1.GetBalancesResponse{}
+	w := req.GetWallet()
+	if w == exchangev1.WalletType_WALLET_TYPE_UNSPECIFIED || w == exchangev1.WalletType_WALLET_TYPE_TRADING {
+		body, err := c.signed(ctx, Spot, http.MethodGet, pathSpotAccount, url.Values{"omitZeroBalances": {"true"}}, 20, cr)
+		if err != nil {
+			return nil, err
+		}
+		bs, err := ParseSpotAccount(body)
+		if err != nil {
+			return nil, parseErr("account", err)
+		}
+		out.Balances = append(out.Balances, bs...)
+		fb, err := c.signed(ctx, Futures, http.MethodGet, pathFutAccount, nil, 5, cr)
+		if err != nil {
+			return nil, err
+		}
+		fa, err := ParseFuturesAccount(fb)
+		if err != nil {
+			return nil, parseErr("futures account", err)
+		}
+		out.Equity, out.UnrealizedPnl, out.AvailableMargin = fa.Equity, fa.UnrealizedPnl, fa.AvailableMargin
+	}
+	if w == exchangev1.WalletType_WALLET_TYPE_UNSPECIFIED || w == exchangev1.WalletType_WALLET_TYPE_FUNDING {
+		body, err := c.signed(ctx, Spot, http.MethodPost, pathFundingAsset, nil, 1, cr)
+		if err != nil {
+			return nil, err
+		}
+		bs, err := ParseFundingAssets(body)
+		if err != nil {
+			return nil, parseErr("funding assets", err)
+		}
+		out.Balances = append(out.Balances, bs...)
+	}
+	return out, nil
+}
