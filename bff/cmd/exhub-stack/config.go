@@ -20,6 +20,8 @@ type Config struct {
 	CHNativePort     string
 	CHHTTPPort       string
 	ValkeyPort       string
+	BinanceEmuAddr   string
+	OKXEmuAddr       string
 
 	NoValkey bool
 }
@@ -43,6 +45,8 @@ func defaultConfig(root string) Config {
 		CHNativePort:     env("EXHUB_CLICKHOUSE_TCP_PORT", "9000"),
 		CHHTTPPort:       env("EXHUB_CLICKHOUSE_HTTP_PORT", "8123"),
 		ValkeyPort:       env("EXHUB_VALKEY_PORT", "6379"),
+		BinanceEmuAddr:   env("EXHUB_EMULATOR_BINANCE_ADDR", "127.0.0.1:7001"),
+		OKXEmuAddr:       env("EXHUB_EMULATOR_OKX_ADDR", "127.0.0.1:7002"),
 	}
 }
 
@@ -64,6 +68,8 @@ func (c Config) ports() [][2]string {
 		{"clickhouse (http)", c.chHTTP()},
 		{"kratos (public)", c.KratosPublicAddr},
 		{"kratos (admin)", c.KratosAdminAddr},
+		{"binance emulator", c.BinanceEmuAddr},
+		{"okx emulator", c.OKXEmuAddr},
 		{"bff", c.BFFAddr},
 		{"edge", c.EdgeAddr},
 	}
@@ -74,6 +80,6 @@ func (c Config) ports() [][2]string {
 }
 
 func (c Config) String() string {
-	return fmt.Sprintf("edge=%s bff=%s kratos=%s/%s clickhouse=%s/%s valkey=%s", c.EdgeAddr, c.BFFAddr,
-		c.KratosPublicAddr, c.KratosAdminAddr, c.CHNativePort, c.CHHTTPPort, c.ValkeyPort)
+	return fmt.Sprintf("edge=%s bff=%s kratos=%s/%s clickhouse=%s/%s valkey=%s emulators=%s,%s", c.EdgeAddr, c.BFFAddr,
+		c.KratosPublicAddr, c.KratosAdminAddr, c.CHNativePort, c.CHHTTPPort, c.ValkeyPort, c.BinanceEmuAddr, c.OKXEmuAddr)
 }

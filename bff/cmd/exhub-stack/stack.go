@@ -120,6 +120,20 @@ func (s *Stack) services() ([]*service, error) {
 	})
 
 	svcs = append(svcs, &service{
+		name: "emulators",
+		path: c.bin("exhub-emulators"),
+		args: []string{"--binance", c.BinanceEmuAddr, "--okx", c.OKXEmuAddr, "--seed", "1", "--history-days", "30"},
+		ready: func(ctx context.Context) error {
+			if err := httpProbe(ctx, "http://"+c.BinanceEmuAddr+"/-/ready", "ok"); err != nil {
+				return err
+			}
+			return httpProbe(ctx, "http://"+c.OKXEmuAddr+"/-/ready", "ok")
+		},
+		readyTimeout: 60 * time.Second,
+		hint:         "run `make build`",
+	})
+
+	svcs = append(svcs, &service{
 		name: "bff",
 		path: c.bin("exhub-bff"),
 		args: []string{"--config", filepath.Join(c.Root, "bff", "exhub.yaml")},

@@ -150,7 +150,7 @@ func TestStartRefusesBusyPortWithOneLine(t *testing.T) {
 	cfg := defaultConfig(root)
 	cfg.NoValkey = true
 	// Fake binaries and a UI build so the port check is what fails.
-	for _, name := range []string{"exhub-clickhouse", "kratos", "exhub-bff", "exhub-edge"} {
+	for _, name := range []string{"exhub-clickhouse", "kratos", "exhub-emulators", "exhub-bff", "exhub-edge"} {
 		if err := os.MkdirAll(root+"/bin", 0o755); err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,213 @@
+// Command exhub-emulators serves the local exchange emulators of demo mode: each exchange's own REST and WebSocket
+// dialect on its own loopback port, every one on a simulated venue of its own (same engine, that exchange's
+// instrument profile). The plugins are pointed at them by `exhub-stack`; `--print-settings` shows the plugin
+// settings for each.
+//
+//	exhub-emulators --binance 127.0.0.1:7001 --okx 127.0.0.1:7002 --seed 1 --history-days 30
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	binanceemu "github.com/exhub/exhub/adapters/binance/emulator"
+	okxemu "github.com/exhub/exhub/adapters/okx/emulator"
+	"github.com/exhub/exhub/adapters/venue"
+)
+
+// emulator is one exchange's emulator as this command runs it.
+type emulator struct {
+	name     string
+	profile  string
+	addr     string
+	handler  http.Handler
+	close    func()
+	settings map[string]string
+}
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	fs := flag.NewFlagSet("exhub-emulators", flag.ContinueOnError)
+	binanceAddr := fs.String("binance", envOr("EXHUB_EMULATOR_BINANCE_ADDR", "127.0.0.1:7001"), "listen address of the Binance emulator (empty: off)")
+	okxAddr := fs.String("okx", envOr("EXHUB_EMULATOR_OKX_ADDR", "127.0.0.1:7002"), "listen address of the OKX emulator (empty: off)")
+	seed := fs.Int64("seed", 1, "seed of the synthetic markets (the same seed gives the same market)")
+	historyDays := fs.Int("history-days", 30, "days of generated history before now")
+	printSettings := fs.Bool("print-settings", false, "print the plugin settings for each emulator as JSON and exit")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: exhub-emulators [flags]\n\nServes the exchange emulators of demo mode on 127.0.0.1.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil)).With("component", "emulators")
+
+	addrs := map[string]string{"binance": *binanceAddr, "okx": *okxAddr}
+	for name, a := range addrs {
+		if a == "" {
+			continue
+		}
+		host, _, err := net.SplitHostPort(a)
+		if err != nil || (host != "127.0.0.1" && host != "localhost" && host != "::1") {
+			fmt.Fprintf(os.Stderr, "exhub-emulators: --%s %q: must be a loopback host:port\n", name, a)
+			return 2
+		}
+	}
+	if *printSettings {
+		out := map[string]map[string]string{}
+		if *binanceAddr != "" {
+			out["binance"] = binanceemu.PluginSettings("http://" + *binanceAddr)
+		}
+		if *okxAddr != "" {
+			out["okx"] = okxemu.PluginSettings("http://" + *okxAddr)
+		}
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(out)
+		return 0
+	}
+
+	// Take the ports first so a busy one fails fast, before generating history.
+	listeners := map[string]net.Listener{}
+	defer func() {
+		for _, l := range listeners {
+			_ = l.Close()
+		}
+	}()
+	for name, a := range addrs {
+		if a == "" {
+			continue
+		}
+		l, err := net.Listen("tcp", a)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "exhub-emulators: %s emulator: %s is already in use (set --%s or EXHUB_EMULATOR_%s_ADDR)\n", name, a, name, strings.ToUpper(name))
+			return 1
+		}
+		listeners[name] = l
+	}
+	if len(listeners) == 0 {
+		fmt.Fprintln(os.Stderr, "exhub-emulators: every emulator is off")
+		return 2
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	var (
+		wg   sync.WaitGroup
+		emus []*emulator
+	)
+	defer wg.Wait()
+	runCtx, cancelRun := context.WithCancel(ctx)
+	defer cancelRun()
+
+	start := time.Now()
+	for _, name := range sortedKeys(listeners) {
+		v, err := venue.New(venue.Config{Profile: name, Seed: *seed, Simulate: true, HistoryDays: *historyDays})
+		if err != nil {
+			log.Error("venue", "exchange", name, "err", err)
+			return 1
+		}
+		wg.Add(1)
+		go func() { // the venue's clock; ends with runCtx
+			defer wg.Done()
+			_ = v.Run(runCtx)
+		}()
+		e, err := newEmulator(name, v, log.With("exchange", name), "http://"+listeners[name].Addr().String())
+		if err != nil {
+			log.Error("emulator", "exchange", name, "err", err)
+			return 1
+		}
+		defer e.close()
+		emus = append(emus, e)
+	}
+
+	servers := make([]*http.Server, 0, len(emus))
+	errc := make(chan error, len(emus))
+	for _, e := range emus {
+		mux := http.NewServeMux()
+		mux.HandleFunc("GET /-/ready", func(w http.ResponseWriter, _ *http.Request) {
+			_, _ = w.Write([]byte("ok\n"))
+		})
+		mux.Handle("/", e.handler)
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		servers = append(servers, srv)
+		l := listeners[e.name]
+		delete(listeners, e.name)
+		wg.Add(1)
+		go func() { // owned by run: ends when srv is shut down
+			defer wg.Done()
+			if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("%s emulator: %w", e.name, err)
+			}
+		}()
+		log.Info("emulator ready", "exchange", e.name, "url", "http://"+l.Addr().String(), "settings", e.settings)
+	}
+	log.Info("emulators up", "count", len(emus), "startup_ms", time.Since(start).Milliseconds())
+
+	code := 0
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		log.Error("serve", "err", err)
+		code = 1
+	}
+	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, srv := range servers {
+		_ = srv.Shutdown(shutCtx)
+	}
+	cancelRun()
+	return code
+}
+
+func newEmulator(name string, v *venue.Venue, log *slog.Logger, base string) (*emulator, error) {
+	switch name {
+	case "binance":
+		s, err := binanceemu.New(binanceemu.Config{Venue: v, Logger: log})
+		if err != nil {
+			return nil, err
+		}
+		return &emulator{name: name, handler: s.Handler(), close: s.Close, settings: binanceemu.PluginSettings(base)}, nil
+	case "okx":
+		s, err := okxemu.New(okxemu.Config{Venue: v, Logger: log})
+		if err != nil {
+			return nil, err
+		}
+		return &emulator{name: name, handler: s.Handler(), close: s.Close, settings: okxemu.PluginSettings(base)}, nil
+	default:
+		return nil, fmt.Errorf("no emulator for %q", name)
+	}
+}
+
+func envOr(key, def string) string {
+	if v, ok := os.LookupEnv(key); ok {
+		return v
+	}
+	return def
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
