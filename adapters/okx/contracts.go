@@ -13,18 +13,13 @@ func (in *Instrument) ToOKXSize(field string, qty decimal.Decimal) (decimal.Deci
 	if !qty.IsPositive() {
 		return decimal.Zero, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, field, "%s %s must be positive", field, qty)
 	}
-	sz := qty
-	if in.MarketType == exchangev1.MarketType_MARKET_TYPE_SWAP {
-		if !qty.Mod(in.ContractSize).IsZero() {
-			return decimal.Zero, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_PRECISION, field,
-				"%s %s is not a whole number of contracts of %s %s", field, qty, in.ContractSize, in.Base)
-		}
-		sz = qty.Div(in.ContractSize)
-	}
-	if !sz.Mod(in.LotSz).IsZero() {
+	step := in.LotSz.Mul(in.ContractSize)
+	if !qty.Mod(step).IsZero() {
 		return decimal.Zero, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_PRECISION, field,
-			"%s %s is not a multiple of the lot size %s", field, qty, in.LotSz.Mul(in.ContractSize))
+			"%s %s is not a multiple of the lot size %s (%s contracts of %s %s)", field, qty, step, in.LotSz, in.ContractSize, in.Base)
 	}
+	// qty is a whole number of lots, so the division is exact.
+	sz := qty.Div(step).Round(0).Mul(in.LotSz)
 	if sz.LessThan(in.MinSz) {
 		return decimal.Zero, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_PRECISION, field,
 			"%s %s is below the minimum %s", field, qty, in.MinSz.Mul(in.ContractSize))

@@ -866,4 +866,3 @@ func (s *Server) ListAlgoOrders(ctx context.Context, req *exchangev1.ListAlgoOrd
 	}
 	return out, nil
 }
-
