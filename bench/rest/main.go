@@ -1,0 +1,446 @@
+// Command rest measures the REST market API through the edge: GET /api/v1/tickers requests per second and latency
+// percentiles, answered from the edge's HTTP cache (anonymous requests) and not (requests carrying a cookie, which
+// the edge always sends to the BFF, as for a signed-in user), plus the BFF alone for reference. It prints a table
+// and writes the figures as JSON.
+//
+//	go run ./bench/rest --stack                      start bin/exhub-stack (make build first), measure, stop it
+//	go run ./bench/rest --edge http://127.0.0.1:8080 --bff http://127.0.0.1:8090   measure a running stack
+//
+// Every run is bounded: at most --max-requests requests and --duration per scenario, loopback addresses only.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"text/tabwriter"
+	"time"
+)
+
+// Target of the issue: cached tickers through the edge.
+const targetCachedRPS = 10_000
+
+type options struct {
+	edge, bff     string
+	exchange, typ string
+	concurrency   int
+	duration      time.Duration
+	warmup        time.Duration
+	maxRequests   int64
+	out           string
+	stack         bool
+	root          string
+}
+
+// Result is one scenario's figures.
+type Result struct {
+	Name          string  `json:"name"`
+	URL           string  `json:"url"`
+	Cookie        bool    `json:"cookie"`
+	Requests      int64   `json:"requests"`
+	Errors        int64   `json:"errors"`
+	Seconds       float64 `json:"seconds"`
+	ReqPerSec     float64 `json:"reqPerSec"`
+	P50Ms         float64 `json:"p50Ms"`
+	P90Ms         float64 `json:"p90Ms"`
+	P99Ms         float64 `json:"p99Ms"`
+	MaxMs         float64 `json:"maxMs"`
+	CacheHitRatio float64 `json:"cacheHitRatio"`
+	BytesPerReq   int64   `json:"bytesPerReq"`
+}
+
+// Report is the JSON file.
+type Report struct {
+	Benchmark   string    `json:"benchmark"`
+	Time        string    `json:"time"`
+	GoVersion   string    `json:"goVersion"`
+	CPUs        int       `json:"cpus"`
+	Exchange    string    `json:"exchange"`
+	Type        string    `json:"type"`
+	Concurrency int       `json:"concurrency"`
+	Duration    string    `json:"duration"`
+	MaxRequests int64     `json:"maxRequests"`
+	Results     []Result  `json:"results"`
+	Target      TargetRes `json:"target"`
+}
+
+// TargetRes says whether the cached figure beat the target.
+type TargetRes struct {
+	CachedReqPerSec float64 `json:"cachedReqPerSec"`
+	Met             bool    `json:"met"`
+}
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench/rest:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var o options
+	flag.StringVar(&o.edge, "edge", "http://127.0.0.1:8080", "edge base URL (loopback)")
+	flag.StringVar(&o.bff, "bff", "http://127.0.0.1:8090", "BFF base URL for the direct figure (loopback; empty: skip)")
+	flag.StringVar(&o.exchange, "exchange", "", "exchange slug (default: the first running exchange with SWAP markets)")
+	flag.StringVar(&o.typ, "type", "SWAP", "market type")
+	flag.IntVar(&o.concurrency, "concurrency", 64, "concurrent connections")
+	flag.DurationVar(&o.duration, "duration", 8*time.Second, "measured time per scenario")
+	flag.DurationVar(&o.warmup, "warmup", time.Second, "unmeasured warm-up per scenario")
+	flag.Int64Var(&o.maxRequests, "max-requests", 400_000, "most measured requests per scenario")
+	flag.StringVar(&o.out, "out", "bench/results/rest.json", "JSON results file (empty: none)")
+	flag.BoolVar(&o.stack, "stack", false, "start bin/exhub-stack from --root for the run and stop it after")
+	flag.StringVar(&o.root, "root", ".", "repository root (with --stack)")
+	flag.Parse()
+	if o.concurrency < 1 || o.concurrency > 1024 || o.duration <= 0 || o.duration > 5*time.Minute || o.maxRequests < 1 {
+		return errors.New("--concurrency must be 1..1024, --duration up to 5m, --max-requests positive")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	if o.stack {
+		edge, bff, stopStack, err := startStack(ctx, o.root)
+		if err != nil {
+			return err
+		}
+		defer stopStack()
+		o.edge, o.bff = edge, bff
+	}
+	for _, u := range []string{o.edge, o.bff} {
+		if u == "" {
+			continue
+		}
+		if err := loopbackOnly(u); err != nil {
+			return err
+		}
+	}
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		MaxIdleConns: o.concurrency * 2, MaxIdleConnsPerHost: o.concurrency * 2, MaxConnsPerHost: o.concurrency * 2,
+		IdleConnTimeout: 30 * time.Second, DisableCompression: true,
+	}}
+	if o.exchange == "" {
+		slug, err := pickExchange(ctx, client, o.edge, o.typ)
+		if err != nil {
+			return err
+		}
+		o.exchange = slug
+	}
+	path := fmt.Sprintf("/api/v1/tickers?exchange=%s&type=%s", url.QueryEscape(o.exchange), url.QueryEscape(o.typ))
+	scenarios := []struct {
+		name   string
+		base   string
+		cookie bool
+	}{
+		{"tickers via edge, cached", o.edge, false},
+		{"tickers via edge, uncached (cookie)", o.edge, true},
+	}
+	if o.bff != "" {
+		scenarios = append(scenarios, struct {
+			name   string
+			base   string
+			cookie bool
+		}{"tickers from the BFF directly", o.bff, false})
+	}
+	rep := Report{Benchmark: "rest", Time: time.Now().UTC().Format(time.RFC3339), GoVersion: runtime.Version(),
+		CPUs: runtime.NumCPU(), Exchange: o.exchange, Type: o.typ, Concurrency: o.concurrency, Duration: o.duration.String(),
+		MaxRequests: o.maxRequests}
+	for _, sc := range scenarios {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		fmt.Fprintf(os.Stderr, "bench/rest: %s (%s%s)\n", sc.name, sc.base, path)
+		r, err := measure(ctx, client, o, sc.base+path, sc.cookie)
+		if err != nil {
+			return fmt.Errorf("%s: %w", sc.name, err)
+		}
+		r.Name = sc.name
+		rep.Results = append(rep.Results, r)
+	}
+	rep.Target.CachedReqPerSec = targetCachedRPS
+	rep.Target.Met = rep.Results[0].ReqPerSec >= targetCachedRPS && rep.Results[0].Errors == 0
+	printTable(os.Stdout, rep)
+	if o.out != "" {
+		if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {
+			return err
+		}
+		b, _ := json.MarshalIndent(rep, "", "  ")
+		if err := os.WriteFile(o.out, append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "bench/rest: wrote %s\n", o.out)
+	}
+	return nil
+}
+
+func loopbackOnly(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "http" {
+		return fmt.Errorf("%q is not an http URL", raw)
+	}
+	host := u.Hostname()
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("%s is not a loopback address: this load tool only targets the local machine", raw)
+	}
+	return nil
+}
+
+// pickExchange asks the API for the first running exchange offering the market type.
+func pickExchange(ctx context.Context, c *http.Client, base, typ string) (string, error) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/v1/exchanges", nil)
+	resp, err := c.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("list exchanges: %w", err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Exchanges []struct {
+			Slug        string   `json:"slug"`
+			PluginState string   `json:"pluginState"`
+			MarketTypes []string `json:"marketTypes"`
+		} `json:"exchanges"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return "", fmt.Errorf("list exchanges: %w", err)
+	}
+	for _, e := range out.Exchanges {
+		if e.PluginState == "running" && slices.Contains(e.MarketTypes, typ) {
+			return e.Slug, nil
+		}
+	}
+	return "", fmt.Errorf("no running exchange offers %s markets", typ)
+}
+
+type worker struct {
+	lat   []time.Duration
+	errs  int64
+	hits  int64
+	bytes int64
+	first error
+}
+
+// measure runs a warm-up, then concurrency workers until the duration passes or maxRequests were sent.
+func measure(ctx context.Context, c *http.Client, o options, target string, cookie bool) (Result, error) {
+	res := Result{URL: target, Cookie: cookie}
+	one := func(ctx context.Context, w *worker) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+		if cookie {
+			req.Header.Set("Cookie", "exhub_bench=1")
+		}
+		start := time.Now()
+		resp, err := c.Do(req)
+		if err != nil {
+			if ctx.Err() == nil {
+				w.errs++
+				if w.first == nil {
+					w.first = err
+				}
+			}
+			return
+		}
+		n, _ := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		d := time.Since(start)
+		if resp.StatusCode != http.StatusOK {
+			w.errs++
+			if w.first == nil {
+				w.first = fmt.Errorf("status %d", resp.StatusCode)
+			}
+			return
+		}
+		w.lat = append(w.lat, d)
+		w.bytes += n
+		if strings.Contains(resp.Header.Get("Cache-Status"), "; hit") {
+			w.hits++
+		}
+	}
+	// Warm-up: fills the caches and the connection pool.
+	wctx, wcancel := context.WithTimeout(ctx, o.warmup)
+	runWorkers(wctx, o.concurrency, nil, func(ctx context.Context, w *worker) { one(ctx, w) })
+	wcancel()
+
+	var budget atomic.Int64
+	budget.Store(o.maxRequests)
+	mctx, mcancel := context.WithTimeout(ctx, o.duration)
+	defer mcancel()
+	start := time.Now()
+	workers := runWorkers(mctx, o.concurrency, &budget, func(ctx context.Context, w *worker) { one(ctx, w) })
+	elapsed := time.Since(start)
+	if ctx.Err() != nil {
+		return res, ctx.Err()
+	}
+	var all []time.Duration
+	for _, w := range workers {
+		all = append(all, w.lat...)
+		res.Errors += w.errs
+		res.BytesPerReq += w.bytes
+		if w.first != nil {
+			fmt.Fprintf(os.Stderr, "bench/rest: error sample: %v\n", w.first)
+		}
+		res.CacheHitRatio += float64(w.hits)
+	}
+	res.Requests = int64(len(all))
+	if res.Requests == 0 {
+		return res, errors.New("no successful request")
+	}
+	slices.Sort(all)
+	pct := func(p float64) float64 {
+		i := int(float64(len(all))*p+0.5) - 1
+		i = max(0, min(i, len(all)-1))
+		return float64(all[i].Microseconds()) / 1000
+	}
+	res.Seconds = elapsed.Seconds()
+	res.ReqPerSec = float64(res.Requests) / elapsed.Seconds()
+	res.P50Ms, res.P90Ms, res.P99Ms, res.MaxMs = pct(0.50), pct(0.90), pct(0.99), float64(all[len(all)-1].Microseconds())/1000
+	res.CacheHitRatio /= float64(res.Requests)
+	res.BytesPerReq /= res.Requests
+	return res, nil
+}
+
+// runWorkers runs n workers calling fn until ctx ends or the budget (when given) is spent.
+func runWorkers(ctx context.Context, n int, budget *atomic.Int64, fn func(context.Context, *worker)) []*worker {
+	ws := make([]*worker, n)
+	var wg sync.WaitGroup
+	for i := range ws {
+		ws[i] = &worker{lat: make([]time.Duration, 0, 4096)}
+		wg.Add(1)
+		go func(w *worker) { // owned by runWorkers; ends with ctx or the budget
+			defer wg.Done()
+			for ctx.Err() == nil {
+				if budget != nil && budget.Add(-1) < 0 {
+					return
+				}
+				fn(ctx, w)
+			}
+		}(ws[i])
+	}
+	wg.Wait()
+	return ws
+}
+
+func printTable(w io.Writer, r Report) {
+	fmt.Fprintf(w, "\nREST through the edge: GET /api/v1/tickers?exchange=%s&type=%s, %d connections, %s per scenario, %d CPUs\n\n",
+		r.Exchange, r.Type, r.Concurrency, r.Duration, r.CPUs)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "scenario\trequests\terrors\treq/s\tp50 ms\tp90 ms\tp99 ms\tmax ms\tedge hits\t")
+	for _, x := range r.Results {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.2f\t%.2f\t%.2f\t%.1f\t%.0f%%\t\n", x.Name, x.Requests, x.Errors, x.ReqPerSec,
+			x.P50Ms, x.P90Ms, x.P99Ms, x.MaxMs, x.CacheHitRatio*100)
+	}
+	tw.Flush()
+	verdict := "MET"
+	if !r.Target.Met {
+		verdict = "NOT MET"
+	}
+	fmt.Fprintf(w, "\ntarget: cached over %.0f req/s: %s\n", r.Target.CachedReqPerSec, verdict)
+}
+
+// startStack runs bin/exhub-stack with a ready file and returns the edge and BFF URLs and a stop function that
+// interrupts it by PID and waits (killing it after 30 s).
+func startStack(ctx context.Context, root string) (string, string, func(), error) {
+	root, err := filepath.Abs(root)
+	if err != nil {
+		return "", "", nil, err
+	}
+	bin := filepath.Join(root, "bin", "exhub-stack")
+	if _, err := os.Stat(bin); err != nil {
+		return "", "", nil, fmt.Errorf("%s is missing: run make build first", bin)
+	}
+	edgeAddr := envOr("EXHUB_EDGE_ADDR", "127.0.0.1:8080")
+	bffAddr := envOr("EXHUB_HTTP_ADDR", "127.0.0.1:8090")
+	for _, a := range []string{edgeAddr, bffAddr} {
+		if c, err := net.DialTimeout("tcp", a, 200*time.Millisecond); err == nil {
+			c.Close()
+			return "", "", nil, fmt.Errorf("%s is already in use (another stack?): stop it or move this one with EXHUB_EDGE_ADDR, EXHUB_HTTP_ADDR and the other EXHUB_* port variables", a)
+		}
+	}
+	dir, err := os.MkdirTemp("", "bench-rest-")
+	if err != nil {
+		return "", "", nil, err
+	}
+	ready := filepath.Join(dir, "ready")
+	logPath := filepath.Join(root, ".data", "bench", "rest-stack.log")
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+		return "", "", nil, err
+	}
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return "", "", nil, err
+	}
+	cmd := exec.Command(bin, "--root", root, "--ready-file", ready)
+	cmd.Dir = root
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return "", "", nil, fmt.Errorf("start %s: %w", bin, err)
+	}
+	exited := make(chan struct{})
+	go func() { // owned by startStack's stop function, which waits for it
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	stop := func() {
+		select {
+		case <-exited:
+		default:
+			_ = cmd.Process.Signal(os.Interrupt)
+			select {
+			case <-exited:
+			case <-time.After(30 * time.Second):
+				fmt.Fprintf(os.Stderr, "bench/rest: stack pid %d did not stop in 30 s; killing it\n", cmd.Process.Pid)
+				_ = cmd.Process.Kill()
+				<-exited
+			}
+		}
+		logf.Close()
+		os.RemoveAll(dir)
+	}
+	fmt.Fprintf(os.Stderr, "bench/rest: starting the stack (pid %d, log %s)\n", cmd.Process.Pid, logPath)
+	deadline := time.Now().Add(180 * time.Second)
+	for {
+		if b, err := os.ReadFile(ready); err == nil && len(b) > 0 {
+			edge := strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0])
+			// Let the ticker refresher fill its cache before measuring.
+			time.Sleep(time.Second)
+			return strings.TrimRight(edge, "/"), "http://" + bffAddr, stop, nil
+		}
+		select {
+		case <-exited:
+			stop()
+			return "", "", nil, fmt.Errorf("the stack exited before it was ready; see %s", logPath)
+		case <-ctx.Done():
+			stop()
+			return "", "", nil, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			stop()
+			return "", "", nil, fmt.Errorf("the stack was not ready in 180 s; see %s", logPath)
+		}
+	}
+}
+
+func envOr(k, def string) string {
+	if v, ok := os.LookupEnv(k); ok && v != "" {
+		return v
+	}
+	return def
+}
