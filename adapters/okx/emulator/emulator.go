@@ -77,6 +77,7 @@ type Server struct {
 	conns    map[*wsConn]struct{}
 	algos    *algoBook
 	converts []obj // convert trade history, newest last, bounded
+	tags     map[uint64]string
 	nextID   uint64
 }
 
@@ -99,7 +100,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, v: cfg.Venue, log: cfg.Logger.With("component", "okx-emulator"), ctx: ctx, cancel: cancel,
 		byID: map[string]*inst{}, byVenue: map[string]*inst{}, keys: map[string]Credentials{},
 		limits: newLimiter(!cfg.DisableRateLimits), sod: newSodCache(), conns: map[*wsConn]struct{}{},
-		algos: newAlgoBook()}
+		algos: newAlgoBook(), tags: map[uint64]string{}}
 	for _, in := range s.v.Instruments() {
 		i := newInst(in)
 		s.insts = append(s.insts, i)

@@ -99,7 +99,9 @@ func (w *wsClient) until(ok func(map[string]any) bool) []byte {
 	}
 }
 
-func sub(args ...map[string]string) map[string]any { return map[string]any{"op": "subscribe", "args": args} }
+func sub(args ...map[string]string) map[string]any {
+	return map[string]any{"op": "subscribe", "args": args}
+}
 
 func isPush(channel string) func(map[string]any) bool {
 	return func(m map[string]any) bool {

@@ -1,0 +1,274 @@
+package emulator
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+
+	"github.com/exhub/exhub/adapters/venue"
+)
+
+func (s *Server) walletRoutes() {
+	s.route("GET", "/api/v5/asset/balances", 6, true, s.assetBalances)
+	s.route("POST", "/api/v5/asset/transfer", 2, true, s.transfer)
+	s.route("GET", "/api/v5/asset/deposit-address", 6, true, s.depositAddress)
+	s.route("GET", "/api/v5/asset/deposit-history", 6, true, s.depositHistory)
+	s.route("POST", "/api/v5/asset/withdrawal", 6, true, s.withdrawal)
+	s.route("GET", "/api/v5/asset/withdrawal-history", 6, true, s.withdrawalHistory)
+	s.route("POST", "/api/v5/asset/convert/estimate-quote", 10, true, s.convertQuote)
+	s.route("POST", "/api/v5/asset/convert/trade", 10, true, s.convertTrade)
+	s.route("GET", "/api/v5/asset/convert/history", 6, true, s.convertHistory)
+}
+
+func splitComma(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(strings.ToUpper(s), ",")
+}
+
+// assetBalances is the funding account.
+func (s *Server) assetBalances(q *request) (result, *apiError) {
+	bs, err := s.v.Balances(q.account, venue.Funding)
+	if err != nil {
+		return result{}, internal(err)
+	}
+	only := splitComma(q.get("ccy"))
+	rows := []obj{}
+	for _, b := range bs {
+		if len(only) > 0 && !slices.Contains(only, b.Asset) {
+			continue
+		}
+		rows = append(rows, obj{"ccy": b.Asset, "bal": dec(b.Total), "frozenBal": dec(b.Locked), "availBal": dec(b.Free)})
+	}
+	return result{data: rows}, nil
+}
+
+// OKX account types: 6 funding, 18 trading.
+func walletOf(t string) (venue.Wallet, bool) {
+	switch t {
+	case "6":
+		return venue.Funding, true
+	case "18":
+		return venue.TradingWallet, true
+	}
+	return 0, false
+}
+
+func (s *Server) transfer(q *request) (result, *apiError) {
+	var r struct {
+		Ccy      string `json:"ccy"`
+		Amt      string `json:"amt"`
+		From     string `json:"from"`
+		To       string `json:"to"`
+		Type     string `json:"type"`
+		ClientID string `json:"clientId"`
+	}
+	if e := q.decode(&r); e != nil {
+		return result{}, e
+	}
+	from, ok1 := walletOf(r.From)
+	to, ok2 := walletOf(r.To)
+	if !ok1 || !ok2 || from == to {
+		return result{}, errParam("from/to")
+	}
+	if r.Type != "" && r.Type != "0" {
+		return result{}, errParam("type")
+	}
+	amt, err := venue.ParseDecimal(r.Amt)
+	if err != nil || !amt.IsPositive() {
+		return result{}, errParam("amt")
+	}
+	e, err := s.v.Transfer(q.r.Context(), q.account, strings.ToUpper(r.Ccy), amt, from, to)
+	if err != nil {
+		return result{}, bizErr(err)
+	}
+	return result{data: []obj{{"transId": strconv.FormatUint(e.ID, 10), "ccy": e.Asset, "clientId": r.ClientID,
+		"from": r.From, "amt": dec(amt), "to": r.To}}}, nil
+}
+
+const chainSuffix = "-SIM"
+
+func (s *Server) depositAddress(q *request) (result, *apiError) {
+	ccy := strings.ToUpper(q.get("ccy"))
+	if ccy == "" {
+		return result{}, errEmpty("ccy")
+	}
+	addr, err := s.v.DepositAddress(q.account, ccy)
+	if err != nil {
+		return result{}, bizErr(err)
+	}
+	return result{data: []obj{{"chain": ccy + chainSuffix, "ctAddr": "", "ccy": ccy, "to": "6", "addr": addr,
+		"verifiedName": "", "selected": true}}}, nil
+}
+
+func (s *Server) walletTxs(q *request, deposits bool) []obj {
+	txs, _ := s.v.WalletHistory(q.account)
+	ccy := strings.ToUpper(q.get("ccy"))
+	rows := []obj{}
+	for k := len(txs) - 1; k >= 0 && len(rows) < 100; k-- {
+		t := txs[k]
+		isDep := !strings.HasPrefix(t.ID, "wd")
+		if isDep != deposits || (ccy != "" && t.Asset != ccy) {
+			continue
+		}
+		if deposits {
+			rows = append(rows, obj{"actualDepBlkConfirm": "1", "amt": dec(t.Amount), "areaCodeFrom": "",
+				"ccy": t.Asset, "chain": t.Asset + chainSuffix, "depId": t.ID, "from": "", "fromWdId": "",
+				"state": "2", "to": t.Address, "ts": ms(t.Time), "txId": t.ID})
+		} else {
+			rows = append(rows, obj{"chain": t.Asset + chainSuffix, "fee": dec(t.Fee), "feeCcy": t.Asset,
+				"ccy": t.Asset, "clientId": "", "amt": dec(t.Amount), "txId": t.ID, "from": "", "areaCodeFrom": "",
+				"to": t.Address, "areaCodeTo": "", "state": "2", "ts": ms(t.Time), "nonTradeAsset": false,
+				"wdId": t.ID})
+		}
+	}
+	return rows
+}
+
+func (s *Server) depositHistory(q *request) (result, *apiError) {
+	return result{data: s.walletTxs(q, true)}, nil
+}
+
+func (s *Server) withdrawalHistory(q *request) (result, *apiError) {
+	return result{data: s.walletTxs(q, false)}, nil
+}
+
+func (s *Server) withdrawal(q *request) (result, *apiError) {
+	var r struct {
+		Ccy      string `json:"ccy"`
+		Amt      string `json:"amt"`
+		Dest     string `json:"dest"`
+		ToAddr   string `json:"toAddr"`
+		Chain    string `json:"chain"`
+		ClientID string `json:"clientId"`
+	}
+	if e := q.decode(&r); e != nil {
+		return result{}, e
+	}
+	if r.Dest != "4" && r.Dest != "3" {
+		return result{}, errParam("dest")
+	}
+	if r.ToAddr == "" {
+		return result{}, errEmpty("toAddr")
+	}
+	amt, err := venue.ParseDecimal(r.Amt)
+	if err != nil || !amt.IsPositive() {
+		return result{}, errParam("amt")
+	}
+	tx, err := s.v.Withdraw(q.r.Context(), q.account, strings.ToUpper(r.Ccy), amt, r.ToAddr)
+	if err != nil {
+		return result{}, bizErr(err)
+	}
+	return result{data: []obj{{"amt": dec(tx.Amount), "wdId": tx.ID, "ccy": tx.Asset, "clientId": r.ClientID,
+		"chain": tx.Asset + chainSuffix}}}, nil
+}
+
+// convertQuote prices a conversion. side buy spends quoteCcy for baseCcy, sell spends baseCcy; rfqSz is in
+// rfqSzCcy, which must be the currency spent (the venue quotes by the amount given).
+func (s *Server) convertQuote(q *request) (result, *apiError) {
+	var r struct {
+		BaseCcy   string `json:"baseCcy"`
+		QuoteCcy  string `json:"quoteCcy"`
+		Side      string `json:"side"`
+		RfqSz     string `json:"rfqSz"`
+		RfqSzCcy  string `json:"rfqSzCcy"`
+		ClQReqID  string `json:"clQReqId"`
+		Tag       string `json:"tag"`
+	}
+	if e := q.decode(&r); e != nil {
+		return result{}, e
+	}
+	base, quote := strings.ToUpper(r.BaseCcy), strings.ToUpper(r.QuoteCcy)
+	from, to := quote, base
+	switch r.Side {
+	case "buy":
+	case "sell":
+		from, to = base, quote
+	default:
+		return result{}, errParam("side")
+	}
+	if strings.ToUpper(r.RfqSzCcy) != from {
+		return result{}, errParam("rfqSzCcy")
+	}
+	amt, err := venue.ParseDecimal(r.RfqSz)
+	if err != nil || !amt.IsPositive() {
+		return result{}, errParam("rfqSz")
+	}
+	cq, err := s.v.RequestQuote(q.r.Context(), q.account, from, to, amt)
+	if err != nil {
+		return result{}, bizErr(err)
+	}
+	baseSz, quoteSz := cq.ToAmt, cq.FromAmt
+	if r.Side == "sell" {
+		baseSz, quoteSz = cq.FromAmt, cq.ToAmt
+	}
+	px := quoteSz.DivRound(baseSz, 12)
+	now := s.v.Now()
+	return result{data: []obj{{"quoteTime": ms(now), "ttlMs": ms(cq.Expires - now), "clQReqId": r.ClQReqID,
+		"quoteId": cq.ID, "baseCcy": base, "quoteCcy": quote, "side": r.Side, "origRfqSz": dec(amt),
+		"rfqSz": dec(amt), "rfqSzCcy": from, "cnvtPx": dec(px), "baseSz": dec(baseSz), "quoteSz": dec(quoteSz)}}}, nil
+}
+
+func (s *Server) convertTrade(q *request) (result, *apiError) {
+	var r struct {
+		QuoteID  string `json:"quoteId"`
+		BaseCcy  string `json:"baseCcy"`
+		QuoteCcy string `json:"quoteCcy"`
+		Side     string `json:"side"`
+		Sz       string `json:"sz"`
+		SzCcy    string `json:"szCcy"`
+		ClTReqID string `json:"clTReqId"`
+	}
+	if e := q.decode(&r); e != nil {
+		return result{}, e
+	}
+	if r.QuoteID == "" {
+		return result{}, errEmpty("quoteId")
+	}
+	cq, err := s.v.AcceptQuote(q.r.Context(), q.account, r.QuoteID)
+	if err != nil {
+		return result{}, bizErr(err)
+	}
+	base, quote := strings.ToUpper(r.BaseCcy), strings.ToUpper(r.QuoteCcy)
+	baseSz, quoteSz := cq.ToAmt, cq.FromAmt
+	if cq.From == base {
+		baseSz, quoteSz = cq.FromAmt, cq.ToAmt
+	}
+	s.mu.Lock()
+	s.nextID++
+	row := obj{"tradeId": strconv.FormatUint(s.nextID, 10), "quoteId": cq.ID, "clTReqId": r.ClTReqID,
+		"state": "fullyFilled", "instId": base + "-" + quote, "baseCcy": base, "quoteCcy": quote, "side": r.Side,
+		"fillPx": dec(quoteSz.DivRound(baseSz, 12)), "fillBaseSz": dec(baseSz), "fillQuoteSz": dec(quoteSz),
+		"ts": ms(s.v.Now()), "account": q.account}
+	s.converts = append(s.converts, row)
+	if len(s.converts) > 1000 {
+		s.converts = s.converts[1:]
+	}
+	s.mu.Unlock()
+	return result{data: []obj{publicConvert(row)}}, nil
+}
+
+func publicConvert(row obj) obj {
+	out := obj{}
+	for k, v := range row {
+		if k != "account" {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func (s *Server) convertHistory(q *request) (result, *apiError) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rows := []obj{}
+	for k := len(s.converts) - 1; k >= 0 && len(rows) < 100; k-- {
+		if s.converts[k]["account"] == q.account {
+			rows = append(rows, publicConvert(s.converts[k]))
+		}
+	}
+	return result{data: rows}, nil
+}
+
