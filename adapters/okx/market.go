@@ -2,6 +2,7 @@ package okx
 
 import (
 	"context"
+	"math"
 	"net/url"
 	"strconv"
 	"sync"
@@ -341,7 +342,10 @@ func (s *Server) GetCandles(ctx context.Context, req *exchangev1.GetCandlesReque
 	if limit <= 0 || limit > candlesPageLimit {
 		limit = candlesPageLimit
 	}
-	after := req.GetEndTime() + 1 // OKX's after is exclusive: records older than it
+	after := int64(math.MaxInt64)
+	if req.GetEndTime() > 0 {
+		after = req.GetEndTime() + 1 // OKX's after is exclusive: records older than it
+	}
 	var got []*exchangev1.Candle
 	path, pageMax := "/api/v5/market/candles", candlesPageLimit
 	for len(got) < limit {
