@@ -77,6 +77,7 @@ type Server struct {
 
 	spotHub *hub
 	futHub  *hub
+	wallet  walletStore
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -123,6 +124,8 @@ func New(cfg Config) (*Server, error) {
 			s.futL = append(s.futL, in)
 		}
 	}
+	s.wallet = walletStore{transfers: map[string][]transferRec{}, withdrawals: map[string][]withdrawRec{},
+		converts: map[string][]convertRec{}}
 	s.lim = newLimiter(s.v, cfg.SpotWeightLimit, cfg.FuturesWeightLimit)
 	ctx := context.Background()
 	if !cfg.NoDemoAccount {
@@ -138,9 +141,10 @@ func New(cfg Config) (*Server, error) {
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.spotHub = newHub(s, false)
 	s.futHub = newHub(s, true)
-	s.wg.Add(2)
+	s.wg.Add(3)
 	go func() { defer s.wg.Done(); s.spotHub.run(s.ctx) }()
 	go func() { defer s.wg.Done(); s.futHub.run(s.ctx) }()
+	go func() { defer s.wg.Done(); s.janitor(s.ctx) }()
 	s.mux = s.routes()
 	return s, nil
 }

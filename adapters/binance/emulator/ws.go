@@ -36,6 +36,7 @@ type wsConn struct {
 	mu      sync.Mutex
 	streams map[string]bool
 	users   map[string]context.CancelFunc // listen key -> user stream
+	uwg     sync.WaitGroup                // user stream goroutines
 	dead    bool
 	code    websocket.StatusCode
 	reason  string
@@ -203,6 +204,7 @@ func (c *wsConn) serve() {
 		for _, n := range names {
 			c.unsubscribe(n)
 		}
+		c.uwg.Wait()
 		if code == 0 {
 			_ = c.c.CloseNow()
 		} else {
