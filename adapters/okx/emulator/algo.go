@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/shopspring/decimal"
@@ -337,7 +338,7 @@ func (s *Server) listAlgos(q *request, pending bool) (result, *apiError) {
 			continue
 		}
 		okType := false
-		for _, t := range splitComma(ot) {
+		for _, t := range strings.Split(ot, ",") {
 			okType = okType || t == a.ordType
 		}
 		if !okType || (pending != (a.state == "live")) || (state != "" && a.state != state) {

@@ -2,8 +2,8 @@ package emulator
 
 import (
 	"context"
-	"hash/crc32"
 	"errors"
+	"hash/crc32"
 	"net/http"
 	"slices"
 	"strconv"

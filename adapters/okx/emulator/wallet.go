@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-
 	"github.com/exhub/exhub/adapters/venue"
 )
 
@@ -169,13 +168,13 @@ func (s *Server) withdrawal(q *request) (result, *apiError) {
 // rfqSzCcy, which must be the currency spent (the venue quotes by the amount given).
 func (s *Server) convertQuote(q *request) (result, *apiError) {
 	var r struct {
-		BaseCcy   string `json:"baseCcy"`
-		QuoteCcy  string `json:"quoteCcy"`
-		Side      string `json:"side"`
-		RfqSz     string `json:"rfqSz"`
-		RfqSzCcy  string `json:"rfqSzCcy"`
-		ClQReqID  string `json:"clQReqId"`
-		Tag       string `json:"tag"`
+		BaseCcy  string `json:"baseCcy"`
+		QuoteCcy string `json:"quoteCcy"`
+		Side     string `json:"side"`
+		RfqSz    string `json:"rfqSz"`
+		RfqSzCcy string `json:"rfqSzCcy"`
+		ClQReqID string `json:"clQReqId"`
+		Tag      string `json:"tag"`
 	}
 	if e := q.decode(&r); e != nil {
 		return result{}, e
@@ -271,4 +270,3 @@ func (s *Server) convertHistory(q *request) (result, *apiError) {
 	}
 	return result{data: rows}, nil
 }
-
