@@ -211,3 +211,13 @@ func TestTickerSod(t *testing.T) {
 		t.Errorf("sodUtc8 %v, 16:00 UTC open %v", rows[0]["sodUtc8"], c8[0][1])
 	}
 }
+
+func TestPluginSettings(t *testing.T) {
+	t.Parallel()
+	got := PluginSettings("http://127.0.0.1:7002/")
+	want := map[string]string{"rest_url": "http://127.0.0.1:7002", "ws_public_url": "ws://127.0.0.1:7002/ws/v5/public",
+		"ws_private_url": "ws://127.0.0.1:7002/ws/v5/private", "ws_business_url": "ws://127.0.0.1:7002/ws/v5/business"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("%v", got)
+	}
+}
