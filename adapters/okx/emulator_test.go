@@ -15,6 +15,7 @@ import (
 	"github.com/exhub/exhub/adapters/venue"
 	"github.com/exhub/exhub/plugin-sdk/conformance"
 	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
+	"github.com/exhub/exhub/plugin-sdk/sdk"
 	"github.com/exhub/exhub/plugin-sdk/sdktest"
 )
 
@@ -175,5 +176,29 @@ func TestStreamReconnect(t *testing.T) {
 				t.Fatalf("stream error: %v", e.Status)
 			}
 		}
+	}
+}
+
+// TestStreamAccountLogin logs in to the private WebSocket: the demo key connects, a wrong secret is AUTH_FAILED.
+func TestStreamAccountLogin(t *testing.T) {
+	w := shared(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	st, err := w.c.StreamAccount(ctx, &exchangev1.StreamAccountRequest{Account: w.acct})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := st.Recv()
+	if err != nil || ev.GetStatus().GetState() != exchangev1.StreamStatus_STATE_CONNECTED {
+		t.Fatalf("first event %v %v", ev, err)
+	}
+	bad := &exchangev1.AccountRef{ApiKey: emulator.DemoAPIKey, ApiSecret: "wrong", Passphrase: emulator.DemoPassphrase}
+	st2, err := w.c.StreamAccount(ctx, &exchangev1.StreamAccountRequest{Account: bad})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = st2.Recv()
+	if d := sdk.DetailOf(err); d.GetReason() != exchangev1.ErrorReason_ERROR_REASON_AUTH_FAILED {
+		t.Fatalf("wrong secret: %v", err)
 	}
 }

@@ -48,7 +48,11 @@ var okxReasons = map[string]exchangev1.ErrorReason{
 	"51010": exchangev1.ErrorReason_ERROR_REASON_POSITION_MODE_MISMATCH,
 	"51169": exchangev1.ErrorReason_ERROR_REASON_ORDER_REJECTED,
 	// WebSocket login and channels.
+	"60004": exchangev1.ErrorReason_ERROR_REASON_AUTH_FAILED,
 	"60005": exchangev1.ErrorReason_ERROR_REASON_AUTH_FAILED,
+	"60006": exchangev1.ErrorReason_ERROR_REASON_AUTH_FAILED,
+	"60007": exchangev1.ErrorReason_ERROR_REASON_AUTH_FAILED,
+	"60032": exchangev1.ErrorReason_ERROR_REASON_AUTH_FAILED,
 	"60009": exchangev1.ErrorReason_ERROR_REASON_AUTH_FAILED,
 	"60024": exchangev1.ErrorReason_ERROR_REASON_AUTH_FAILED,
 	"60018": exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT,

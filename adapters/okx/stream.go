@@ -450,6 +450,13 @@ func (s *Server) StreamAccount(req *exchangev1.StreamAccountRequest, stream exch
 		}
 	}
 	c.onMsg = func(ctx context.Context, m *wsMsg) {
+		if m.Event == "error" {
+			status(ctx, exchangev1.StreamStatus_STATE_ERROR, "OKX: "+m.Code+" "+m.Msg)
+			return
+		}
+		if m.Event != "" {
+			return // subscribe acknowledgements and notices
+		}
 		for _, ev := range s.accountEvents(ctx, m) {
 			emit(ctx, ev)
 		}

@@ -264,9 +264,9 @@ func (w *wsConn) login(ctx context.Context, c *websocket.Conn) error {
 			if m.Code == "" || m.Code == "0" {
 				return nil
 			}
-			return fmt.Errorf("%w: %w", errAuth, apiError(m.Code, m.Msg))
+			return fmt.Errorf("%w: %w", errAuth, loginError(m.Code, m.Msg))
 		case "error":
-			return fmt.Errorf("%w: %w", errAuth, apiError(m.Code, m.Msg))
+			return fmt.Errorf("%w: %w", errAuth, loginError(m.Code, m.Msg))
 		}
 	}
 }
@@ -278,4 +278,12 @@ func statusEvent(sub *exchangev1.Subscription, st exchangev1.StreamStatus_State,
 		s.Error = sdk.DetailOf(err)
 	}
 	return &exchangev1.MarketEvent{Subscription: sub, Time: time.Now().UnixMilli(), Event: &exchangev1.MarketEvent_Status{Status: s}}
+}
+
+// loginError is a refused login: always AUTH_FAILED, with OKX's code and message kept.
+func loginError(code, msg string) error {
+	if msg == "" {
+		msg = "login refused"
+	}
+	return sdk.ExchangeError(exchangev1.ErrorReason_ERROR_REASON_AUTH_FAILED, code, msg)
 }

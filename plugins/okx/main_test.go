@@ -1,0 +1,55 @@
+package main_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/exhub/exhub/adapters/okx/emulator"
+	"github.com/exhub/exhub/adapters/venue"
+	"github.com/exhub/exhub/plugin-sdk/conformance"
+	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
+	"github.com/exhub/exhub/plugin-sdk/sdk"
+)
+
+// TestPluginBinary builds the plugin, launches it as the host does (go-plugin, AutoMTLS), points it at an
+// in-process emulator and runs the conformance kit through the real process.
+func TestPluginBinary(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "okx")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	v, err := venue.New(venue.Config{Profile: "okx", Seed: 5, Simulate: true, HistoryDays: 1, StepInterval: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	go func() { _ = v.Run(ctx) }() // stops with cancel
+	emu, err := emulator.New(emulator.Config{Venue: v, DisableRateLimits: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(emu.Handler())
+	defer ts.Close()
+	defer emu.Close()
+
+	p, err := sdk.Launch(ctx, sdk.LaunchConfig{Path: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Kill()
+	d, err := p.Exchange.Describe(ctx, &exchangev1.DescribeRequest{})
+	if err != nil || d.GetExchange().GetKey() != 2 || d.GetExchange().GetSlug() != "okx" || d.GetCapabilities().GetPageLimits().GetCandles() != 300 {
+		t.Fatalf("describe: %v %v", err, d)
+	}
+	if _, err := p.Exchange.Configure(ctx, &exchangev1.ConfigureRequest{Settings: emulator.PluginSettings(ts.URL)}); err != nil {
+		t.Fatal(err)
+	}
+	conformance.Test(t, p.Exchange, conformance.Options{StreamWait: 15 * time.Second})
+}
