@@ -83,14 +83,17 @@ test("exchange list in English and Japanese, theme and layout", async () => {
     assert.equal(await htmlAttr(page, "lang"), "en");
 
     // English list from the live API.
-    const reference = card(page, "Reference Exchange");
-    await reference.waitFor();
+    const binance = card(page, "Binance");
+    await binance.waitFor();
+    const okx = card(page, "OKX");
+    await okx.waitFor();
+    assert.equal(await okx.getByTestId("status-badge").textContent(), "Available");
     const bybit = card(page, "Bybit");
     await bybit.waitFor();
     assert.equal(await bybit.getByTestId("status-badge").textContent(), "Coming soon");
-    assert.equal(await reference.getByTestId("status-badge").textContent(), "Available");
+    assert.equal(await binance.getByTestId("status-badge").textContent(), "Available");
     assert.equal(await bybit.getByRole("link", { name: "Futures" }).count(), 0, "coming-soon futures must not be a link");
-    const logo = reference.locator("img.exchange-logo");
+    const logo = binance.locator("img.exchange-logo");
     assert.match((await logo.getAttribute("src")) ?? "", /^data:image\/svg\+xml/);
     await waitForTitle(page, "exhub | Home");
 
@@ -99,17 +102,17 @@ test("exchange list in English and Japanese, theme and layout", async () => {
     assert.equal(await page.evaluate(() => document.activeElement?.textContent), "Skip to content");
 
     // An available exchange opens its (placeholder) trading page.
-    await reference.getByRole("link", { name: "Spot" }).click();
+    await binance.getByRole("link", { name: "Spot" }).click();
     await page.getByRole("heading", { name: "Spot trading" }).waitFor();
     await waitForTitle(page, "exhub | Spot trading");
     await page.getByRole("link", { name: "exhub home" }).click();
-    await reference.waitFor();
+    await binance.waitFor();
 
     // Japanese through the language menu.
     await page.getByRole("combobox", { name: "Language" }).selectOption("ja");
     await page.getByRole("heading", { name: "取引所", exact: true }).waitFor();
     await bybit.getByText("近日公開").waitFor();
-    assert.equal(await reference.getByTestId("status-badge").textContent(), "取引可能");
+    assert.equal(await binance.getByTestId("status-badge").textContent(), "取引可能");
     await waitForTitle(page, "exhub | ホーム");
     assert.equal(await htmlAttr(page, "lang"), "ja");
     const font = await page.evaluate(() => getComputedStyle(document.body).fontFamily);
@@ -139,7 +142,7 @@ test("exchange list in English and Japanese, theme and layout", async () => {
 
 test("unknown paths fall back to the app", async () => {
   await withBrowser("fallback", async (page) => {
-    const res = await page.goto("/futures/reference/BTCUSDT", { waitUntil: "domcontentloaded" });
+    const res = await page.goto("/futures/binance/BTCUSDT", { waitUntil: "domcontentloaded" });
     assert.ok(res && res.ok(), `deep link answered ${res?.status()}`);
     await page.getByRole("heading", { name: "Futures trading" }).waitFor();
     await waitForTitle(page, "exhub | Futures trading");

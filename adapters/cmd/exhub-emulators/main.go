@@ -124,6 +124,7 @@ func run(args []string) int {
 			log.Error("venue", "exchange", name, "err", err)
 			return 1
 		}
+		defer v.Close()
 		wg.Add(1)
 		go func() { // the venue's clock; ends with runCtx
 			defer wg.Done()

@@ -4,15 +4,18 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -133,18 +136,23 @@ func (s *Stack) services() ([]*service, error) {
 		hint:         "run `make build`",
 	})
 
+	// The plugins follow the emulators wherever they listen: their settings come from the emulators themselves.
+	emuSettings, err := emulatorSettings(c)
+	if err != nil {
+		return nil, err
+	}
 	svcs = append(svcs, &service{
 		name: "bff",
 		path: c.bin("exhub-bff"),
 		args: []string{"--config", filepath.Join(c.Root, "bff", "exhub.yaml")},
-		env: []string{
+		env: append([]string{
 			"EXHUB_HTTP_ADDR=" + c.BFFAddr,
 			"EXHUB_VALKEY_ADDR=" + valkeyAddr,
 			"EXHUB_CLICKHOUSE_ADDR=" + c.chNative(),
 			"EXHUB_KRATOS_PUBLIC_URL=http://" + c.KratosPublicAddr,
 			"EXHUB_KRATOS_ADMIN_URL=http://" + c.KratosAdminAddr,
 			"EXHUB_PLUGIN_DIR=" + filepath.Join(c.BinDir, "plugins"),
-		},
+		}, emuSettings...),
 		ready:        func(ctx context.Context) error { return httpProbe(ctx, "http://"+c.BFFAddr+"/readyz", "") },
 		readyTimeout: 60 * time.Second,
 		hint:         "run `make build`",
@@ -303,6 +311,28 @@ func (s *Stack) Stop() {
 			s.log.Info("stopped", "service", p.svc.name)
 		}
 	})
+}
+
+// emulatorSettings asks exhub-emulators for each plugin's settings at the configured addresses and returns them as
+// EXHUB_EXCHANGE_<SLUG>_SETTINGS variables for the BFF.
+func emulatorSettings(c Config) ([]string, error) {
+	out, err := exec.Command(c.bin("exhub-emulators"), "--print-settings", "--binance", c.BinanceEmuAddr, "--okx", c.OKXEmuAddr).Output()
+	if err != nil {
+		return nil, fmt.Errorf("emulators: %s --print-settings: %w (run `make build`)", c.bin("exhub-emulators"), err)
+	}
+	var all map[string]map[string]string
+	if err := json.Unmarshal(out, &all); err != nil {
+		return nil, fmt.Errorf("emulators: settings: %w", err)
+	}
+	var env []string
+	for _, slug := range slices.Sorted(maps.Keys(all)) {
+		kv := make([]string, 0, len(all[slug]))
+		for _, k := range slices.Sorted(maps.Keys(all[slug])) {
+			kv = append(kv, k+"="+all[slug][k])
+		}
+		env = append(env, "EXHUB_EXCHANGE_"+strings.ToUpper(slug)+"_SETTINGS="+strings.Join(kv, ","))
+	}
+	return env, nil
 }
 
 func exitErr(err error) error {

@@ -145,6 +145,15 @@ func TestStartRefusesBusyPortWithOneLine(t *testing.T) {
 	}
 	defer l.Close()
 	root := t.TempDir()
+	// Every other address on a port that is free now, so only the edge's is busy whatever else runs here.
+	for _, k := range []string{"EXHUB_HTTP_ADDR", "EXHUB_KRATOS_PUBLIC_ADDR", "EXHUB_KRATOS_ADMIN_ADDR",
+		"EXHUB_EMULATOR_BINANCE_ADDR", "EXHUB_EMULATOR_OKX_ADDR"} {
+		t.Setenv(k, freeAddr(t))
+	}
+	for _, k := range []string{"EXHUB_CLICKHOUSE_TCP_PORT", "EXHUB_CLICKHOUSE_HTTP_PORT", "EXHUB_VALKEY_PORT"} {
+		_, p, _ := net.SplitHostPort(freeAddr(t))
+		t.Setenv(k, p)
+	}
 	t.Setenv("EXHUB_EDGE_ADDR", l.Addr().String())
 	t.Setenv("EXHUB_BIN_DIR", root+"/bin")
 	cfg := defaultConfig(root)
@@ -172,6 +181,16 @@ func TestStartRefusesBusyPortWithOneLine(t *testing.T) {
 	if len(s.procs) != 0 {
 		t.Errorf("started %d processes despite the busy port", len(s.procs))
 	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
 }
 
 func TestMissingBinaryNamesTheFix(t *testing.T) {

@@ -51,7 +51,10 @@ func startReference(t *testing.T) *httptest.Server {
 	t.Helper()
 	cfg := config.Default()
 	cfg.Valkey.Addr, cfg.ClickHouse.Addr, cfg.ClickHouse.HTTPAddr = "", "", ""
-	cfg.Exchanges[0].Plugin = referencePlugin(t)
+	cfg.Exchanges = []config.Exchange{
+		{Key: 100, Slug: "reference", Name: "Reference Exchange", Plugin: referencePlugin(t)},
+		{Key: 3, Slug: "bybit", Name: "Bybit", Status: config.StatusComingSoon},
+	}
 	host := pluginhost.New([]pluginhost.Spec{{Key: 100, Slug: "reference", Path: cfg.Exchanges[0].Plugin}}, pluginhost.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -235,7 +235,16 @@ func Default() Config {
 			CallTimeout:         Duration(10 * time.Second),
 		},
 		Exchanges: []Exchange{
-			{Key: 100, Slug: "reference", Name: "Reference Exchange", Plugin: "reference"},
+			{Key: 1, Slug: "binance", Name: "Binance", Plugin: "binance", Website: "https://www.binance.com",
+				Settings: map[string]string{
+					"spot_rest_url": "http://127.0.0.1:7001", "spot_ws_url": "ws://127.0.0.1:7001",
+					"futures_rest_url": "http://127.0.0.1:7001", "futures_ws_url": "ws://127.0.0.1:7001/fws",
+				}},
+			{Key: 2, Slug: "okx", Name: "OKX", Plugin: "okx", Website: "https://www.okx.com",
+				Settings: map[string]string{
+					"rest_url": "http://127.0.0.1:7002", "ws_public_url": "ws://127.0.0.1:7002/ws/v5/public",
+					"ws_private_url": "ws://127.0.0.1:7002/ws/v5/private", "ws_business_url": "ws://127.0.0.1:7002/ws/v5/business",
+				}},
 			{Key: 3, Slug: "bybit", Name: "Bybit", Status: StatusComingSoon, Website: "https://www.bybit.com"},
 		},
 	}

@@ -49,7 +49,8 @@ func TestCommittedFileMatchesDefaults(t *testing.T) {
 		t.Fatalf("defaults: %+v", cfg)
 	}
 	ex := cfg.Exchanges
-	if len(ex) != 2 || ex[0].Slug != "reference" || ex[0].Key != 100 || ex[1].Key != 3 || ex[1].Status != StatusComingSoon || ex[1].Plugin != "" {
+	if len(ex) != 3 || ex[0].Slug != "binance" || ex[0].Key != 1 || ex[1].Slug != "okx" || ex[1].Key != 2 ||
+		ex[2].Key != 3 || ex[2].Status != StatusComingSoon || ex[2].Plugin != "" {
 		t.Fatalf("default exchanges: %+v", ex)
 	}
 }
