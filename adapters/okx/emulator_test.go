@@ -59,6 +59,7 @@ func newWorld() (*world, error) {
 	settings := emulator.PluginSettings(ts.URL)
 	settings["reconnect_min"] = "50ms"
 	settings["reconnect_max"] = "500ms"
+	settings["rest_timeout"] = "30s"
 	if _, err := c.Configure(context.Background(), &exchangev1.ConfigureRequest{Settings: settings}); err != nil {
 		return nil, err
 	}
@@ -121,7 +122,7 @@ func TestEmulatorConformance(t *testing.T) {
 	w := shared(t)
 	// Market data and streams. The trading and wallet checks join (Options.Account: w.acct) once the emulator
 	// serves the signed endpoints.
-	conformance.Test(t, w.c, conformance.Options{StreamWait: 15 * time.Second})
+	conformance.Test(t, w.c, conformance.Options{StreamWait: 20 * time.Second, CheckTimeout: 40 * time.Second})
 }
 
 // TestStreamReconnect drops every emulator connection and expects RECONNECTING, RESYNCED and a fresh snapshot, with

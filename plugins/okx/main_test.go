@@ -25,7 +25,7 @@ func TestPluginBinary(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	v, err := venue.New(venue.Config{Profile: "okx", Seed: 5, Simulate: true, HistoryDays: 1, StepInterval: 100 * time.Millisecond})
+	v, err := venue.New(venue.Config{Profile: "okx", Seed: 5, Simulate: true, HistoryDays: 1, StepInterval: 250 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,8 +48,10 @@ func TestPluginBinary(t *testing.T) {
 	if err != nil || d.GetExchange().GetKey() != 2 || d.GetExchange().GetSlug() != "okx" || d.GetCapabilities().GetPageLimits().GetCandles() != 300 {
 		t.Fatalf("describe: %v %v", err, d)
 	}
-	if _, err := p.Exchange.Configure(ctx, &exchangev1.ConfigureRequest{Settings: emulator.PluginSettings(ts.URL)}); err != nil {
+	settings := emulator.PluginSettings(ts.URL)
+	settings["rest_timeout"] = "30s" // generous: the race detector and parallel packages share two cores
+	if _, err := p.Exchange.Configure(ctx, &exchangev1.ConfigureRequest{Settings: settings}); err != nil {
 		t.Fatal(err)
 	}
-	conformance.Test(t, p.Exchange, conformance.Options{StreamWait: 15 * time.Second})
+	conformance.Test(t, p.Exchange, conformance.Options{StreamWait: 20 * time.Second, CheckTimeout: 40 * time.Second})
 }
