@@ -141,7 +141,7 @@ func TestRelativePaths(t *testing.T) {
 	if cfg.Root != filepath.Join(other, "conf") {
 		t.Fatalf("root without go.mod: %s", cfg.Root)
 	}
-	if len(cfg.Exchanges) != 2 {
+	if !reflect.DeepEqual(cfg.Exchanges, Default().Exchanges) {
 		t.Fatalf("a file without an exchanges key keeps the default list, got %+v", cfg.Exchanges)
 	}
 }
