@@ -203,3 +203,62 @@ func TestStreamAccountLogin(t *testing.T) {
 		t.Fatalf("wrong secret: %v", err)
 	}
 }
+
+// TestStreamChannels subscribes to ticker, trades, candles (business endpoint) and mark price of a swap and expects
+// each to deliver in base units; an unknown interval is refused with an ERROR status naming the request.
+func TestStreamChannels(t *testing.T) {
+	w := shared(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	st, err := w.c.StreamMarket(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	swap := exchangev1.MarketType_MARKET_TYPE_SWAP
+	subs := []*exchangev1.Subscription{
+		{Channel: exchangev1.Channel_CHANNEL_TICKER, MarketType: swap, Symbol: "BTC-USDT-SWAP"},
+		{Channel: exchangev1.Channel_CHANNEL_TRADES, MarketType: swap, Symbol: "BTC-USDT-SWAP"},
+		{Channel: exchangev1.Channel_CHANNEL_CANDLES, MarketType: swap, Symbol: "BTC-USDT-SWAP", Interval: "1m"},
+		{Channel: exchangev1.Channel_CHANNEL_MARK_PRICE, MarketType: swap, Symbol: "BTC-USDT-SWAP"},
+	}
+	if err := st.Send(&exchangev1.StreamMarketRequest{Op: exchangev1.StreamMarketRequest_OP_SUBSCRIBE, Subscriptions: subs, RequestId: "all"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Send(&exchangev1.StreamMarketRequest{Op: exchangev1.StreamMarketRequest_OP_SUBSCRIBE, RequestId: "bad",
+		Subscriptions: []*exchangev1.Subscription{{Channel: exchangev1.Channel_CHANNEL_CANDLES, MarketType: swap, Symbol: "BTC-USDT-SWAP", Interval: "7m"}}}); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for len(seen) < 5 {
+		ev, err := st.Recv()
+		if err != nil {
+			t.Fatalf("seen %v: %v", seen, err)
+		}
+		switch e := ev.GetEvent().(type) {
+		case *exchangev1.MarketEvent_Ticker:
+			if e.Ticker.GetOpen_24H() == "" || e.Ticker.GetLast() == "" {
+				t.Fatalf("ticker %v", e.Ticker)
+			}
+			seen["ticker"] = true
+		case *exchangev1.MarketEvent_Trade:
+			seen["trade"] = true
+		case *exchangev1.MarketEvent_Candle:
+			if e.Candle.GetOpenTime()%60_000 != 0 {
+				t.Fatalf("candle %v", e.Candle)
+			}
+			seen["candle"] = true
+		case *exchangev1.MarketEvent_MarkPrice:
+			if e.MarkPrice.GetMarkPrice() == "" {
+				t.Fatalf("mark %v", e.MarkPrice)
+			}
+			seen["mark"] = true
+		case *exchangev1.MarketEvent_Status:
+			if e.Status.GetState() == exchangev1.StreamStatus_STATE_ERROR {
+				if e.Status.GetRequestId() != "bad" || e.Status.GetError().GetReason() != exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT {
+					t.Fatalf("unexpected error %v", e.Status)
+				}
+				seen["refused"] = true
+			}
+		}
+	}
+}
