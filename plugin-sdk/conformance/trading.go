@@ -50,10 +50,13 @@ func (e *env) plan(ctx context.Context) (*plan, error) {
 		p.price = p.tick
 	}
 	p.qty, _ = dec("min_qty", in.GetMinQty())
+	// Order value: 1.5 x the declared minimum notional, and never under 10 quote units, because many exchanges
+	// enforce a minimum order value they do not publish per instrument (OKX's 51020, for one).
+	value := decimal.New(10, 0)
 	if mn, err := dec("min_notional", in.GetMinNotional()); in.GetMinNotional() != "" && err == nil {
-		need := mn.Mul(decimal.New(15, -1)).Div(p.price).Div(p.step).Ceil().Mul(p.step)
-		p.qty = decimal.Max(p.qty, need)
+		value = decimal.Max(value, mn.Mul(decimal.New(15, -1)))
 	}
+	p.qty = decimal.Max(p.qty, value.Div(p.price).Div(p.step).Ceil().Mul(p.step))
 	if p.mt == exchangev1.MarketType_MARKET_TYPE_SWAP {
 		if m, err := e.c.GetPositionMode(ctx, &exchangev1.GetPositionModeRequest{Account: e.opts.Account}); err == nil &&
 			m.GetMode() == exchangev1.PositionMode_POSITION_MODE_HEDGE {

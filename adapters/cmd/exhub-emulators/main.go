@@ -49,6 +49,7 @@ func run(args []string) int {
 	seed := fs.Int64("seed", 1, "seed of the synthetic markets (the same seed gives the same market)")
 	historyDays := fs.Int("history-days", 30, "days of generated history before now")
 	printSettings := fs.Bool("print-settings", false, "print the plugin settings for each emulator as JSON and exit")
+	printAccounts := fs.Bool("print-accounts", false, "print the demo paper accounts' API credentials as JSON and exit")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: exhub-emulators [flags]\n\nServes the exchange emulators of demo mode on 127.0.0.1.")
 		fs.PrintDefaults()
@@ -68,6 +69,15 @@ func run(args []string) int {
 			fmt.Fprintf(os.Stderr, "exhub-emulators: --%s %q: must be a loopback host:port\n", name, a)
 			return 2
 		}
+	}
+	if *printAccounts {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(map[string]map[string]string{
+			"binance": {"api_key": binanceemu.DemoAPIKey, "api_secret": binanceemu.DemoAPISecret},
+			"okx":     {"api_key": okxemu.DemoAPIKey, "api_secret": okxemu.DemoAPISecret, "passphrase": okxemu.DemoPassphrase},
+		})
+		return 0
 	}
 	if *printSettings {
 		out := map[string]map[string]string{}
