@@ -30,6 +30,7 @@ type Message struct {
 
 type brokerHandler struct {
 	deliver func(topic string, payload []byte, initial bool)
+	batch   func(msgs []Message)
 	lead    func(topic string)
 	unlead  func(topic string)
 	wants   func(topic string) bool
@@ -79,7 +80,5 @@ func (m *MemoryBroker) Leave(topic string) {
 
 // Publish delivers to this replica's hub.
 func (m *MemoryBroker) Publish(msgs []Message) {
-	for _, msg := range msgs {
-		m.h.deliver(msg.Topic, msg.Payload, false)
-	}
+	m.h.batch(msgs)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -56,8 +57,9 @@ type conn struct {
 
 	subs map[string]*connSub // owned by the reader
 
-	sent      uint64
-	coalesced uint64
+	coalesced    uint64
+	writingSince atomic.Int64
+	pinging      atomic.Bool
 }
 
 var errTooManyPending = errors.New("too many unanswered requests")
@@ -69,7 +71,7 @@ func (c *conn) signal() {
 	}
 }
 
-// offer queues a replaceable (or control) message under key.
+// offer queues a replaceable message under key. Callers wake the writer afterwards (signal), once per batch.
 func (c *conn) offer(key string, msg *lazy, kind itemKind) {
 	c.mu.Lock()
 	if old, ok := c.pending[key]; ok {
@@ -81,7 +83,6 @@ func (c *conn) offer(key string, msg *lazy, kind itemKind) {
 	c.pending[key] = &item{kind: kind, msg: msg}
 	c.order = append(c.order, key)
 	c.mu.Unlock()
-	c.signal()
 }
 
 // offerBook queues a book message; snap (nil for a snapshot) gives the latest snapshot to send instead when an
@@ -100,7 +101,6 @@ func (c *conn) offerBook(key string, msg *lazy, snap func() *lazy) {
 	c.pending[key] = &item{kind: kindBook, msg: msg}
 	c.order = append(c.order, key)
 	c.mu.Unlock()
-	c.signal()
 }
 
 // offerTrades queues a trades batch; batches pending together merge, keeping the newest MaxCoalescedTrades.
@@ -127,7 +127,6 @@ func (c *conn) offerTrades(key string, l *lazy, m *tradesMsg) {
 	c.pending[key] = &item{kind: kindTrades, msg: l, src: m}
 	c.order = append(c.order, key)
 	c.mu.Unlock()
-	c.signal()
 }
 
 // prevTrades returns the batch a pending trades item holds (its shared message).
@@ -174,53 +173,109 @@ func (c *conn) take(buf []*item) []*item {
 	return buf
 }
 
-// writeLoop sends queued messages until the connection ends.
+// maxBatchBytes bounds one batched frame.
+const maxBatchBytes = 64 << 10
+
+// writeLoop sends queued messages until the connection ends. One pending message goes out as its own frame; when
+// several are pending (the client or the network is behind), they go out together as one frame holding a JSON
+// array of messages, so a busy connection costs one write per wake-up instead of one per message.
 func (c *conn) writeLoop() error {
-	var buf []*item
+	var (
+		items []*item
+		frame []byte
+	)
 	for {
 		select {
 		case <-c.ctx.Done():
 			return context.Cause(c.ctx)
 		case <-c.notify:
 		}
-		buf = c.take(buf[:0])
-		for i, it := range buf {
+		items = c.take(items[:0])
+		n := 0
+		frame = frame[:0]
+		for i, it := range items {
 			b := it.bytes()
-			buf[i] = nil
+			items[i] = nil
 			if b == nil {
 				continue
 			}
-			wctx, cancel := context.WithTimeout(c.ctx, c.g.cfg.WriteTimeout)
-			err := c.ws.Write(wctx, websocket.MessageText, b)
-			cancel()
-			if err != nil {
+			if n > 0 && len(frame)+len(b) > maxBatchBytes {
+				if err := c.writeFrame(frame, n); err != nil {
+					return err
+				}
+				frame, n = frame[:0], 0
+			}
+			if n == 0 {
+				frame = append(frame, b...)
+			} else {
+				if n == 1 {
+					frame = append(append(frame[:0:0], '['), frame...)
+				}
+				frame = append(append(frame, ','), b...)
+			}
+			n++
+		}
+		if n > 0 {
+			if err := c.writeFrame(frame, n); err != nil {
 				return err
 			}
-			c.g.sent.Add(1)
 		}
 	}
 }
 
-// heartbeat pings the client; a missing pong ends the connection.
+// writeFrame writes one frame of n messages (an array when n > 1). The heartbeat goroutine ends a write that
+// takes longer than WriteTimeout.
+func (c *conn) writeFrame(frame []byte, n int) error {
+	if n > 1 {
+		frame = append(frame, ']')
+	}
+	c.writingSince.Store(time.Now().UnixNano())
+	err := c.ws.Write(c.ctx, websocket.MessageText, frame)
+	c.writingSince.Store(0)
+	if err != nil {
+		return err
+	}
+	c.g.sent.Add(uint64(n))
+	c.g.frames.Add(1)
+	return nil
+}
+
+// heartbeat pings the client every PingInterval (a missing pong ends the connection) and ends a connection
+// whose current write has been stuck for WriteTimeout.
 func (c *conn) heartbeat() error {
-	t := time.NewTicker(c.g.cfg.PingInterval)
+	check := min(time.Second, c.g.cfg.WriteTimeout/2)
+	t := time.NewTicker(check)
 	defer t.Stop()
+	nextPing := time.Now().Add(c.g.cfg.PingInterval)
 	for {
 		select {
 		case <-c.ctx.Done():
 			return nil
-		case <-t.C:
-			pctx, cancel := context.WithTimeout(c.ctx, c.g.cfg.PongTimeout)
-			err := c.ws.Ping(pctx)
-			cancel()
-			if err != nil {
-				if c.ctx.Err() != nil {
-					return nil
-				}
-				return errHeartbeat
+		case now := <-t.C:
+			if ws := c.writingSince.Load(); ws != 0 && now.Sub(time.Unix(0, ws)) > c.g.cfg.WriteTimeout {
+				return errWriteTimeout
 			}
+			if now.Before(nextPing) {
+				continue
+			}
+			nextPing = now.Add(c.g.cfg.PingInterval)
+			go c.ping() // owned by the connection: bounded by PongTimeout
 		}
 	}
 }
+
+func (c *conn) ping() {
+	if !c.pinging.CompareAndSwap(false, true) {
+		return
+	}
+	defer c.pinging.Store(false)
+	pctx, cancel := context.WithTimeout(c.ctx, c.g.cfg.PongTimeout)
+	defer cancel()
+	if err := c.ws.Ping(pctx); err != nil && c.ctx.Err() == nil {
+		c.cancel(errHeartbeat)
+	}
+}
+
+var errWriteTimeout = errors.New("write timeout: client not reading")
 
 var errHeartbeat = errors.New("heartbeat timeout")

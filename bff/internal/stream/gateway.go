@@ -38,6 +38,9 @@ type Config struct {
 	// UpstreamDepth is the depth of the one upstream book subscription per topic (0: the plugin's default;
 	// client views deeper than it show what the plugin sends).
 	UpstreamDepth int
+	// UpstreamLinger is how long a leader waits for more upstream events before publishing a batch (1 ms;
+	// negative: no wait). Events that arrive together reach a client in one frame.
+	UpstreamLinger time.Duration
 	// MaxCoalescedTrades is how many trades a slow client's merged trades message keeps (200).
 	MaxCoalescedTrades int
 	// MaxPendingControl bounds unread replies (acks, errors, pongs) per connection (256).
@@ -66,6 +69,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxDepth <= 0 {
 		c.MaxDepth = 200
+	}
+	if c.UpstreamLinger == 0 {
+		c.UpstreamLinger = time.Millisecond
 	}
 	if c.MaxCoalescedTrades <= 0 {
 		c.MaxCoalescedTrades = 200
@@ -102,7 +108,8 @@ type Gateway struct {
 	closed bool
 	ctx    context.Context
 
-	sent atomic.Uint64
+	sent   atomic.Uint64
+	frames atomic.Uint64
 }
 
 // Options builds a gateway.
@@ -125,9 +132,9 @@ func New(o Options) *Gateway {
 		o.Broker = NewMemoryBroker()
 	}
 	g.broker = o.Broker
-	g.up = newUpstream(o.Source, o.Broker, cfg.UpstreamDepth, o.Logger)
+	g.up = newUpstream(o.Source, o.Broker, cfg.UpstreamDepth, cfg.UpstreamLinger, o.Logger)
 	g.hub = newHub(o.Broker.Join, o.Broker.Leave)
-	o.Broker.bind(brokerHandler{deliver: g.hub.deliver, lead: g.up.lead, unlead: g.up.unlead, wants: g.hub.wants})
+	o.Broker.bind(brokerHandler{deliver: g.hub.deliver, batch: g.hub.deliverBatch, lead: g.up.lead, unlead: g.up.unlead, wants: g.hub.wants})
 	return g
 }
 
@@ -167,6 +174,7 @@ type Stats struct {
 	Connections    int
 	Delivered      uint64 // messages queued to clients
 	Sent           uint64 // messages written to clients
+	Frames         uint64 // WebSocket frames written (a frame may batch several messages)
 	Published      uint64 // topic messages published by this replica as leader
 	Leading        int    // topics this replica leads (holds the upstream subscription of)
 	UpstreamEvents uint64
@@ -178,7 +186,7 @@ func (g *Gateway) Stats() Stats {
 	n := len(g.conns)
 	g.mu.Unlock()
 	pub, lead, evs := g.up.stats()
-	return Stats{Connections: n, Delivered: g.hub.delivered.Load(), Sent: g.sent.Load(), Published: pub, Leading: lead,
+	return Stats{Connections: n, Delivered: g.hub.delivered.Load(), Sent: g.sent.Load(), Frames: g.frames.Load(), Published: pub, Leading: lead,
 		UpstreamEvents: evs}
 }
 
@@ -244,6 +252,8 @@ func (g *Gateway) serveConn(c *conn) {
 			_ = c.ws.Close(websocket.StatusPolicyViolation, "too many unanswered requests: read your messages")
 		case errors.Is(cause, errHeartbeat):
 			_ = c.ws.Close(websocket.StatusPolicyViolation, "heartbeat timeout")
+		case errors.Is(cause, errWriteTimeout):
+			_ = c.ws.CloseNow() // a close frame would wait behind the stuck write
 		case errors.Is(cause, errShutdown):
 			_ = c.ws.Close(websocket.StatusGoingAway, "server shutting down")
 		default:

@@ -119,18 +119,28 @@ func dial(t *testing.T, srv *httptest.Server) *client {
 				close(c.msgs)
 				return
 			}
-			var m map[string]any
-			if err := json.Unmarshal(b, &m); err != nil {
+			// A frame is one message, or an array of messages when the server batched them.
+			var batch []map[string]any
+			if len(b) > 0 && b[0] == '[' {
+				err = json.Unmarshal(b, &batch)
+			} else {
+				var m map[string]any
+				err = json.Unmarshal(b, &m)
+				batch = append(batch, m)
+			}
+			if err != nil {
 				c.done <- err
 				close(c.msgs)
 				return
 			}
-			select {
-			case c.msgs <- m:
-			default:
-				c.done <- fmt.Errorf("test client buffer full")
-				close(c.msgs)
-				return
+			for _, m := range batch {
+				select {
+				case c.msgs <- m:
+				default:
+					c.done <- fmt.Errorf("test client buffer full")
+					close(c.msgs)
+					return
+				}
 			}
 		}
 	}()

@@ -108,6 +108,7 @@ func (h *hub) add(cs *connSub) {
 	}
 	t.mu.Lock()
 	h.mu.Unlock()
+	defer cs.c.signal()
 	defer t.mu.Unlock()
 	t.subs[cs] = struct{}{}
 	cs.needSnap = true
@@ -135,6 +136,37 @@ func (h *hub) add(cs *connSub) {
 	for ot, c := range t.candle {
 		cs.c.offer(candleKey(cs.key, ot), c, kindReplace)
 	}
+}
+
+// wakeSet collects the connections a batch of deliveries queued messages for, to wake each writer once.
+type wakeSet struct {
+	seen  map[*conn]struct{}
+	conns []*conn
+}
+
+func (w *wakeSet) add(c *conn) {
+	if w.seen == nil {
+		w.seen = map[*conn]struct{}{}
+	}
+	if _, ok := w.seen[c]; !ok {
+		w.seen[c] = struct{}{}
+		w.conns = append(w.conns, c)
+	}
+}
+
+func (w *wakeSet) flush() {
+	for _, c := range w.conns {
+		c.signal()
+	}
+}
+
+// deliverBatch delivers a leader's batch, waking each connection's writer once for all of it.
+func (h *hub) deliverBatch(msgs []Message) {
+	var w wakeSet
+	for _, m := range msgs {
+		h.deliverInto(m.Topic, m.Payload, false, &w)
+	}
+	w.flush()
 }
 
 // remove drops a subscription; the last one of a topic leaves it.
@@ -173,6 +205,12 @@ func (h *hub) wants(topic string) bool {
 // deliver hands one published topic message to every local subscriber. initial marks a cached last state fetched
 // when this replica joined: it is used only when nothing newer has arrived.
 func (h *hub) deliver(topic string, payload []byte, initial bool) {
+	var w wakeSet
+	h.deliverInto(topic, payload, initial, &w)
+	w.flush()
+}
+
+func (h *hub) deliverInto(topic string, payload []byte, initial bool, w *wakeSet) {
 	h.mu.RLock()
 	t, ok := h.topics[topic]
 	h.mu.RUnlock()
@@ -268,6 +306,11 @@ func (h *hub) deliver(topic string, payload []byte, initial bool) {
 				cs.c.offer(candleKey(cs.key, c.OpenTime), l, kindReplace)
 				n++
 			}
+		}
+	}
+	if n > 0 {
+		for cs := range t.subs {
+			w.add(cs.c)
 		}
 	}
 	h.delivered.Add(uint64(n))

@@ -20,6 +20,7 @@ type upstream struct {
 	src    Source
 	broker Broker
 	depth  int
+	linger time.Duration
 	log    *slog.Logger
 
 	mu     sync.Mutex
@@ -65,9 +66,9 @@ type leadTopic struct {
 	status  *pubMsg
 }
 
-func newUpstream(src Source, b Broker, depth int, log *slog.Logger) *upstream {
+func newUpstream(src Source, b Broker, depth int, linger time.Duration, log *slog.Logger) *upstream {
 	ctx, cancel := context.WithCancel(context.Background())
-	u := &upstream{src: src, broker: b, depth: depth, log: log, want: map[string]bool{}, resync: map[string]bool{},
+	u := &upstream{src: src, broker: b, depth: depth, linger: linger, log: log, want: map[string]bool{}, resync: map[string]bool{},
 		kick: make(chan struct{}, 1), active: map[string]*leadTopic{}, exch: map[string]*exStream{},
 		ctx: ctx, cancel: cancel, done: make(chan struct{})}
 	go u.run() // owned by the upstream; ends with close
@@ -235,6 +236,8 @@ const maxBatch = 512
 func (u *upstream) loop(es *exStream) {
 	defer close(es.done)
 	batch := make([]*exchangev1.MarketEvent, 0, maxBatch)
+	linger := time.NewTimer(time.Hour)
+	linger.Stop()
 	var dirty []*leadTopic
 	var out []Message
 	for {
@@ -243,6 +246,9 @@ func (u *upstream) loop(es *exStream) {
 			return
 		}
 		batch = append(batch[:0], ev)
+		// Take what is queued; then linger briefly for events that belong with these (a trade and the book
+		// change it caused arrive microseconds apart), so they reach each client in one frame.
+		lingering := false
 	drain:
 		for len(batch) < maxBatch {
 			select {
@@ -251,7 +257,24 @@ func (u *upstream) loop(es *exStream) {
 					break drain
 				}
 				batch = append(batch, ev)
+				continue
 			default:
+			}
+			if lingering || u.linger <= 0 {
+				break
+			}
+			lingering = true
+			linger.Reset(u.linger)
+			select {
+			case ev, ok := <-es.ms.Events():
+				if !linger.Stop() {
+					<-linger.C
+				}
+				if !ok {
+					break drain
+				}
+				batch = append(batch, ev)
+			case <-linger.C:
 				break drain
 			}
 		}
