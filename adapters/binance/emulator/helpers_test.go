@@ -174,14 +174,11 @@ func (r resp) expectErr(t *testing.T, status, code int) {
 // checkShape compares a JSON document with testdata/shapes/<name>.json.
 func checkShape(t *testing.T, name string, doc []byte) {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("testdata", "shapes", name+".json"))
+	shape, err := loadShape(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var shape, val any
-	if err := json.Unmarshal(raw, &shape); err != nil {
-		t.Fatalf("shape %s: %v", name, err)
-	}
+	var val any
 	if err := json.Unmarshal(doc, &val); err != nil {
 		t.Fatalf("%s: response is not JSON: %v: %s", name, err, doc)
 	}
@@ -193,6 +190,18 @@ func checkShape(t *testing.T, name string, doc []byte) {
 		}
 		t.Fatalf("%s does not match its shape:\n%s", name, strings.Join(errs, "\n"))
 	}
+}
+
+func loadShape(name string) (any, error) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "shapes", name+".json"))
+	if err != nil {
+		return nil, err
+	}
+	var shape any
+	if err := json.Unmarshal(raw, &shape); err != nil {
+		return nil, fmt.Errorf("shape %s: %w", name, err)
+	}
+	return shape, nil
 }
 
 func jsonType(v any) string {
@@ -249,6 +258,15 @@ func matchShape(path string, shape, val any, errs *[]string) {
 			for i := range tup {
 				matchShape(fmt.Sprintf("%s[%d]", path, i), tup[i], arr[i], errs)
 			}
+			return
+		}
+		if ref, ok := sh["$listOf"].(string); ok {
+			el, err := loadShape(ref)
+			if err != nil {
+				fail("%v", err)
+				return
+			}
+			matchShape(path, []any{el}, val, errs)
 			return
 		}
 		if key, ok := sh["$variants"].(string); ok {

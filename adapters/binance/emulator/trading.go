@@ -146,7 +146,10 @@ func origType(o venue.Order) venue.OrderType {
 	return o.Type
 }
 
-func tifName(futures bool, t venue.TimeInForce) string {
+func tifName(futures bool, typ venue.OrderType, t venue.TimeInForce) string {
+	if typ == venue.Market || typ == venue.StopMarket || typ == venue.TakeProfitMarket {
+		return "GTC"
+	}
 	switch t {
 	case venue.IOC:
 		return "IOC"
@@ -305,9 +308,12 @@ func (s *Server) spotOrderView(o venue.Order, kind spotView) spotOrder {
 	in := s.byID[o.Instrument]
 	out := spotOrder{Symbol: s.native[o.Instrument], OrderID: o.ID, OrderListID: -1, ClientOrderID: o.ClientID,
 		Price: fix8(o.Price), OrigQty: fix8(o.Qty), ExecutedQty: fix8(o.Filled), CummulativeQuoteQty: fix8(o.CumQuote),
-		Status: statusOf(false, o), TimeInForce: tifName(false, o.TIF), Type: typeName(false, origType(o), o.TIF),
+		Status: statusOf(false, o), TimeInForce: tifName(false, origType(o), o.TIF), Type: typeName(false, origType(o), o.TIF),
 		Side: sideName(o.Side), OrigQuoteOrderQty: fix8(o.QuoteQty), SelfTradePreventionMode: stpName(o.STP)}
 	_ = in
+	if o.QuoteQty.IsPositive() && o.Status.Final() {
+		out.OrigQty = fix8(o.Filled)
+	}
 	working := o.Created
 	if o.Status == venue.StatusUntriggered {
 		working = -1
@@ -373,7 +379,7 @@ func (s *Server) futOrderView(o venue.Order, withTime bool) futOrder {
 	out := futOrder{OrderID: o.ID, Symbol: s.native[o.Instrument], Status: statusOf(true, o), ClientOrderID: o.ClientID,
 		Price: o.Price.StringFixed(ps), AvgPrice: o.AvgPrice.StringFixed(ps), OrigQty: o.Qty.StringFixed(qs),
 		ExecutedQty: o.Filled.StringFixed(qs), CumQty: o.Filled.StringFixed(qs), CumQuote: o.CumQuote.StringFixed(8),
-		TimeInForce: tifName(true, o.TIF), Type: ot, ReduceOnly: o.ReduceOnly, ClosePosition: o.ClosePosition,
+		TimeInForce: tifName(true, origType(o), o.TIF), Type: ot, ReduceOnly: o.ReduceOnly, ClosePosition: o.ClosePosition,
 		Side: sideName(o.Side), PositionSide: posSideName(o.PositionSide), StopPrice: o.StopPrice.StringFixed(ps),
 		WorkingType: workingTypeName(o.TriggerBy), OrigType: ot, PriceMatch: "NONE",
 		SelfTradePreventionMode: stpName(o.STP), UpdateTime: o.Updated}
@@ -507,9 +513,6 @@ func (s *Server) orderRequest(futures bool, account string, get func(string) str
 			if !r.Qty.IsZero() {
 				return r, "", errf(http.StatusBadRequest, -4137, "Quantity must be zero with closePosition equals true")
 			}
-			if !hedge {
-				r.ReduceOnly = true
-			}
 		}
 		switch q.str("workingType") {
 		case "", "CONTRACT_PRICE":
@@ -596,6 +599,12 @@ func (s *Server) spotNewOrder(q *req) (any, error) {
 		return v, nil
 	}
 	return nil, illegal("newOrderRespType")
+}
+
+// rejectedPostOnly reports a post-only order the venue expired on arrival: Binance rejects those with an error
+// and records nothing, so they are left out of histories.
+func rejectedPostOnly(o venue.Order) bool {
+	return o.TIF == venue.PostOnly && o.Status == venue.StatusExpired && o.Filled.IsZero() && o.Created == o.Updated
 }
 
 func (s *Server) spotTestOrder(q *req) (any, error) {
@@ -833,6 +842,7 @@ func (s *Server) allOrders(q *req) (any, error) {
 	if err != nil {
 		return nil, orderError(q.futures, err)
 	}
+	closed = slices.DeleteFunc(closed, rejectedPostOnly)
 	all := append(closed, open...)
 	slices.SortFunc(all, func(a, b venue.Order) int {
 		switch {

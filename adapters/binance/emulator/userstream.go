@@ -336,7 +336,7 @@ func (t *userTranslator) report(o venue.Order, x string, f *venue.Fill) []byte {
 		}
 		return mustJSON(map[string]any{"e": "ORDER_TRADE_UPDATE", "E": now, "T": txTime, "o": map[string]any{
 			"s": s.native[in.ID], "c": o.ClientID, "S": sideName(o.Side), "o": typeName(true, o.Type, o.TIF),
-			"f": tifName(true, o.TIF), "q": o.Qty.StringFixed(qs), "p": o.Price.StringFixed(ps),
+			"f": tifName(true, origType(o), o.TIF), "q": o.Qty.StringFixed(qs), "p": o.Price.StringFixed(ps),
 			"ap": o.AvgPrice.StringFixed(ps), "sp": o.StopPrice.StringFixed(ps), "x": x, "X": status, "i": o.ID,
 			"l": lastQty.StringFixed(qs), "z": o.Filled.StringFixed(qs), "L": lastPx.StringFixed(ps), "N": N, "n": n,
 			"T": txTime, "t": tradeID, "b": "0", "a": "0", "m": maker, "R": o.ReduceOnly,
@@ -359,7 +359,7 @@ func (t *userTranslator) report(o venue.Order, x string, f *venue.Fill) []byte {
 	}
 	return mustJSON(map[string]any{
 		"e": "executionReport", "E": now, "s": s.native[in.ID], "c": o.ClientID, "S": sideName(o.Side),
-		"o": typeName(false, origType(o), o.TIF), "f": tifName(false, o.TIF), "q": fix8(o.Qty), "p": fix8(o.Price),
+		"o": typeName(false, origType(o), o.TIF), "f": tifName(false, origType(o), o.TIF), "q": fix8(o.Qty), "p": fix8(o.Price),
 		"P": fix8(o.StopPrice), "F": fix8(decimal.Zero), "g": -1, "C": origClient, "x": x, "X": status, "r": "NONE",
 		"i": o.ID, "l": fix8(lastQty), "z": fix8(o.Filled), "L": fix8(lastPx), "n": n, "N": feeAsset, "T": txTime,
 		"t": tradeID, "I": o.Updated, "w": o.Status == venue.StatusNew || o.Status == venue.StatusPartiallyFilled,

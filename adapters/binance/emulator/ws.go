@@ -127,19 +127,14 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request, futures bool, r
 		writeErr(w, errf(http.StatusBadRequest, codeBadParam, "Too many streams."))
 		return
 	}
-	wc, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
-	if err != nil {
-		return
-	}
-	wc.SetReadLimit(1 << 16)
 	ctx, cancel := context.WithCancel(s.ctx)
-	c := &wsConn{s: s, h: h, futures: futures, combined: combined, c: wc, send: make(chan []byte, sendQueue),
+	c := &wsConn{s: s, h: h, futures: futures, combined: combined, send: make(chan []byte, sendQueue),
 		ctx: ctx, cancel: cancel, streams: map[string]bool{}, users: map[string]context.CancelFunc{}}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		cancel()
-		_ = wc.Close(websocket.StatusGoingAway, "server closing")
+		writeErr(w, errf(http.StatusServiceUnavailable, codeUnknown, "server closing"))
 		return
 	}
 	s.conns[c] = struct{}{}
@@ -151,12 +146,21 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request, futures bool, r
 		delete(s.conns, c)
 		s.mu.Unlock()
 	}()
+	// Subscribe before completing the upgrade, so every event after the client sees the connection open is sent.
 	for _, sp := range specs {
 		c.subscribe(sp)
 	}
 	for _, k := range keys {
 		c.startUser(k)
 	}
+	wc, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
+	if err != nil {
+		c.kill(0, "")
+		c.cleanup()
+		return
+	}
+	wc.SetReadLimit(1 << 16)
+	c.c = wc
 	c.serve()
 }
 
@@ -180,6 +184,26 @@ func (c *wsConn) unsubscribe(name string) {
 	c.h.remove(name, c)
 }
 
+// cleanup ends the connection's subscriptions and user streams and returns how it should be closed.
+func (c *wsConn) cleanup() (websocket.StatusCode, string) {
+	c.cancel()
+	c.mu.Lock()
+	names := make([]string, 0, len(c.streams))
+	for n := range c.streams {
+		names = append(names, n)
+	}
+	for _, stop := range c.users {
+		stop()
+	}
+	code, reason := c.code, c.reason
+	c.mu.Unlock()
+	for _, n := range names {
+		c.unsubscribe(n)
+	}
+	c.uwg.Wait()
+	return code, reason
+}
+
 // serve runs the connection: a reader goroutine for client requests, and this goroutine writing frames, pinging,
 // and enforcing the connection lifetime. Everything ends with c.ctx.
 func (c *wsConn) serve() {
@@ -190,21 +214,7 @@ func (c *wsConn) serve() {
 		c.readLoop()
 	}()
 	defer func() {
-		c.cancel()
-		c.mu.Lock()
-		names := make([]string, 0, len(c.streams))
-		for n := range c.streams {
-			names = append(names, n)
-		}
-		for _, stop := range c.users {
-			stop()
-		}
-		code, reason := c.code, c.reason
-		c.mu.Unlock()
-		for _, n := range names {
-			c.unsubscribe(n)
-		}
-		c.uwg.Wait()
+		code, reason := c.cleanup()
 		if code == 0 {
 			_ = c.c.CloseNow()
 		} else {
