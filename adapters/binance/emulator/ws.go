@@ -3,7 +3,6 @@ package emulator
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"sort"
 	"strings"
@@ -207,11 +206,14 @@ func (c *wsConn) cleanup() (websocket.StatusCode, string) {
 // serve runs the connection: a reader goroutine for client requests, and this goroutine writing frames, pinging,
 // and enforcing the connection lifetime. Everything ends with c.ctx.
 func (c *wsConn) serve() {
+	// The reader has its own context: cancelling a read makes the library drop the connection at once, which
+	// would race with the close frame. It is cancelled after the close handshake.
+	rctx, rcancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		c.readLoop()
+		c.readLoop(rctx)
 	}()
 	defer func() {
 		code, reason := c.cleanup()
@@ -221,6 +223,7 @@ func (c *wsConn) serve() {
 			// Close sends the close frame and waits briefly for the client's; bounded by the library's timeout.
 			_ = c.c.Close(code, reason)
 		}
+		rcancel()
 		wg.Wait()
 	}()
 	life := time.NewTimer(c.s.wsLifetime())
@@ -267,16 +270,11 @@ type wsError struct {
 	Msg  string `json:"msg"`
 }
 
-func (c *wsConn) readLoop() {
+func (c *wsConn) readLoop(ctx context.Context) {
 	for {
-		_, msg, err := c.c.Read(c.ctx)
+		_, msg, err := c.c.Read(ctx)
 		if err != nil {
-			var ce websocket.CloseError
-			if errors.As(err, &ce) {
-				c.kill(0, "")
-			} else {
-				c.kill(0, "")
-			}
+			c.kill(0, "")
 			return
 		}
 		c.request(msg)
