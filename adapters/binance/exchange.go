@@ -103,8 +103,10 @@ func (s *Server) Describe(context.Context, *exchangev1.DescribeRequest) (*exchan
 					exchangev1.TimeInForce_TIME_IN_FORCE_FOK, exchangev1.TimeInForce_TIME_IN_FORCE_POST_ONLY},
 				TriggerPriceTypes: []exchangev1.TriggerPriceType{exchangev1.TriggerPriceType_TRIGGER_PRICE_TYPE_LAST,
 					exchangev1.TriggerPriceType_TRIGGER_PRICE_TYPE_MARK},
-				ReduceOnly: true, ClosePosition: true, Tpsl: false, Amend: true, CancelAll: true,
-				IdempotentClientOrderId: false,
+				// Amend is not claimed: only futures amends an order in place; a spot price change is a
+				// cancel-replace with a new order id (AmendOrder still serves both, see its comment).
+				ReduceOnly: true, ClosePosition: true, Tpsl: false, Amend: false, CancelAll: true,
+				IdempotentClientOrderId: true,
 				MarginModes:             []exchangev1.MarginMode{exchangev1.MarginMode_MARGIN_MODE_CROSS, exchangev1.MarginMode_MARGIN_MODE_ISOLATED},
 				PositionModes:           []exchangev1.PositionMode{exchangev1.PositionMode_POSITION_MODE_ONE_WAY, exchangev1.PositionMode_POSITION_MODE_HEDGE},
 				SelfTradePrevention:     true,

@@ -61,6 +61,25 @@ type wireSymbol struct {
 	MarginAsset  string       `json:"marginAsset"`
 	OnboardDate  flexInt      `json:"onboardDate"`
 	Filters      []wireFilter `json:"filters"`
+	// Precisions (decimal places): spot quotePrecision / baseAssetPrecision, futures pricePrecision /
+	// quantityPrecision. They bound prices and sizes when a filter's tickSize or stepSize is 0 ("rule disabled").
+	QuotePrecision     *flexInt `json:"quotePrecision"`
+	BaseAssetPrecision *flexInt `json:"baseAssetPrecision"`
+	PricePrecision     *flexInt `json:"pricePrecision"`
+	QuantityPrecision  *flexInt `json:"quantityPrecision"`
+}
+
+// gridFallback is the grid a disabled (zero) tickSize or stepSize leaves: one unit of the symbol's precision.
+func gridFallback(v string, precisions ...*flexInt) string {
+	if v != "0" {
+		return v
+	}
+	for _, p := range precisions {
+		if p != nil && *p >= 0 && *p <= 18 {
+			return decimal.New(1, -int32(*p)).String()
+		}
+	}
+	return v
 }
 
 // ParseExchangeInfo parses exchangeInfo of either market. Futures keeps only PERPETUAL contracts; symbols whose
@@ -124,8 +143,10 @@ func ParseExchangeInfo(m Market, body []byte) (*ExchangeInfo, error) {
 		if d.err != nil {
 			return nil, fmt.Errorf("exchangeInfo: %s: %w", s.Symbol, d.err)
 		}
-		if in.TickSize == "" || in.StepSize == "" {
-			return nil, fmt.Errorf("exchangeInfo: %s: missing PRICE_FILTER or LOT_SIZE", s.Symbol)
+		in.TickSize = gridFallback(in.TickSize, s.PricePrecision, s.QuotePrecision)
+		in.StepSize = gridFallback(in.StepSize, s.QuantityPrecision, s.BaseAssetPrecision)
+		if in.TickSize == "" || in.StepSize == "" || in.TickSize == "0" || in.StepSize == "0" {
+			return nil, fmt.Errorf("exchangeInfo: %s: missing PRICE_FILTER or LOT_SIZE (or a zero grid without a precision)", s.Symbol)
 		}
 		if in.MarketStepSize == "" {
 			in.MarketStepSize = in.StepSize

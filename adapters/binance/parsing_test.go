@@ -331,3 +331,21 @@ func TestFlexInt(t *testing.T) {
 		t.Fatal("want error for a fraction")
 	}
 }
+
+// A zero tickSize/stepSize means "rule disabled" on Binance: the grid falls back to the symbol's precision.
+func TestParseExchangeInfoZeroGrid(t *testing.T) {
+	body := `{"symbols":[{"symbol":"TINYUSDT","baseAsset":"TINY","quoteAsset":"USDT","status":"TRADING","quotePrecision":8,
+		"baseAssetPrecision":2,"filters":[{"filterType":"PRICE_FILTER","tickSize":"0.00000000","minPrice":"0","maxPrice":"0.01"},
+		{"filterType":"LOT_SIZE","stepSize":"0.00","minQty":"1","maxQty":"90000"}]}]}`
+	info, err := ParseExchangeInfo(Spot, []byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in := info.Instruments[0]; in.TickSize != "0.00000001" || in.StepSize != "0.01" {
+		t.Fatalf("zero grid: tick %s step %s", in.TickSize, in.StepSize)
+	}
+	noPrec := strings.Replace(body, `"quotePrecision":8,`, "", 1)
+	if _, err := ParseExchangeInfo(Spot, []byte(noPrec)); err == nil {
+		t.Fatal("a zero tick without a precision must be an error")
+	}
+}

@@ -3,8 +3,10 @@ package binance
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 
 	"github.com/shopspring/decimal"
@@ -116,6 +118,14 @@ func (s *Server) PlaceOrder(ctx context.Context, req *exchangev1.PlaceOrderReque
 	c, _ := s.client()
 	body, err := c.signed(ctx, m, http.MethodPost, orderPath(m), q, 1, creds(req.GetAccount()))
 	if err != nil {
+		if req.GetClientOrderId() != "" && duplicateClientID(m, err) {
+			// Binance refuses a client order id already used by an open order: answer with that order, so a
+			// retried request is idempotent.
+			if got, gerr := s.GetOrder(ctx, &exchangev1.GetOrderRequest{Account: req.GetAccount(), MarketType: req.GetMarketType(),
+				Symbol: req.GetSymbol(), ClientOrderId: req.GetClientOrderId()}); gerr == nil {
+				return &exchangev1.PlaceOrderResponse{Order: got.GetOrder()}, nil
+			}
+		}
 		return nil, err
 	}
 	o, err := ParseOrder(m, body)
@@ -123,6 +133,16 @@ func (s *Server) PlaceOrder(ctx context.Context, req *exchangev1.PlaceOrderReque
 		return nil, parseErr("order", err)
 	}
 	return &exchangev1.PlaceOrderResponse{Order: o}, nil
+}
+
+// duplicateClientID tells whether an order was refused for reusing an open order's client order id: spot -2010
+// "Duplicate order sent.", futures -4116, or futures -4015 (which Binance also uses for it).
+func duplicateClientID(m Market, err error) bool {
+	d := sdk.DetailOf(err)
+	if d.GetReason() == exchangev1.ErrorReason_ERROR_REASON_DUPLICATE_CLIENT_ORDER_ID {
+		return true
+	}
+	return m == Futures && (d.GetExchangeCode() == "-4015" || d.GetExchangeCode() == "-4116")
 }
 
 func idParams(q url.Values, orderID, clientID string) error {
@@ -181,7 +201,9 @@ func (s *Server) GetOrder(ctx context.Context, req *exchangev1.GetOrderRequest) 
 	return &exchangev1.GetOrderResponse{Order: o}, nil
 }
 
-// AmendOrder: futures modify (PUT /fapi/v1/order, price and quantity both sent); spot cancel-replace.
+// AmendOrder changes price and/or quantity. Futures: PUT /fapi/v1/order (same order id; both values sent). Spot:
+// a quantity decrease at the same price keeps the order and its queue priority (order/amend/keepPriority); any
+// other change is a cancel-replace, whose answer is the NEW order (a new order id; the old one is cancelled).
 func (s *Server) AmendOrder(ctx context.Context, req *exchangev1.AmendOrderRequest) (*exchangev1.AmendOrderResponse, error) {
 	cur, err := s.GetOrder(ctx, &exchangev1.GetOrderRequest{Account: req.GetAccount(), MarketType: req.GetMarketType(),
 		Symbol: req.GetSymbol(), OrderId: req.GetOrderId(), ClientOrderId: req.GetClientOrderId()})
@@ -202,61 +224,145 @@ func (s *Server) AmendOrder(ctx context.Context, req *exchangev1.AmendOrderReque
 	}
 	m, _ := marketOf(req.GetMarketType())
 	side, _ := sideToWire(o.GetSide())
-	q := url.Values{"symbol": {req.GetSymbol()}, "side": {side}, "quantity": {qty}, "price": {price}}
 	c, _ := s.client()
-	var body []byte
+	cr := creds(req.GetAccount())
 	if m == Futures {
-		q.Set("orderId", o.GetOrderId())
-		body, err = c.signed(ctx, m, http.MethodPut, pathFutOrder, q, 1, creds(req.GetAccount()))
-	} else {
-		q.Set("cancelReplaceMode", "STOP_ON_FAILURE")
-		q.Set("cancelOrderId", o.GetOrderId())
-		q.Set("type", "LIMIT")
-		q.Set("timeInForce", "GTC")
-		body, err = c.signed(ctx, m, http.MethodPost, pathSpotAmend, q, 1, creds(req.GetAccount()))
-		if err == nil {
-			var w struct {
-				New wireOrder `json:"newOrderResponse"`
-			}
-			if derr := decodeJSON(body, &w, "cancelReplace"); derr != nil {
-				return nil, parseErr("cancelReplace", derr)
-			}
-			no, perr := w.New.toOrder(Spot)
-			if perr != nil {
-				return nil, parseErr("cancelReplace", perr)
-			}
-			return &exchangev1.AmendOrderResponse{Order: no}, nil
+		q := url.Values{"symbol": {req.GetSymbol()}, "side": {side}, "quantity": {qty}, "price": {price}, "orderId": {o.GetOrderId()}}
+		body, err := c.signed(ctx, m, http.MethodPut, pathFutOrder, q, 1, cr)
+		if err != nil {
+			return nil, err
 		}
+		no, err := ParseOrder(m, body)
+		if err != nil {
+			return nil, parseErr("order", err)
+		}
+		return &exchangev1.AmendOrderResponse{Order: no}, nil
 	}
+	samePrice := decEqual(price, o.GetPrice())
+	if samePrice && decLess(qty, o.GetQty()) {
+		q := url.Values{"symbol": {req.GetSymbol()}, "orderId": {o.GetOrderId()}, "newQty": {qty}}
+		body, err := c.signed(ctx, m, http.MethodPut, pathSpotAmendKeep, q, 4, cr)
+		if err != nil {
+			return nil, err
+		}
+		var w struct {
+			Amended *wireOrder `json:"amendedOrder"`
+		}
+		if err := decodeJSON(body, &w, "amend/keepPriority"); err != nil || w.Amended == nil {
+			return nil, parseErr("amend/keepPriority", errors.Join(err, errors.New("no amendedOrder")))
+		}
+		no, err := w.Amended.toOrder(Spot)
+		if err != nil {
+			return nil, parseErr("amend/keepPriority", err)
+		}
+		return &exchangev1.AmendOrderResponse{Order: no}, nil
+	}
+	q := url.Values{"symbol": {req.GetSymbol()}, "side": {side}, "quantity": {qty}, "price": {price},
+		"cancelReplaceMode": {"STOP_ON_FAILURE"}, "cancelOrderId": {o.GetOrderId()}, "type": {"LIMIT"}, "timeInForce": {"GTC"},
+		"newOrderRespType": {"RESULT"}}
+	body, err := c.signed(ctx, m, http.MethodPost, pathSpotAmend, q, 1, cr)
 	if err != nil {
 		return nil, err
 	}
-	no, err := ParseOrder(m, body)
+	var w struct {
+		New *wireOrder `json:"newOrderResponse"`
+	}
+	if err := decodeJSON(body, &w, "cancelReplace"); err != nil || w.New == nil {
+		return nil, parseErr("cancelReplace", errors.Join(err, errors.New("no newOrderResponse")))
+	}
+	no, err := w.New.toOrder(Spot)
 	if err != nil {
-		return nil, parseErr("order", err)
+		return nil, parseErr("cancelReplace", err)
 	}
 	return &exchangev1.AmendOrderResponse{Order: no}, nil
 }
 
-// CancelAllOrders cancels the open orders of a symbol (Binance requires one).
+func decEqual(a, b string) bool {
+	x, y, err := decPair(a, b)
+	return err == nil && x.Equal(y)
+}
+
+func decLess(a, b string) bool {
+	x, y, err := decPair(a, b)
+	return err == nil && x.LessThan(y)
+}
+
+// CancelAllOrders cancels the open orders of a symbol in one call (spot DELETE /api/v3/openOrders, futures DELETE
+// /fapi/v1/allOpenOrders, which also cancels conditional orders). Without a symbol it does so for every symbol with
+// open orders, as Binance needs one per call.
 func (s *Server) CancelAllOrders(ctx context.Context, req *exchangev1.CancelAllOrdersRequest) (*exchangev1.CancelAllOrdersResponse, error) {
-	open, err := s.ListOpenOrders(ctx, &exchangev1.ListOpenOrdersRequest{Account: req.GetAccount(), MarketType: req.GetMarketType(), Symbol: req.GetSymbol()})
+	m, err := marketOf(req.GetMarketType())
 	if err != nil {
-		return nil, err
+		return nil, invalid("market_type", "%v", err)
 	}
-	out := &exchangev1.CancelAllOrdersResponse{}
-	for _, o := range open.GetOrders() {
-		r, err := s.CancelOrder(ctx, &exchangev1.CancelOrderRequest{Account: req.GetAccount(), MarketType: req.GetMarketType(),
-			Symbol: o.GetSymbol(), OrderId: o.GetOrderId()})
+	symbols := []string{req.GetSymbol()}
+	if req.GetSymbol() == "" {
+		open, err := s.ListOpenOrders(ctx, &exchangev1.ListOpenOrdersRequest{Account: req.GetAccount(), MarketType: req.GetMarketType()})
 		if err != nil {
-			if sdk.DetailOf(err).GetReason() == exchangev1.ErrorReason_ERROR_REASON_ORDER_NOT_FOUND {
-				continue // filled or cancelled meanwhile
-			}
 			return nil, err
 		}
-		out.Orders = append(out.Orders, r.GetOrder())
+		symbols = symbols[:0]
+		for _, o := range open.GetOrders() {
+			if !slices.Contains(symbols, o.GetSymbol()) {
+				symbols = append(symbols, o.GetSymbol())
+			}
+		}
+	} else if _, _, err := s.instrument(ctx, req.GetMarketType(), req.GetSymbol()); err != nil {
+		return nil, err
+	}
+	c, _ := s.client()
+	cr := creds(req.GetAccount())
+	out := &exchangev1.CancelAllOrdersResponse{}
+	for _, sym := range symbols {
+		q := url.Values{"symbol": {sym}}
+		if m == Spot {
+			body, err := c.signed(ctx, m, http.MethodDelete, pathSpotOpenOrders, q, 1, cr)
+			if err != nil {
+				if sdk.DetailOf(err).GetReason() == exchangev1.ErrorReason_ERROR_REASON_ORDER_NOT_FOUND {
+					continue // -2011: nothing open
+				}
+				return nil, err
+			}
+			os, err := ParseOrders(m, body)
+			if err != nil {
+				return nil, parseErr("openOrders cancel", err)
+			}
+			out.Orders = append(out.Orders, os...)
+			continue
+		}
+		// Futures answers only {"code":200,"msg":...}: report the orders that were open just before.
+		open, err := s.ListOpenOrders(ctx, &exchangev1.ListOpenOrdersRequest{Account: req.GetAccount(), MarketType: req.GetMarketType(), Symbol: sym})
+		if err != nil {
+			return nil, err
+		}
+		body, err := c.signed(ctx, m, http.MethodDelete, pathFutAllOpen, q, 1, cr)
+		if err != nil {
+			return nil, err
+		}
+		if err := parseCodeOK(body); err != nil {
+			return nil, parseErr("allOpenOrders", err)
+		}
+		for _, o := range open.GetOrders() {
+			o.Status = exchangev1.OrderStatus_ORDER_STATUS_CANCELLED
+			out.Orders = append(out.Orders, o)
+		}
 	}
 	return out, nil
+}
+
+// parseCodeOK checks a {"code":200,"msg":"..."} answer.
+func parseCodeOK(body []byte) error {
+	var w struct {
+		Code flexInt `json:"code"`
+		Msg  string  `json:"msg"`
+	}
+	if err := decodeJSON(body, &w, "result"); err != nil {
+		return err
+	}
+	if w.Code != 200 && w.Code != 0 {
+		return fmt.Errorf("code %d: %s", w.Code, w.Msg)
+	}
+	return nil
 }
 
 // ListOpenOrders lists open (non-conditional) orders.

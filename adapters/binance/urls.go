@@ -68,6 +68,7 @@ const (
 	pathSpotMyTrades     = "/api/v3/myTrades"
 	pathSpotAccount      = "/api/v3/account"
 	pathSpotAmend        = "/api/v3/order/cancelReplace"
+	pathSpotAmendKeep    = "/api/v3/order/amend/keepPriority"
 	pathSpotListenKey    = "/api/v3/userDataStream"
 
 	pathFutExchangeInfo = "/fapi/v1/exchangeInfo"
