@@ -74,7 +74,7 @@ func run(nClients, nSymbols, rate, depth int, window time.Duration) error {
 		measuring atomic.Bool
 		stats     = make([]*clientStats, nClients)
 		mus       = make([]sync.Mutex, nClients)
-		conns     = make([]*wsClient, nClients)
+		conns     = make([]*harness.WSClient, nClients)
 		wg        sync.WaitGroup
 		ready     atomic.Int64
 		failed    atomic.Int64
@@ -89,7 +89,7 @@ func run(nClients, nSymbols, rate, depth int, window time.Duration) error {
 		go func() { // owned by run; dials one client
 			defer wg.Done()
 			defer func() { <-sem }()
-			c, err := dialWS(bff.URL(), 30*time.Second)
+			c, err := harness.DialWS(bff.URL(), 30*time.Second)
 			if err != nil {
 				dialErr.Store(err)
 				failed.Add(1)
@@ -119,13 +119,13 @@ func run(nClients, nSymbols, rate, depth int, window time.Duration) error {
 					op["depth"] = depth
 				}
 				b, _ := json.Marshal(op)
-				if err := c.writeText(b); err != nil {
+				if err := c.WriteText(b); err != nil {
 					failed.Add(1)
 					return
 				}
 			}
 			for {
-				frame, err := c.read()
+				frame, err := c.Read()
 				if err != nil {
 					return
 				}
@@ -135,7 +135,7 @@ func run(nClients, nSymbols, rate, depth int, window time.Duration) error {
 					st.frames++
 					mu.Unlock()
 				}
-				messages(frame, func(b []byte) {
+				harness.Messages(frame, func(b []byte) {
 					switch {
 					case bytes.HasPrefix(b, []byte(`{"type":"update"`)), bytes.HasPrefix(b, []byte(`{"type":"snapshot"`)):
 						if !st.snap && bytes.HasPrefix(b, []byte(`{"type":"snapshot"`)) {
@@ -193,7 +193,7 @@ func run(nClients, nSymbols, rate, depth int, window time.Duration) error {
 	elapsed := time.Since(start).Seconds()
 	cpu1 := bff.CPUSeconds()
 	for _, c := range conns {
-		c.close()
+		c.Close()
 	}
 	readers.Wait()
 

@@ -103,13 +103,26 @@ type gen struct {
 	seq    int64
 	n      int64
 	rng    *rand.Rand
+
+	tradePrice, tradeQuote string
+	idBuf                  [48]byte
 }
 
 func (g *gen) price(cents int64) string {
-	return strconv.FormatInt(cents/100, 10) + "." + fmt.Sprintf("%02d", cents%100)
+	frac := cents % 100
+	return strconv.FormatInt(cents/100, 10) + "." + string(rune('0'+frac/10)) + string(rune('0'+frac%10))
 }
 
-func (g *gen) qty() string { return "0." + strconv.Itoa(100+g.rng.IntN(900)) }
+// qtys are the quantities a level takes, made once.
+var qtys = func() []string {
+	out := make([]string, 900)
+	for i := range out {
+		out[i] = "0." + strconv.Itoa(100+i)
+	}
+	return out
+}()
+
+func (g *gen) qty() string { return qtys[g.rng.IntN(len(qtys))] }
 
 func (g *gen) snapshot() *exchangev1.MarketEvent {
 	u := &exchangev1.BookUpdate{}
@@ -134,13 +147,16 @@ func (g *gen) next() *exchangev1.MarketEvent {
 		return &exchangev1.MarketEvent{Subscription: g.sub, Time: now.UnixMilli(), Event: &exchangev1.MarketEvent_BookDelta{BookDelta: u}}
 	}
 	g.n++
+	if g.tradePrice == "" {
+		g.tradePrice, g.tradeQuote = g.price(g.mid), g.price(g.mid/100)
+	}
 	side := exchangev1.Side_SIDE_BUY
 	if g.n%2 == 0 {
 		side = exchangev1.Side_SIDE_SELL
 	}
 	return &exchangev1.MarketEvent{Subscription: g.sub, Time: now.UnixMilli(), Event: &exchangev1.MarketEvent_Trade{Trade: &exchangev1.Trade{
-		Id: strconv.FormatInt(now.UnixNano(), 10) + "-" + strconv.FormatInt(g.n, 10), Price: g.price(g.mid), Qty: "0.01",
-		QuoteQty: g.price(g.mid / 100), Side: side, Time: now.UnixMilli()}}}
+		Id:    string(strconv.AppendInt(append(strconv.AppendInt(g.idBuf[:0], now.UnixNano(), 10), '-'), g.n, 10)),
+		Price: g.tradePrice, Qty: "0.01", QuoteQty: g.tradeQuote, Side: side, Time: now.UnixMilli()}}}
 }
 
 func subKey(s *exchangev1.Subscription) string {

@@ -53,7 +53,9 @@ type level struct {
 
 // Book is one instrument's order book. It is not safe for concurrent use.
 type Book struct {
-	bids, asks []level // bids best (highest) first, asks best (lowest) first
+	// Each side is stored worst first, best last (bids ascending, asks descending), so the frequent changes near
+	// the top of the book move few elements.
+	bids, asks []level
 	scale      int
 	seq        int64
 	synced     bool
@@ -151,7 +153,7 @@ func (b *Book) fail(err error) error {
 }
 
 func (b *Book) crossed() bool {
-	return len(b.bids) > 0 && len(b.asks) > 0 && b.bids[0].p >= b.asks[0].p
+	return len(b.bids) > 0 && len(b.asks) > 0 && b.bids[len(b.bids)-1].p >= b.asks[len(b.asks)-1].p
 }
 
 // set puts one level: qty zero removes it.
@@ -187,24 +189,26 @@ func (b *Book) set(bid bool, price, qty string) error {
 		s[i].qty = qty
 		s[i].price = price
 	default:
-		if i >= b.maxLevels {
-			return nil // beyond the bound: worse than every kept level
+		if len(s) >= b.maxLevels {
+			if i == 0 {
+				return nil // worse than every kept level of a full side
+			}
+			// Drop the worst level to make room.
+			copy(s, s[1:i])
+			s[i-1] = level{p: p, price: price, qty: qty}
+			return nil
 		}
-		s = slices.Insert(s, i, level{p: p, price: price, qty: qty})
-		if len(s) > b.maxLevels {
-			s = s[:b.maxLevels]
-		}
-		*side = s
+		*side = slices.Insert(s, i, level{p: p, price: price, qty: qty})
 	}
 	return nil
 }
 
-// search finds p's index on a side (bids descending, asks ascending).
+// search finds p's index on a side stored worst first (bids ascending, asks descending).
 func search(s []level, p int64, bid bool) (int, bool) {
 	lo, hi := 0, len(s)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if (bid && s[m].p > p) || (!bid && s[m].p < p) {
+		if (bid && s[m].p < p) || (!bid && s[m].p > p) {
 			lo = m + 1
 		} else {
 			hi = m
@@ -238,7 +242,8 @@ func top(s []level, depth int) []Level {
 	}
 	out := make([]Level, depth)
 	for i := range depth {
-		out[i] = Level{Price: s[i].price, Qty: s[i].qty}
+		l := &s[len(s)-1-i]
+		out[i] = Level{Price: l.price, Qty: l.qty}
 	}
 	return out
 }
@@ -285,13 +290,11 @@ func (b *Book) group(s []level, depth int, g Grouping, bid bool) []Level {
 	var out []Level
 	var (
 		cur int64
-		sum decimal.Decimal
+		sum qtySum
 		has bool
 	)
-	flush := func() {
-		out = append(out, Level{Price: formatFixed(cur, scale), Qty: sum.String()})
-	}
-	for _, l := range s {
+	for i := len(s) - 1; i >= 0; i-- {
+		l := &s[i]
 		p := l.p * pf
 		var bucket int64
 		if bid {
@@ -299,26 +302,65 @@ func (b *Book) group(s []level, depth int, g Grouping, bid bool) []Level {
 		} else {
 			bucket = -floorDiv(-p, step) * step
 		}
-		q, err := decimal.NewFromString(l.qty)
-		if err != nil {
-			continue
-		}
 		if has && bucket == cur {
-			sum = sum.Add(q)
+			sum.add(l.qty)
 			continue
 		}
 		if has {
-			flush()
+			out = append(out, Level{Price: formatFixed(cur, scale), Qty: sum.String()})
 			if depth > 0 && len(out) >= depth {
 				return out
 			}
 		}
-		cur, sum, has = bucket, q, true
+		cur, has = bucket, true
+		sum.reset()
+		sum.add(l.qty)
 	}
 	if has && (depth <= 0 || len(out) < depth) {
-		flush()
+		out = append(out, Level{Price: formatFixed(cur, scale), Qty: sum.String()})
 	}
 	return out
+}
+
+// qtySum adds decimal quantities exactly: int64 fixed-point while it fits, shopspring/decimal beyond.
+type qtySum struct {
+	v     int64
+	scale int
+	big   *decimal.Decimal
+}
+
+func (q *qtySum) reset() { *q = qtySum{} }
+
+func (q *qtySum) add(s string) {
+	if q.big == nil {
+		v, d, err := parseFixed(s, q.scale)
+		if err == nil {
+			if d > q.scale {
+				if f := pow10[d-q.scale]; q.v <= math.MaxInt64/f {
+					q.v *= f
+					q.scale = d
+				} else {
+					err = ErrLevel
+				}
+			}
+			if err == nil && q.v <= math.MaxInt64-v {
+				q.v += v
+				return
+			}
+		}
+		acc := decimal.New(q.v, int32(-q.scale))
+		q.big = &acc
+	}
+	if x, err := decimal.NewFromString(s); err == nil {
+		*q.big = q.big.Add(x)
+	}
+}
+
+func (q *qtySum) String() string {
+	if q.big != nil {
+		return q.big.String()
+	}
+	return formatFixed(q.v, q.scale)
 }
 
 func floorDiv(a, b int64) int64 {

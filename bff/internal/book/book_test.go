@@ -223,3 +223,20 @@ func TestFormatFixed(t *testing.T) {
 		}
 	}
 }
+
+func TestQtySumExact(t *testing.T) {
+	var q qtySum
+	for _, s := range []string{"0.1", "0.2", "1.005", "3"} {
+		q.add(s)
+	}
+	if q.String() != "4.305" {
+		t.Fatalf("sum %s", q.String())
+	}
+	q.reset()
+	q.add("9223372036854775807")
+	q.add("9223372036854775807")
+	q.add("0.5")
+	if q.String() != "18446744073709551614.5" {
+		t.Fatalf("overflowing sum %s", q.String())
+	}
+}

@@ -26,6 +26,8 @@ type Message struct {
 	Topic   string
 	Payload []byte
 	State   bool
+	// msg is the decoded payload, so the in-process broker skips decoding it again.
+	msg *pubMsg
 }
 
 type brokerHandler struct {

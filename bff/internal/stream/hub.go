@@ -164,7 +164,7 @@ func (w *wakeSet) flush() {
 func (h *hub) deliverBatch(msgs []Message) {
 	var w wakeSet
 	for _, m := range msgs {
-		h.deliverInto(m.Topic, m.Payload, false, &w)
+		h.deliverInto(m.Topic, m.Payload, m.msg, false, &w)
 	}
 	w.flush()
 }
@@ -206,20 +206,23 @@ func (h *hub) wants(topic string) bool {
 // when this replica joined: it is used only when nothing newer has arrived.
 func (h *hub) deliver(topic string, payload []byte, initial bool) {
 	var w wakeSet
-	h.deliverInto(topic, payload, initial, &w)
+	h.deliverInto(topic, payload, nil, initial, &w)
 	w.flush()
 }
 
-func (h *hub) deliverInto(topic string, payload []byte, initial bool, w *wakeSet) {
+func (h *hub) deliverInto(topic string, payload []byte, decoded *pubMsg, initial bool, w *wakeSet) {
 	h.mu.RLock()
 	t, ok := h.topics[topic]
 	h.mu.RUnlock()
 	if !ok {
 		return
 	}
-	var m pubMsg
-	if err := json.Unmarshal(payload, &m); err != nil {
-		return
+	m := decoded
+	if m == nil {
+		m = &pubMsg{}
+		if err := json.Unmarshal(payload, m); err != nil {
+			return
+		}
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -413,7 +413,7 @@ func (u *upstream) flush(lt *leadTopic, out []Message) []Message {
 		if err != nil {
 			return
 		}
-		out = append(out, Message{Topic: lt.topic, Payload: b, State: state})
+		out = append(out, Message{Topic: lt.topic, Payload: b, State: state, msg: m})
 	}
 	if lt.status != nil {
 		lt.seq++

@@ -1,4 +1,4 @@
-package main
+package harness
 
 import (
 	"bufio"
@@ -14,18 +14,18 @@ import (
 	"time"
 )
 
-// wsClient is a minimal WebSocket client for the load tool: it reads server frames from a buffered reader (several
+// WSClient is a minimal WebSocket client for the load tool: it reads server frames from a buffered reader (several
 // frames that arrived together cost one read) and reuses its buffers, so thousands of clients fit beside the
 // server on a small machine. It supports what the gateway sends: text frames (possibly fragmented), ping (answered
 // with pong) and close.
-type wsClient struct {
+type WSClient struct {
 	c   net.Conn
 	r   *bufio.Reader
 	buf []byte
 	out []byte
 }
 
-func dialWS(rawURL string, timeout time.Duration) (*wsClient, error) {
+func DialWS(rawURL string, timeout time.Duration) (*WSClient, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, err
@@ -64,13 +64,13 @@ func dialWS(rawURL string, timeout time.Duration) (*wsClient, error) {
 		}
 	}
 	_ = c.SetDeadline(time.Time{})
-	return &wsClient{c: c, r: r}, nil
+	return &WSClient{c: c, r: r}, nil
 }
 
-// writeText sends one masked text frame.
-func (w *wsClient) writeText(p []byte) error { return w.writeFrame(0x1, p) }
+// WriteText sends one masked text frame.
+func (w *WSClient) WriteText(p []byte) error { return w.writeFrame(0x1, p) }
 
-func (w *wsClient) writeFrame(op byte, p []byte) error {
+func (w *WSClient) writeFrame(op byte, p []byte) error {
 	b := w.out[:0]
 	b = append(b, 0x80|op)
 	switch n := len(p); {
@@ -95,8 +95,8 @@ func (w *wsClient) writeFrame(op byte, p []byte) error {
 
 var errClosed = errors.New("closed by server")
 
-// read returns the next text message; the slice is valid until the next call.
-func (w *wsClient) read() ([]byte, error) {
+// Read returns the next text message; the slice is valid until the next call.
+func (w *WSClient) Read() ([]byte, error) {
 	w.buf = w.buf[:0]
 	for {
 		var h [2]byte
@@ -147,10 +147,11 @@ func (w *wsClient) read() ([]byte, error) {
 	}
 }
 
-func (w *wsClient) close() { _ = w.c.Close() }
+// Close drops the connection.
+func (w *WSClient) Close() { _ = w.c.Close() }
 
-// messages calls f for each message of a frame: the frame itself, or each element of a batched array.
-func messages(frame []byte, f func([]byte)) {
+// Messages calls f for each message of a frame: the frame itself, or each element of a batched array.
+func Messages(frame []byte, f func([]byte)) {
 	if len(frame) == 0 || frame[0] != '[' {
 		f(frame)
 		return
