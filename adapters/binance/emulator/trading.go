@@ -54,6 +54,7 @@ func (s *Server) tradingRoutes(mux *http.ServeMux) {
 	s.handle(mux, "POST /fapi/v1/positionSide/dual", fu(secSigned, 1, s.futSetDual))
 	s.handle(mux, "GET /fapi/v1/positionSide/dual", fu(secSigned, 30, s.futGetDual))
 	s.handle(mux, "GET /fapi/v1/leverageBracket", fu(secSigned, 1, s.futBrackets))
+	s.handle(mux, "GET /fapi/v1/symbolConfig", fu(secSigned, 5, s.futSymbolConfig))
 	s.handle(mux, "GET /fapi/v2/positionRisk", fu(secSigned, 5, s.positionRisk(2)))
 	s.handle(mux, "GET /fapi/v3/positionRisk", fu(secSigned, 5, s.positionRisk(3)))
 	s.handle(mux, "GET /fapi/v2/balance", fu(secSigned, 5, s.futBalance))
@@ -1366,6 +1367,33 @@ func (s *Server) futGetDual(q *req) (any, error) {
 		return nil, orderError(true, err)
 	}
 	return map[string]bool{"dualSidePosition": hedge}, nil
+}
+
+func (s *Server) futSymbolConfig(q *req) (any, error) {
+	ins, _, err := s.symbolsParam(q)
+	if err != nil {
+		return nil, err
+	}
+	type row struct {
+		Symbol           string `json:"symbol"`
+		MarginType       string `json:"marginType"`
+		IsAutoAddMargin  bool   `json:"isAutoAddMargin"`
+		Leverage         int    `json:"leverage"`
+		MaxNotionalValue string `json:"maxNotionalValue"`
+	}
+	out := make([]row, 0, len(ins))
+	for _, in := range ins {
+		st, err := s.v.Settings(q.account, in.ID)
+		if err != nil {
+			return nil, orderError(true, err)
+		}
+		mt := "CROSSED"
+		if st.Isolated {
+			mt = "ISOLATED"
+		}
+		out = append(out, row{s.native[in.ID], mt, false, st.Leverage, maxNotional(in, st.Leverage)})
+	}
+	return out, nil
 }
 
 func (s *Server) futBrackets(q *req) (any, error) {

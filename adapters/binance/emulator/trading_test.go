@@ -216,6 +216,13 @@ func TestFuturesTrading(t *testing.T) {
 	r := e.signed(http.MethodPost, "/fapi/v1/leverage", url.Values{"symbol": {"BTCUSDT"}, "leverage": {"10"}}).expectOK(t)
 	checkShape(t, "futures_leverage", r.body)
 	e.signed(http.MethodPost, "/fapi/v1/leverage", url.Values{"symbol": {"BTCUSDT"}, "leverage": {"1000"}}).expectErr(t, http.StatusBadRequest, -4028)
+	r = e.signed(http.MethodGet, "/fapi/v1/symbolConfig", url.Values{"symbol": {"BTCUSDT"}}).expectOK(t)
+	checkShape(t, "futures_symbolConfig", r.body)
+	if !strings.Contains(string(r.body), `"leverage":10`) || !strings.Contains(string(r.body), `"marginType":"CROSSED"`) {
+		t.Fatalf("symbolConfig: %s", r.body)
+	}
+	r = e.signed(http.MethodGet, "/fapi/v1/leverageBracket", url.Values{"symbol": {"BTCUSDT"}}).expectOK(t)
+	checkShape(t, "futures_leverageBracket", r.body)
 	// Reduce-only with no position.
 	e.signed(http.MethodPost, "/fapi/v1/order", url.Values{"symbol": {"BTCUSDT"}, "side": {"SELL"},
 		"type": {"MARKET"}, "quantity": {"0.01"}, "reduceOnly": {"true"}}).expectErr(t, http.StatusBadRequest, -2022)

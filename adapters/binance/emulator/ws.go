@@ -36,9 +36,13 @@ type wsConn struct {
 	streams map[string]bool
 	users   map[string]context.CancelFunc // listen key -> user stream
 	uwg     sync.WaitGroup                // user stream goroutines
-	dead    bool
-	code    websocket.StatusCode
-	reason  string
+
+	// killMu guards how the connection ends. It is separate from mu because hubs call kill while holding their
+	// own lock, and subscribe takes mu then the hub's lock.
+	killMu sync.Mutex
+	dead   bool
+	code   websocket.StatusCode
+	reason string
 }
 
 // enqueue queues a frame without blocking; a full queue ends the connection.
@@ -74,11 +78,11 @@ func (c *wsConn) reply(v any) {
 
 // kill ends the connection with a close frame (code 0 = drop without one).
 func (c *wsConn) kill(code websocket.StatusCode, reason string) {
-	c.mu.Lock()
+	c.killMu.Lock()
 	if !c.dead {
 		c.dead, c.code, c.reason = true, code, reason
 	}
-	c.mu.Unlock()
+	c.killMu.Unlock()
 	c.cancel()
 }
 
@@ -194,8 +198,10 @@ func (c *wsConn) cleanup() (websocket.StatusCode, string) {
 	for _, stop := range c.users {
 		stop()
 	}
-	code, reason := c.code, c.reason
 	c.mu.Unlock()
+	c.killMu.Lock()
+	code, reason := c.code, c.reason
+	c.killMu.Unlock()
 	for _, n := range names {
 		c.unsubscribe(n)
 	}
