@@ -37,7 +37,7 @@ var (
 )
 
 func newWorld() (*world, error) {
-	v, err := venue.New(venue.Config{Profile: "okx", Seed: 11, Simulate: true, HistoryDays: 2, StepInterval: 100 * time.Millisecond})
+	v, err := venue.New(venue.Config{Profile: "okx", Seed: 11, Simulate: true, HistoryDays: 1, StepInterval: 250 * time.Millisecond})
 	if err != nil {
 		return nil, err
 	}
@@ -88,11 +88,19 @@ func TestEmulatorMarketData(t *testing.T) {
 	if in.GetContractValue() == "" || in.GetContractValue() == "1" || in.GetSettle() != "USDT" {
 		t.Fatalf("BTC-USDT-SWAP contract value %q settle %q", in.GetContractValue(), in.GetSettle())
 	}
-	tk, err := w.c.GetTickers(ctx, &exchangev1.GetTickersRequest{MarketType: exchangev1.MarketType_MARKET_TYPE_SWAP, Symbols: []string{"BTC-USDT-SWAP"}})
-	if err != nil || len(tk.GetTickers()) != 1 {
-		t.Fatalf("tickers: %v %v", err, tk)
+	// Mark price, index and open interest are best-effort extras (one call each); under a loaded machine one may
+	// time out, so the ticker is asked for again a few times before the test gives up.
+	var x *exchangev1.Ticker
+	for range 3 {
+		tk, err := w.c.GetTickers(ctx, &exchangev1.GetTickersRequest{MarketType: exchangev1.MarketType_MARKET_TYPE_SWAP, Symbols: []string{"BTC-USDT-SWAP"}})
+		if err != nil || len(tk.GetTickers()) != 1 {
+			t.Fatalf("tickers: %v %v", err, tk)
+		}
+		x = tk.GetTickers()[0]
+		if x.GetMarkPrice() != "" {
+			break
+		}
 	}
-	x := tk.GetTickers()[0]
 	if x.GetOpen_24H() == "" || x.GetChangePct_24H() == "" || x.GetMarkPrice() == "" || x.GetFundingRate() == "" {
 		t.Errorf("SWAP ticker lacks open/change/mark/funding: %v", x)
 	}

@@ -83,5 +83,10 @@ func apiError(code, msg string) *sdk.Error {
 	if msg == "" {
 		msg = "OKX error " + code
 	}
-	return sdk.ExchangeError(reasonFor(code), code, msg)
+	r := reasonFor(code)
+	if code == "51000" && strings.Contains(msg, "posSide") {
+		// A position side that does not fit the account's position mode (long_short_mode needs long/short).
+		r = exchangev1.ErrorReason_ERROR_REASON_POSITION_MODE_MISMATCH
+	}
+	return sdk.ExchangeError(r, code, msg)
 }

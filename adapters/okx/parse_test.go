@@ -58,6 +58,8 @@ func TestEnvelopeErrors(t *testing.T) {
 	}
 	_, err = ParseEnvelope([]byte(`{"code":"50011","msg":"Too Many Requests","data":[]}`))
 	reasonIs(t, err, exchangev1.ErrorReason_ERROR_REASON_RATE_LIMITED, "50011")
+	_, err = ParseEnvelope([]byte(`{"code":"1","msg":"","data":[{"sCode":"51000","sMsg":"Parameter posSide error"}]}`))
+	reasonIs(t, err, exchangev1.ErrorReason_ERROR_REASON_POSITION_MODE_MISMATCH, "51000")
 	_, err = ParseEnvelope([]byte(`{"code":"50113","msg":"Invalid Sign","data":[]}`))
 	reasonIs(t, err, exchangev1.ErrorReason_ERROR_REASON_AUTH_FAILED, "50113")
 }

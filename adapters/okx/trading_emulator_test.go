@@ -207,3 +207,77 @@ func TestWallet(t *testing.T) {
 		t.Fatalf("convert %v %v", cv, err)
 	}
 }
+
+// TestAccountStream: a market order on the account shows up on StreamAccount as an order update and a fill, in
+// base units.
+func TestAccountStream(t *testing.T) {
+	w := shared(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	st, err := w.c.StreamAccount(ctx, &exchangev1.StreamAccountRequest{Account: w.acct})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev, err := st.Recv(); err != nil || ev.GetStatus().GetState() != exchangev1.StreamStatus_STATE_CONNECTED {
+		t.Fatalf("%v %v", ev, err)
+	}
+	time.Sleep(200 * time.Millisecond) // let the subscriptions land
+	o, err := w.c.PlaceOrder(ctx, &exchangev1.PlaceOrderRequest{Account: w.acct, MarketType: exchangev1.MarketType_MARKET_TYPE_SPOT, Symbol: "ETH-USDT",
+		Side: exchangev1.Side_SIDE_BUY, Type: exchangev1.OrderType_ORDER_TYPE_MARKET, Qty: "0.01"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sawOrder, sawFill bool
+	for !sawOrder || !sawFill {
+		ev, err := st.Recv()
+		if err != nil {
+			t.Fatalf("order %v fill %v: %v", sawOrder, sawFill, err)
+		}
+		switch e := ev.GetEvent().(type) {
+		case *exchangev1.AccountEvent_Order:
+			sawOrder = sawOrder || e.Order.GetOrderId() == o.GetOrder().GetOrderId()
+		case *exchangev1.AccountEvent_Fill:
+			if e.Fill.GetOrderId() == o.GetOrder().GetOrderId() {
+				if e.Fill.GetQty() == "" || decimal.RequireFromString(e.Fill.GetQty()).GreaterThan(decimal.RequireFromString("0.01")) {
+					t.Fatalf("fill %v", e.Fill)
+				}
+				sawFill = true
+			}
+		}
+	}
+}
+
+// TestHedgeModeNeedsPositionSide: in long_short_mode an order without a position side is refused with a typed
+// error; with LONG it opens a long position.
+func TestHedgeModeNeedsPositionSide(t *testing.T) {
+	w := shared(t)
+	ctx := t.Context()
+	swap := exchangev1.MarketType_MARKET_TYPE_SWAP
+	if _, err := w.c.SetPositionMode(ctx, &exchangev1.SetPositionModeRequest{Account: w.acct, Mode: exchangev1.PositionMode_POSITION_MODE_HEDGE}); err != nil {
+		t.Fatal(err)
+	}
+	defer w.c.SetPositionMode(context.WithoutCancel(ctx), &exchangev1.SetPositionModeRequest{Account: w.acct, Mode: exchangev1.PositionMode_POSITION_MODE_ONE_WAY})
+	m, err := w.c.GetPositionMode(ctx, &exchangev1.GetPositionModeRequest{Account: w.acct})
+	if err != nil || m.GetMode() != exchangev1.PositionMode_POSITION_MODE_HEDGE {
+		t.Fatalf("mode %v %v", m, err)
+	}
+	bid, _ := bestBid(t, w, swap, "SOL-USDT-SWAP")
+	req := &exchangev1.PlaceOrderRequest{Account: w.acct, MarketType: swap, Symbol: "SOL-USDT-SWAP", Side: exchangev1.Side_SIDE_BUY,
+		Type: exchangev1.OrderType_ORDER_TYPE_LIMIT, Price: bid.Mul(decimal.RequireFromString("0.9")).Round(2).String(), Qty: "1"}
+	_, err = w.c.PlaceOrder(ctx, req)
+	d := sdk.DetailOf(err)
+	if d.GetReason() != exchangev1.ErrorReason_ERROR_REASON_POSITION_MODE_MISMATCH || d.GetExchangeCode() != "51000" {
+		t.Fatalf("order without position side in hedge mode: %v", err)
+	}
+	req.PositionSide = exchangev1.PositionSide_POSITION_SIDE_LONG
+	o, err := w.c.PlaceOrder(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.GetOrder().GetPositionSide() != exchangev1.PositionSide_POSITION_SIDE_LONG {
+		t.Fatalf("order %v", o.GetOrder())
+	}
+	if _, err := w.c.CancelOrder(ctx, &exchangev1.CancelOrderRequest{Account: w.acct, MarketType: swap, Symbol: "SOL-USDT-SWAP", OrderId: o.GetOrder().GetOrderId()}); err != nil {
+		t.Fatal(err)
+	}
+}
