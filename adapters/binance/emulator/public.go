@@ -882,7 +882,7 @@ func (s *Server) statHandler(kind statKind) func(*req) (any, error) {
 		oldest := now - 30*86400000
 		from := start
 		if from <= 0 {
-			from = to - int64(limit)*pd
+			from = to - int64(limit+1)*pd // one more: the forming period is dropped below
 		}
 		from = max64(from, oldest)
 		rows, err := s.v.Stats(in.ID, period, from, to, 0)

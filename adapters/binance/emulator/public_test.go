@@ -239,3 +239,60 @@ func TestDepthAndTrades(t *testing.T) {
 		t.Fatalf("trades: %+v", tr)
 	}
 }
+
+func TestStatsAndFundingPaging(t *testing.T) {
+	e := newEnv(t)
+	now := e.v.Now()
+	type row struct {
+		Timestamp int64  `json:"timestamp"`
+		Ratio     string `json:"longShortRatio"`
+		Long      string `json:"longAccount"`
+		Short     string `json:"shortAccount"`
+	}
+	var rows []row
+	e.get("/futures/data/globalLongShortAccountRatio", url.Values{"symbol": {"BTCUSDT"}, "period": {"5m"}, "limit": {"12"}}).expectOK(t).decode(t, &rows)
+	if len(rows) != 12 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	for i, r := range rows {
+		if i > 0 && r.Timestamp != rows[i-1].Timestamp+300000 {
+			t.Fatalf("rows not consecutive: %d after %d", r.Timestamp, rows[i-1].Timestamp)
+		}
+		sum := decimal.RequireFromString(r.Long).Add(decimal.RequireFromString(r.Short))
+		if !sum.Equal(decimal.NewFromInt(1)) {
+			t.Fatalf("long+short = %s", sum)
+		}
+	}
+	if last := rows[11].Timestamp; last+300000 > now || last+600000 <= now {
+		t.Fatalf("last period %d is not the last complete one before %d", last, now)
+	}
+	start := rows[2].Timestamp
+	e.get("/futures/data/openInterestHist", url.Values{"symbol": {"BTCUSDT"}, "period": {"5m"}, "limit": {"3"},
+		"startTime": {strconv.FormatInt(start, 10)}}).expectOK(t).decode(t, &rows)
+	if len(rows) != 3 || rows[0].Timestamp != start {
+		t.Fatalf("startTime page: %+v", rows)
+	}
+	type rate struct {
+		FundingTime int64  `json:"fundingTime"`
+		FundingRate string `json:"fundingRate"`
+	}
+	var rates []rate
+	e.get("/fapi/v1/fundingRate", url.Values{"symbol": {"BTCUSDT"}, "limit": {"5"}}).expectOK(t).decode(t, &rates)
+	if len(rates) != 5 {
+		t.Fatalf("%d funding rates", len(rates))
+	}
+	for i, r := range rates {
+		if r.FundingTime%(8*3600*1000) != 0 || i > 0 && r.FundingTime != rates[i-1].FundingTime+8*3600*1000 {
+			t.Fatalf("funding times: %+v", rates)
+		}
+	}
+	if rates[4].FundingTime > now || rates[4].FundingTime+8*3600*1000 <= now {
+		t.Fatalf("last funding %d is not the latest before %d", rates[4].FundingTime, now)
+	}
+	var from []rate
+	e.get("/fapi/v1/fundingRate", url.Values{"symbol": {"BTCUSDT"}, "limit": {"2"},
+		"startTime": {strconv.FormatInt(rates[1].FundingTime, 10)}}).expectOK(t).decode(t, &from)
+	if len(from) != 2 || from[0] != rates[1] || from[1] != rates[2] {
+		t.Fatalf("startTime funding page: %+v", from)
+	}
+}

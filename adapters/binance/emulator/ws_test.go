@@ -406,3 +406,47 @@ func TestStreamDropAndLifetime(t *testing.T) {
 		t.Fatalf("%d connections left", n)
 	}
 }
+
+func TestKlineStreamClosesBars(t *testing.T) {
+	e := newEnv(t)
+	c := e.dial("/fws/market/ws/ethusdt@kline_1m")
+	type kev struct {
+		K struct {
+			T0    int64  `json:"t"`
+			T1    int64  `json:"T"`
+			I     string `json:"i"`
+			X     bool   `json:"x"`
+			Close string `json:"c"`
+		} `json:"k"`
+	}
+	var first kev
+	b := c.next(3 * time.Second)
+	checkShape(t, "ws_kline", b)
+	if err := json.Unmarshal(b, &first); err != nil {
+		t.Fatal(err)
+	}
+	if first.K.X || first.K.I != "1m" || first.K.T1 != first.K.T0+59999 {
+		t.Fatalf("forming bar: %s", b)
+	}
+	e.advance(40 * time.Second) // crosses into the next minute
+	var closed, next kev
+	b = c.until(3*time.Second, func(b []byte) bool { return strings.Contains(string(b), `"x":true`) })
+	if err := json.Unmarshal(b, &closed); err != nil {
+		t.Fatal(err)
+	}
+	if closed.K.T0 != first.K.T0 {
+		t.Fatalf("closed bar %d, want %d", closed.K.T0, first.K.T0)
+	}
+	// The REST bar agrees with the closed one.
+	ks := e.klines("/fapi/v1/klines", url.Values{"symbol": {"ETHUSDT"}, "interval": {"1m"}, "limit": {"2"}})
+	if len(ks) != 2 || ks[0].open != closed.K.T0 || ks[0].c.String() != decimal.RequireFromString(closed.K.Close).String() {
+		t.Fatalf("REST %+v vs closed %+v", ks, closed.K)
+	}
+	b = c.next(3 * time.Second)
+	if err := json.Unmarshal(b, &next); err != nil {
+		t.Fatal(err)
+	}
+	if next.K.X || next.K.T0 != first.K.T0+60000 {
+		t.Fatalf("bar after the closed one: %s", b)
+	}
+}
