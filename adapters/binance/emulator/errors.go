@@ -16,6 +16,7 @@ type apiError struct {
 	Code       int    `json:"code"`
 	Msg        string `json:"msg"`
 	retryAfter int
+	html       bool // an edge error page instead of a JSON body
 }
 
 func (e *apiError) Error() string { return fmt.Sprintf("binance %d: %s", e.Code, e.Msg) }
@@ -97,6 +98,12 @@ func writeErr(w http.ResponseWriter, err error) {
 	}
 	if e.retryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(e.retryAfter))
+	}
+	if e.html {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(e.status)
+		_, _ = fmt.Fprintf(w, "<html><body><h1>%d %s</h1></body></html>", e.status, http.StatusText(e.status))
+		return
 	}
 	b, _ := json.Marshal(e)
 	w.Header().Set("Content-Type", "application/json")

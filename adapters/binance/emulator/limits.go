@@ -58,6 +58,9 @@ func (l *limiter) take(w http.ResponseWriter, r *http.Request, futures bool, wei
 	defer l.mu.Unlock()
 	if l.injN > 0 {
 		l.injN--
+		if l.injStatus != http.StatusTooManyRequests && l.injStatus != http.StatusTeapot {
+			return &apiError{status: l.injStatus, retryAfter: l.injRetry, html: true}
+		}
 		return rateErr(l.injStatus, l.injRetry, now)
 	}
 	k := limKey{futures: futures, ip: clientIP(r)}
@@ -97,7 +100,7 @@ func (l *limiter) take(w http.ResponseWriter, r *http.Request, futures bool, wei
 
 func rateErr(status, retry int, now int64) *apiError {
 	if retry <= 0 {
-		retry = 1
+		retry = 60
 	}
 	if status == http.StatusTeapot {
 		till := now + int64(retry)*1000
@@ -110,8 +113,9 @@ func rateErr(status, retry int, now int64) *apiError {
 	return e
 }
 
-// InjectRateLimit makes the next n REST requests fail with status (429 or 418) and a Retry-After header of
-// retryAfter (rounded up to seconds). Tests of clients' back-off use it.
+// InjectRateLimit makes the next n REST requests fail with status and a Retry-After header of retryAfter (rounded
+// up to seconds; none when zero). 429 and 418 carry Binance's -1003 body; other statuses (403 from the web
+// application firewall, 5xx) carry a short HTML page as Binance's edge sends. Tests of clients' back-off use it.
 func (s *Server) InjectRateLimit(status int, retryAfter time.Duration, n int) {
 	s.lim.mu.Lock()
 	defer s.lim.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,6 +29,10 @@ func TestPublicShapes(t *testing.T) {
 		{"/api/v3/trades", sym, "spot_trades"},
 		{"/api/v3/aggTrades", sym, "spot_aggTrades"},
 		{"/api/v3/ticker/24hr", sym, "spot_ticker_24hr"},
+		{"/api/v3/ticker/price", sym, "spot_ticker_price"},
+		{"/api/v3/ticker/bookTicker", sym, "spot_bookTicker"},
+		{"/fapi/v1/ticker/price", sym, "futures_ticker_price"},
+		{"/fapi/v1/ticker/bookTicker", sym, "futures_bookTicker"},
 		{"/fapi/v1/ping", nil, "ping"},
 		{"/fapi/v1/time", nil, "futures_time"},
 		{"/fapi/v1/exchangeInfo", nil, "futures_exchangeInfo"},
@@ -97,6 +102,11 @@ func TestRateLimits(t *testing.T) {
 	r.expectErr(t, http.StatusTeapot, -1003)
 	if r.header.Get("Retry-After") != "120" {
 		t.Fatalf("Retry-After %q", r.header.Get("Retry-After"))
+	}
+	e.s.InjectRateLimit(http.StatusForbidden, 0, 1)
+	r = e.get("/fapi/v1/time", nil)
+	if r.status != http.StatusForbidden || !strings.Contains(string(r.body), "403") {
+		t.Fatalf("403: %d %s", r.status, r.body)
 	}
 	// Real weight accounting: exchangeInfo costs 20 on spot; a limit of 50 allows two calls a minute.
 	e.s.SetWeightLimits(50, 0)

@@ -503,7 +503,9 @@ func TestWalletEndpoints(t *testing.T) {
 	e := newEnv(t)
 	funding := func() decimal.Decimal {
 		var rows []map[string]string
-		e.signed(http.MethodPost, "/sapi/v1/asset/get-funding-asset", url.Values{"asset": {"USDT"}}).expectOK(t).decode(t, &rows)
+		r := e.signed(http.MethodPost, "/sapi/v1/asset/get-funding-asset", url.Values{"asset": {"USDT"}}).expectOK(t)
+		checkShape(t, "sapi_funding_asset", r.body)
+		r.decode(t, &rows)
 		if len(rows) != 1 {
 			t.Fatalf("funding rows %v", rows)
 		}
@@ -511,29 +513,34 @@ func TestWalletEndpoints(t *testing.T) {
 	}
 	before := funding()
 	r := e.signed(http.MethodPost, "/sapi/v1/asset/transfer", url.Values{"type": {"FUNDING_MAIN"}, "asset": {"USDT"}, "amount": {"150"}}).expectOK(t)
-	if !strings.Contains(string(r.body), `"tranId":`) {
-		t.Fatalf("transfer: %s", r.body)
-	}
+	checkShape(t, "sapi_transfer", r.body)
+	r = e.signed(http.MethodPost, "/sapi/v3/asset/getUserAsset", nil).expectOK(t)
+	checkShape(t, "sapi_user_asset", r.body)
 	if got := funding(); !got.Equal(before.Sub(decimal.NewFromInt(150))) {
 		t.Fatalf("funding %s after moving 150 from %s", got, before)
 	}
 	e.signed(http.MethodPost, "/sapi/v1/asset/transfer", url.Values{"type": {"FUNDING_MAIN"}, "asset": {"USDT"}, "amount": {"99999999"}}).expectErr(t, http.StatusBadRequest, -5002)
 	e.signed(http.MethodPost, "/sapi/v1/asset/transfer", url.Values{"type": {"MAIN_MARGIN"}, "asset": {"USDT"}, "amount": {"1"}}).expectErr(t, http.StatusBadRequest, -1130)
 	r = e.signed(http.MethodGet, "/sapi/v1/asset/transfer", url.Values{"type": {"FUNDING_MAIN"}}).expectOK(t)
+	checkShape(t, "sapi_transfer_history", r.body)
 	if !strings.Contains(string(r.body), `"total":1`) {
 		t.Fatalf("transfer history: %s", r.body)
 	}
 	r = e.signed(http.MethodGet, "/sapi/v1/capital/deposit/address", url.Values{"coin": {"USDT"}}).expectOK(t)
+	checkShape(t, "sapi_deposit_address", r.body)
 	if !strings.Contains(string(r.body), `"address":"`) {
 		t.Fatalf("address: %s", r.body)
 	}
 	r = e.signed(http.MethodGet, "/sapi/v1/capital/deposit/hisrec", nil).expectOK(t)
+	checkShape(t, "sapi_deposit_history", r.body)
 	if strings.Count(string(r.body), `"coin":`) < 2 {
 		t.Fatalf("deposits of the demo funding: %s", r.body)
 	}
 	r = e.signed(http.MethodPost, "/sapi/v1/capital/withdraw/apply", url.Values{"coin": {"USDT"}, "address": {"0xabc"}, "amount": {"50"}}).expectOK(t)
+	checkShape(t, "sapi_withdraw", r.body)
 	e.signed(http.MethodPost, "/sapi/v1/capital/withdraw/apply", url.Values{"coin": {"USDT"}, "address": {"0xabc"}, "amount": {"1"}}).expectErr(t, http.StatusBadRequest, -4022)
 	r = e.signed(http.MethodGet, "/sapi/v1/capital/withdraw/history", url.Values{"coin": {"USDT"}}).expectOK(t)
+	checkShape(t, "sapi_withdraw_history", r.body)
 	if !strings.Contains(string(r.body), `"address":"0xabc"`) || !strings.Contains(string(r.body), `"amount":"50"`) {
 		t.Fatalf("withdrawals: %s", r.body)
 	}
@@ -542,21 +549,26 @@ func TestWalletEndpoints(t *testing.T) {
 		QuoteID  string `json:"quoteId"`
 		ToAmount string `json:"toAmount"`
 	}
-	e.signed(http.MethodPost, "/sapi/v1/convert/getQuote", url.Values{"fromAsset": {"USDT"}, "toAsset": {"BTC"}, "fromAmount": {"100"}}).expectOK(t).decode(t, &quote)
+	r = e.signed(http.MethodPost, "/sapi/v1/convert/getQuote", url.Values{"fromAsset": {"USDT"}, "toAsset": {"BTC"}, "fromAmount": {"100"}}).expectOK(t)
+	checkShape(t, "sapi_convert_quote", r.body)
+	r.decode(t, &quote)
 	if quote.QuoteID == "" || !decimal.RequireFromString(quote.ToAmount).IsPositive() {
 		t.Fatalf("quote %+v", quote)
 	}
 	r = e.signed(http.MethodPost, "/sapi/v1/convert/acceptQuote", url.Values{"quoteId": {quote.QuoteID}}).expectOK(t)
+	checkShape(t, "sapi_convert_accept", r.body)
 	if !strings.Contains(string(r.body), `"orderStatus":"SUCCESS"`) {
 		t.Fatalf("accept: %s", r.body)
 	}
 	e.signed(http.MethodPost, "/sapi/v1/convert/acceptQuote", url.Values{"quoteId": {quote.QuoteID}}).expectErr(t, http.StatusBadRequest, 345239)
 	r = e.signed(http.MethodGet, "/sapi/v1/convert/orderStatus", url.Values{"quoteId": {quote.QuoteID}}).expectOK(t)
+	checkShape(t, "sapi_convert_status", r.body)
 	if !strings.Contains(string(r.body), `"toAmount":"`+quote.ToAmount+`"`) {
 		t.Fatalf("convert status: %s", r.body)
 	}
 	now := strconv.FormatInt(e.v.Now(), 10)
 	r = e.signed(http.MethodGet, "/sapi/v1/convert/tradeFlow", url.Values{"startTime": {"0"}, "endTime": {now}}).expectOK(t)
+	checkShape(t, "sapi_convert_flow", r.body)
 	if !strings.Contains(string(r.body), quote.QuoteID) {
 		t.Fatalf("trade flow: %s", r.body)
 	}
