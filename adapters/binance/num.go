@@ -112,3 +112,28 @@ func decPair(a, b string) (decimal.Decimal, decimal.Decimal, error) {
 	y, err := decimal.NewFromString(b)
 	return x, y, err
 }
+
+// flexID is an identifier Binance sends as a string or as a JSON number (convert order ids, deposit ids).
+type flexID string
+
+func (f *flexID) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 || string(b) == "null" {
+		return nil
+	}
+	if b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return fmt.Errorf("id: %w", err)
+		}
+		*f = flexID(s)
+		return nil
+	}
+	if _, err := strconv.ParseInt(string(b), 10, 64); err != nil {
+		return fmt.Errorf("id: %q is not an integer", string(b))
+	}
+	*f = flexID(b)
+	return nil
+}
+
+func itoa64(n int64) string { return strconv.FormatInt(n, 10) }

@@ -106,5 +106,6 @@ const (
 	pathWithdrawHistory = "/sapi/v1/capital/withdraw/history"
 	pathConvertQuote    = "/sapi/v1/convert/getQuote"
 	pathConvertAccept   = "/sapi/v1/convert/acceptQuote"
+	pathConvertStatus   = "/sapi/v1/convert/orderStatus"
 	pathConvertHistory  = "/sapi/v1/convert/tradeFlow"
 )

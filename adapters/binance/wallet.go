@@ -1,0 +1,344 @@
+package binance
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
+	"github.com/exhub/exhub/plugin-sdk/sdk"
+)
+
+// Page sizes of the wallet history endpoints.
+const (
+	transferPageMax    = 100
+	walletHistoryMax   = 1000
+	convertFlowMax     = 1000
+	convertFlowSpan    = 30 * 24 * time.Hour // tradeFlow refuses a wider window
+	depositHistorySpan = 90 * 24 * time.Hour // deposit and withdraw history windows are at most 90 days
+)
+
+func assetParam(field, v string) (string, error) {
+	v = strings.ToUpper(strings.TrimSpace(v))
+	if v == "" {
+		return "", invalid(field, "%s is required", field)
+	}
+	return v, nil
+}
+
+func historyLimit(p *exchangev1.HistoryPage, max int) int {
+	l := int(p.GetLimit())
+	if l <= 0 || l > max {
+		return max
+	}
+	return l
+}
+
+// ListAssets lists coins and their networks from /sapi/v1/capital/config/getall.
+func (s *Server) ListAssets(ctx context.Context, req *exchangev1.ListAssetsRequest) (*exchangev1.ListAssetsResponse, error) {
+	c, _ := s.client()
+	body, err := c.signed(ctx, Spot, http.MethodGet, pathCoinConfig, nil, 10, creds(req.GetAccount()))
+	if err != nil {
+		return nil, err
+	}
+	as, err := ParseCoinConfig(body)
+	if err != nil {
+		return nil, parseErr("capital config", err)
+	}
+	return &exchangev1.ListAssetsResponse{Assets: as}, nil
+}
+
+// Transfer moves funds between the funding and the trading (spot) wallet with a universal transfer. Binance has no
+// client id for transfers: client_id is echoed, not sent.
+func (s *Server) Transfer(ctx context.Context, req *exchangev1.TransferRequest) (*exchangev1.TransferResponse, error) {
+	asset, err := assetParam("asset", req.GetAsset())
+	if err != nil {
+		return nil, err
+	}
+	amount, err := decParam("amount", req.GetAmount(), true)
+	if err != nil {
+		return nil, err
+	}
+	typ, ok := transferType(req.GetFrom(), req.GetTo())
+	if !ok {
+		return nil, invalid("to", "transfers go between FUNDING and TRADING, not %v to %v", req.GetFrom(), req.GetTo())
+	}
+	c, _ := s.client()
+	body, err := c.signed(ctx, Spot, http.MethodPost, pathTransfer, url.Values{"type": {typ}, "asset": {asset}, "amount": {amount}}, 900,
+		creds(req.GetAccount()))
+	if err != nil {
+		return nil, err
+	}
+	id, err := ParseTransferID(body)
+	if err != nil {
+		return nil, parseErr("transfer", err)
+	}
+	// A tranId means the universal transfer is booked; Binance settles it synchronously.
+	return &exchangev1.TransferResponse{Transfer: &exchangev1.TransferRecord{Id: id, ClientId: req.GetClientId(), Asset: asset,
+		Amount: amount, From: req.GetFrom(), To: req.GetTo(), Status: exchangev1.TransferStatus_TRANSFER_STATUS_SUCCESS,
+		Time: c.serverNow(Spot).UnixMilli()}}, nil
+}
+
+// ListTransfers merges both directions of universal transfers between funding and spot, newest first.
+func (s *Server) ListTransfers(ctx context.Context, req *exchangev1.ListTransfersRequest) (*exchangev1.ListTransfersResponse, error) {
+	limit := historyLimit(req.GetPage(), transferPageMax)
+	asset := strings.ToUpper(strings.TrimSpace(req.GetAsset()))
+	c, _ := s.client()
+	var all []*exchangev1.TransferRecord
+	for _, typ := range []string{transferFundingToMain, transferMainToFunding} {
+		q := url.Values{"type": {typ}, "size": {strconv.Itoa(transferPageMax)}}
+		setWindow(q, req.GetPage().GetStartTime(), req.GetPage().GetEndTime())
+		body, err := c.signed(ctx, Spot, http.MethodGet, pathTransfer, q, 1, creds(req.GetAccount()))
+		if err != nil {
+			return nil, err
+		}
+		rs, err := ParseTransfers(body)
+		if err != nil {
+			return nil, parseErr("transfers", err)
+		}
+		for _, r := range rs {
+			if asset == "" || r.GetAsset() == asset {
+				all = append(all, r)
+			}
+		}
+	}
+	slices.SortStableFunc(all, func(a, b *exchangev1.TransferRecord) int { return compareInt64(b.GetTime(), a.GetTime()) })
+	if len(all) > limit {
+		all = all[:limit]
+	}
+	return &exchangev1.ListTransfersResponse{Transfers: all}, nil
+}
+
+func compareInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// GetDepositAddress returns the deposit address of a coin on a network (the coin's default network when none is
+// given; capital config names it).
+func (s *Server) GetDepositAddress(ctx context.Context, req *exchangev1.GetDepositAddressRequest) (*exchangev1.GetDepositAddressResponse, error) {
+	coin, err := assetParam("asset", req.GetAsset())
+	if err != nil {
+		return nil, err
+	}
+	c, _ := s.client()
+	cr := creds(req.GetAccount())
+	network := strings.TrimSpace(req.GetNetwork())
+	if network == "" {
+		body, err := c.signed(ctx, Spot, http.MethodGet, pathCoinConfig, nil, 10, cr)
+		if err != nil {
+			return nil, err
+		}
+		if network, err = defaultNetwork(body, coin); err != nil {
+			return nil, parseErr("capital config", err)
+		}
+		if network == "" {
+			return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "no deposit network for %s", coin)
+		}
+	}
+	body, err := c.signed(ctx, Spot, http.MethodGet, pathDepositAddress, url.Values{"coin": {coin}, "network": {network}}, 10, cr)
+	if err != nil {
+		return nil, err
+	}
+	r, err := ParseDepositAddress(body)
+	if err != nil {
+		return nil, parseErr("deposit address", err)
+	}
+	if r.Asset == "" {
+		r.Asset = coin
+	}
+	r.Network = network
+	return r, nil
+}
+
+// window bounds a history query: the page's times, else the last span.
+func window(p *exchangev1.HistoryPage, now time.Time, span time.Duration) (int64, int64) {
+	start, end := p.GetStartTime(), p.GetEndTime()
+	if end == 0 {
+		end = now.UnixMilli()
+	}
+	if start == 0 || end-start > span.Milliseconds() {
+		start = end - span.Milliseconds()
+	}
+	return start, end
+}
+
+// ListDeposits lists deposits, newest first (the last 90 days unless the page says otherwise).
+func (s *Server) ListDeposits(ctx context.Context, req *exchangev1.ListDepositsRequest) (*exchangev1.ListDepositsResponse, error) {
+	c, _ := s.client()
+	start, end := window(req.GetPage(), c.serverNow(Spot), depositHistorySpan)
+	q := url.Values{"startTime": {itoa64(start)}, "endTime": {itoa64(end)}, "limit": {strconv.Itoa(historyLimit(req.GetPage(), walletHistoryMax))}}
+	if a := strings.ToUpper(strings.TrimSpace(req.GetAsset())); a != "" {
+		q.Set("coin", a)
+	}
+	body, err := c.signed(ctx, Spot, http.MethodGet, pathDepositHistory, q, 1, creds(req.GetAccount()))
+	if err != nil {
+		return nil, err
+	}
+	ds, err := ParseDeposits(body)
+	if err != nil {
+		return nil, parseErr("deposits", err)
+	}
+	slices.SortStableFunc(ds, func(a, b *exchangev1.DepositRecord) int { return compareInt64(b.GetTime(), a.GetTime()) })
+	return &exchangev1.ListDepositsResponse{Deposits: ds}, nil
+}
+
+// Withdraw requests a withdrawal; the fee is charged on top of amount. client_id is sent as withdrawOrderId.
+func (s *Server) Withdraw(ctx context.Context, req *exchangev1.WithdrawRequest) (*exchangev1.WithdrawResponse, error) {
+	coin, err := assetParam("asset", req.GetAsset())
+	if err != nil {
+		return nil, err
+	}
+	amount, err := decParam("amount", req.GetAmount(), true)
+	if err != nil {
+		return nil, err
+	}
+	addr := strings.TrimSpace(req.GetAddress())
+	if addr == "" {
+		return nil, invalid("address", "address is required")
+	}
+	q := url.Values{"coin": {coin}, "address": {addr}, "amount": {amount}, "walletType": {"1"}} // 1: from the funding wallet
+	if n := strings.TrimSpace(req.GetNetwork()); n != "" {
+		q.Set("network", n)
+	}
+	if req.GetMemo() != "" {
+		q.Set("addressTag", req.GetMemo())
+	}
+	if req.GetClientId() != "" {
+		q.Set("withdrawOrderId", req.GetClientId())
+	}
+	c, _ := s.client()
+	body, err := c.signed(ctx, Spot, http.MethodPost, pathWithdraw, q, 900, creds(req.GetAccount()))
+	if err != nil {
+		return nil, err
+	}
+	id, err := ParseWithdrawID(body)
+	if err != nil {
+		return nil, parseErr("withdraw", err)
+	}
+	rec := &exchangev1.WithdrawalRecord{Id: id, ClientId: req.GetClientId(), Asset: coin, Network: req.GetNetwork(), Amount: amount,
+		Address: addr, Memo: req.GetMemo(), Status: exchangev1.TransferStatus_TRANSFER_STATUS_PENDING, Time: c.serverNow(Spot).UnixMilli()}
+	// The apply answer has only the id: complete the record (fee, network, status) from the history if it is there.
+	if h, err := s.ListWithdrawals(ctx, &exchangev1.ListWithdrawalsRequest{Account: req.GetAccount(), Asset: coin,
+		Page: &exchangev1.HistoryPage{Limit: 50}}); err == nil {
+		for _, w := range h.GetWithdrawals() {
+			if w.GetId() == id {
+				rec = w
+				break
+			}
+		}
+	}
+	return &exchangev1.WithdrawResponse{Withdrawal: rec}, nil
+}
+
+// ListWithdrawals lists withdrawals, newest first (the last 90 days unless the page says otherwise).
+func (s *Server) ListWithdrawals(ctx context.Context, req *exchangev1.ListWithdrawalsRequest) (*exchangev1.ListWithdrawalsResponse, error) {
+	c, _ := s.client()
+	start, end := window(req.GetPage(), c.serverNow(Spot), depositHistorySpan)
+	q := url.Values{"startTime": {itoa64(start)}, "endTime": {itoa64(end)}, "limit": {strconv.Itoa(historyLimit(req.GetPage(), walletHistoryMax))}}
+	if a := strings.ToUpper(strings.TrimSpace(req.GetAsset())); a != "" {
+		q.Set("coin", a)
+	}
+	body, err := c.signed(ctx, Spot, http.MethodGet, pathWithdrawHistory, q, 30, creds(req.GetAccount()))
+	if err != nil {
+		return nil, err
+	}
+	ws, err := ParseWithdrawals(body)
+	if err != nil {
+		return nil, parseErr("withdrawals", err)
+	}
+	slices.SortStableFunc(ws, func(a, b *exchangev1.WithdrawalRecord) int { return compareInt64(b.GetTime(), a.GetTime()) })
+	return &exchangev1.ListWithdrawalsResponse{Withdrawals: ws}, nil
+}
+
+// GetConvertQuote asks for a convert quote by the amount given or wanted.
+func (s *Server) GetConvertQuote(ctx context.Context, req *exchangev1.GetConvertQuoteRequest) (*exchangev1.GetConvertQuoteResponse, error) {
+	from, err := assetParam("from_asset", req.GetFromAsset())
+	if err != nil {
+		return nil, err
+	}
+	to, err := assetParam("to_asset", req.GetToAsset())
+	if err != nil {
+		return nil, err
+	}
+	q := url.Values{"fromAsset": {from}, "toAsset": {to}}
+	switch {
+	case req.GetFromAmount() != "" && req.GetToAmount() != "":
+		return nil, invalid("to_amount", "give from_amount or to_amount, not both")
+	case req.GetFromAmount() != "":
+		a, err := decParam("from_amount", req.GetFromAmount(), true)
+		if err != nil {
+			return nil, err
+		}
+		q.Set("fromAmount", a)
+	default:
+		a, err := decParam("to_amount", req.GetToAmount(), true)
+		if err != nil {
+			return nil, err
+		}
+		q.Set("toAmount", a)
+	}
+	c, _ := s.client()
+	body, err := c.signed(ctx, Spot, http.MethodPost, pathConvertQuote, q, 200, creds(req.GetAccount()))
+	if err != nil {
+		return nil, err
+	}
+	qt, err := ParseConvertQuote(body, from, to)
+	if err != nil {
+		return nil, parseErr("convert quote", err)
+	}
+	return &exchangev1.GetConvertQuoteResponse{Quote: qt}, nil
+}
+
+// Convert accepts a quote and returns the resulting convert order (read back from orderStatus).
+func (s *Server) Convert(ctx context.Context, req *exchangev1.ConvertRequest) (*exchangev1.ConvertResponse, error) {
+	if strings.TrimSpace(req.GetQuoteId()) == "" {
+		return nil, invalid("quote_id", "quote_id is required")
+	}
+	c, _ := s.client()
+	cr := creds(req.GetAccount())
+	body, err := c.signed(ctx, Spot, http.MethodPost, pathConvertAccept, url.Values{"quoteId": {req.GetQuoteId()}}, 500, cr)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := ParseConvertAccept(body)
+	if err != nil {
+		return nil, parseErr("convert accept", err)
+	}
+	rec.QuoteId = req.GetQuoteId()
+	if sb, err := c.signed(ctx, Spot, http.MethodGet, pathConvertStatus, url.Values{"orderId": {rec.GetId()}}, 100, cr); err == nil {
+		if full, err := ParseConvertOrder(sb); err == nil {
+			if full.QuoteId == "" {
+				full.QuoteId = req.GetQuoteId()
+			}
+			rec = full
+		}
+	}
+	return &exchangev1.ConvertResponse{Convert: rec}, nil
+}
+
+// ListConverts lists convert orders of a window (the last 30 days unless the page says otherwise), newest first.
+func (s *Server) ListConverts(ctx context.Context, req *exchangev1.ListConvertsRequest) (*exchangev1.ListConvertsResponse, error) {
+	c, _ := s.client()
+	start, end := window(req.GetPage(), c.serverNow(Spot), convertFlowSpan)
+	q := url.Values{"startTime": {itoa64(start)}, "endTime": {itoa64(end)}, "limit": {strconv.Itoa(historyLimit(req.GetPage(), convertFlowMax))}}
+	body, err := c.signed(ctx, Spot, http.MethodGet, pathConvertHistory, q, 30, creds(req.GetAccount()))
+	if err != nil {
+		return nil, err
+	}
+	rs, _, err := ParseConvertFlow(body)
+	if err != nil {
+		return nil, parseErr("convert trade flow", err)
+	}
+	slices.SortStableFunc(rs, func(a, b *exchangev1.ConvertRecord) int { return compareInt64(b.GetTime(), a.GetTime()) })
+	return &exchangev1.ListConvertsResponse{Converts: rs}, nil
+}
