@@ -414,6 +414,9 @@ func TestSpotUserStream(t *testing.T) {
 		if m["i"].(float64) == float64(placed.OrderID) {
 			continue
 		}
+		if m["x"] == "NEW" && cum.IsZero() {
+			continue // reported NEW before its first trade
+		}
 		if m["x"] != "TRADE" {
 			t.Fatalf("market order report: %s", b)
 		}
@@ -577,5 +580,51 @@ func TestWalletEndpoints(t *testing.T) {
 	e.signed(http.MethodPost, "/sapi/v1/emulator/faucet", url.Values{"coin": {"USDT"}, "amount": {"500"}}).expectOK(t)
 	if got := funding(); !got.Equal(before.Add(decimal.NewFromInt(500))) {
 		t.Fatalf("faucet: %s -> %s", before, got)
+	}
+}
+
+func TestFuturesUserStreamTrigger(t *testing.T) {
+	e := newEnv(t)
+	key := e.listenKey(true)
+	c := e.dial("/fws/private/ws?listenKey=" + key)
+	in := e.inst("BTC/USDT:PERP")
+	e.signed(http.MethodPost, "/fapi/v1/order", url.Values{"symbol": {"BTCUSDT"}, "side": {"BUY"}, "type": {"MARKET"},
+		"quantity": {"0.020"}}).expectOK(t)
+	stop := e.markPrice("BTCUSDT").Mul(decimal.RequireFromString("0.98")).Div(in.TickSize).Floor().Mul(in.TickSize)
+	var o futOrder
+	e.signed(http.MethodPost, "/fapi/v1/order", url.Values{"symbol": {"BTCUSDT"}, "side": {"SELL"},
+		"type": {"STOP_MARKET"}, "stopPrice": {stop.String()}, "closePosition": {"true"},
+		"workingType": {"MARK_PRICE"}}).expectOK(t).decode(t, &o)
+	if err := e.v.SetMarkPrice(in.ID, stop.Sub(in.TickSize)); err != nil {
+		t.Fatal(err)
+	}
+	// For each order: NEW first, then TRADE reports; the stop reports NEW as STOP_MARKET, then NEW again as
+	// MARKET when it triggers, then its trade closes the position.
+	var seq []string
+	for {
+		b := c.until(3*time.Second, hasEvent("ORDER_TRADE_UPDATE"))
+		checkShape(t, "ws_ORDER_TRADE_UPDATE", b)
+		_, m := eventOf(b)
+		x := m["o"].(map[string]any)
+		if x["i"].(float64) != float64(o.OrderID) {
+			if len(seq) == 0 && x["x"] != "NEW" {
+				t.Fatalf("market order's first report: %s", b)
+			}
+			if r := "mkt:" + x["x"].(string); len(seq) == 0 || seq[len(seq)-1] != r {
+				seq = append(seq, r) // one entry for however many fills
+			}
+			continue
+		}
+		seq = append(seq, x["x"].(string)+":"+x["o"].(string)+"/"+x["ot"].(string)+":"+x["X"].(string))
+		if x["X"] == "FILLED" {
+			if x["cp"] != true || x["l"] != "0.020" {
+				t.Fatalf("closing trade: %s", b)
+			}
+			break
+		}
+	}
+	want := "mkt:NEW mkt:TRADE NEW:STOP_MARKET/STOP_MARKET:NEW NEW:MARKET/STOP_MARKET:NEW TRADE:MARKET/STOP_MARKET:FILLED"
+	if got := strings.Join(seq, " "); got != want {
+		t.Fatalf("reports:\n got %s\nwant %s", got, want)
 	}
 }

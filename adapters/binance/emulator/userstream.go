@@ -224,6 +224,13 @@ func (t *userTranslator) orderEvent(o venue.Order, emit func([]byte)) {
 	prev, wasSeen := t.seen[o.ID]
 	if len(fills) > 0 {
 		delete(t.pending, o.ID)
+		// Binance reports an order as NEW before its first trade: a taker that filled on arrival, or a conditional
+		// order that has just triggered (its type turns into MARKET or LIMIT, origType stays).
+		if !wasSeen || prev.Type != o.Type {
+			nw := o
+			nw.Status, nw.Filled, nw.CumQuote, nw.AvgPrice = venue.StatusNew, decimal.Zero, decimal.Zero, decimal.Zero
+			emit(t.report(nw, "NEW", nil))
+		}
 		t.emitFills(o, fills, emit)
 		switch o.Status {
 		case venue.StatusCanceled:
