@@ -41,13 +41,14 @@ type marketSession struct {
 	st  Settings
 	out chan *exchangev1.MarketEvent
 
-	mu    sync.Mutex
-	subs  map[string]*msub // by subscription key
-	books map[string]*bookState
-	marks map[string]*markState
-	pub   *wsConn
-	biz   *wsConn
-	wg    sync.WaitGroup
+	mu     sync.Mutex
+	subs   map[string]*msub // by subscription key
+	books  map[string]*bookState
+	marks  map[string]*markState
+	pub    *wsConn
+	biz    *wsConn
+	closed bool
+	wg     sync.WaitGroup
 }
 
 func subKey(s *exchangev1.Subscription) string {
@@ -62,16 +63,19 @@ func (s *Server) StreamMarket(stream exchangev1.Exchange_StreamMarketServer) err
 	defer stop()
 	m := &marketSession{s: s, st: s.cfg(), out: make(chan *exchangev1.MarketEvent, streamQueue), subs: map[string]*msub{},
 		books: map[string]*bookState{}, marks: map[string]*markState{}}
-	defer m.wg.Wait()
-	defer cancel()
-	recvErr := make(chan error, 1)
-	m.wg.Add(1)
+	defer func() {
+		cancel()
+		m.mu.Lock()
+		m.closed = true // no connection starts after this
+		m.mu.Unlock()
+		m.wg.Wait()
+	}()
+	// The receiving goroutine belongs to the RPC: Recv returns once the stream ends, which gRPC guarantees right
+	// after this handler returns.
 	go func() {
-		defer m.wg.Done()
 		for {
 			req, err := stream.Recv()
 			if err != nil {
-				recvErr <- err
 				cancel()
 				return
 			}
@@ -81,14 +85,6 @@ func (s *Server) StreamMarket(stream exchangev1.Exchange_StreamMarketServer) err
 	for {
 		select {
 		case <-ctx.Done():
-			select {
-			case err := <-recvErr:
-				if errors.Is(err, context.Canceled) || err.Error() == "EOF" {
-					return nil
-				}
-				return nil
-			default:
-			}
 			return nil
 		case ev := <-m.out:
 			if err := stream.Send(ev); err != nil {
@@ -116,6 +112,9 @@ func (m *marketSession) conn(ctx context.Context, biz bool) *wsConn {
 	}
 	if *p == nil {
 		c := newWSConn(url, nil, m.st, m.s.log)
+		if m.closed {
+			return c // the session is ending: a connection that never starts
+		}
 		c.onMsg = m.onMsg
 		c.onState = func(ctx context.Context, st connState, err error) { m.onState(ctx, c, st, err) }
 		*p = c

@@ -97,7 +97,17 @@ func (f *fakeOKX) handler() http.Handler {
 	return mux
 }
 
+type fakeRig struct {
+	c   exchangev1.ExchangeClient
+	srv *Server
+}
+
 func startFake(t *testing.T, f *fakeOKX, extra map[string]string) exchangev1.ExchangeClient {
+	t.Helper()
+	return startFakeRig(t, f, extra).c
+}
+
+func startFakeRig(t *testing.T, f *fakeOKX, extra map[string]string) fakeRig {
 	t.Helper()
 	ts := httptest.NewServer(f.handler())
 	t.Cleanup(ts.Close)
@@ -117,7 +127,7 @@ func startFake(t *testing.T, f *fakeOKX, extra map[string]string) exchangev1.Exc
 	if _, err := c.Configure(context.Background(), &exchangev1.ConfigureRequest{Settings: settings}); err != nil {
 		t.Fatal(err)
 	}
-	return c
+	return fakeRig{c: c, srv: srv}
 }
 
 // collect subscribes to the T-USDT-SWAP book and returns events until n snapshots arrived.
@@ -230,5 +240,43 @@ func TestIdlePingAndReconnect(t *testing.T) {
 	}
 	if f.pings.Load() == 0 || f.conns.Load() < 2 {
 		t.Fatalf("pings %d connections %d", f.pings.Load(), f.conns.Load())
+	}
+}
+
+// TestCloseEndsStreams: Close on the server ends a running StreamMarket even though the host keeps it open.
+func TestCloseEndsStreams(t *testing.T) {
+	f := &fakeOKX{t: t, scripts: [][]string{{bookMsg("snapshot", snapBids, snapAsks, 10, -1, snapSum)}}}
+	ts := startFakeRig(t, f, nil)
+	st, err := ts.c.StreamMarket(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := &exchangev1.Subscription{Channel: exchangev1.Channel_CHANNEL_BOOK, MarketType: exchangev1.MarketType_MARKET_TYPE_SWAP, Symbol: "T-USDT-SWAP"}
+	if err := st.Send(&exchangev1.StreamMarketRequest{Op: exchangev1.StreamMarketRequest_OP_SUBSCRIBE, Subscriptions: []*exchangev1.Subscription{sub}}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		ev, err := st.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.GetBookSnapshot() != nil {
+			break
+		}
+	}
+	done := make(chan error, 1)
+	go func() {
+		for {
+			if _, err := st.Recv(); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	ts.srv.Close()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("StreamMarket still running after Close")
 	}
 }
