@@ -243,7 +243,7 @@ func (c *conn) writeFrame(frame []byte, n int) error {
 // heartbeat pings the client every PingInterval (a missing pong ends the connection) and ends a connection
 // whose current write has been stuck for WriteTimeout.
 func (c *conn) heartbeat() error {
-	check := min(time.Second, c.g.cfg.WriteTimeout/2)
+	check := min(time.Second, c.g.cfg.WriteTimeout/2, c.g.cfg.PingInterval)
 	t := time.NewTicker(check)
 	defer t.Stop()
 	nextPing := time.Now().Add(c.g.cfg.PingInterval)

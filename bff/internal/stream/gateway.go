@@ -231,20 +231,17 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (g *Gateway) serveConn(c *conn) {
 	var wg sync.WaitGroup
-	wg.Add(3)
+	wg.Add(2)
 	go func() { // owned by serveConn; ends with the connection
 		defer wg.Done()
 		err := c.writeLoop()
 		c.cancel(err)
 	}()
-	go func() { // owned by serveConn; ends with the connection
+	go func() { // owned by serveConn: heartbeat, then closes the socket with a code saying why it ended
 		defer wg.Done()
 		if err := c.heartbeat(); err != nil {
 			c.cancel(err)
 		}
-	}()
-	go func() { // owned by serveConn: closes the socket with a code saying why the connection ended
-		defer wg.Done()
 		<-c.ctx.Done()
 		cause := context.Cause(c.ctx)
 		switch {

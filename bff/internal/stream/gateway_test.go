@@ -337,3 +337,26 @@ func TestConflation(t *testing.T) {
 		t.Fatalf("unread replies did not end the connection: %v", context.Cause(c.ctx))
 	}
 }
+
+// TestHeartbeatTimeout: a client that answers no ping is closed with 1008.
+func TestHeartbeatTimeout(t *testing.T) {
+	r := startReplica(t, nil, Config{PingInterval: 100 * time.Millisecond, PongTimeout: 200 * time.Millisecond}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(r.srv.URL, "http"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	// Not reading means pings go unanswered (the library answers them from Read).
+	time.Sleep(time.Second)
+	for {
+		_, _, err := ws.Read(ctx)
+		if err != nil {
+			if websocket.CloseStatus(err) != websocket.StatusPolicyViolation {
+				t.Fatalf("close: %v", err)
+			}
+			return
+		}
+	}
+}
