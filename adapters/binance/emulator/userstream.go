@@ -141,7 +141,7 @@ func (c *wsConn) startUser(key string) {
 		defer c.uwg.Done()
 		defer cancel()
 		t := &userTranslator{s: c.s, futures: lk.futures, account: lk.account, pending: map[uint64][]venue.Fill{},
-			seen: map[uint64]venue.Order{}}
+			seen: map[uint64]venue.Order{}, balances: map[string]venue.Balance{}, positions: map[string]venue.Position{}}
 		emit := func(b []byte) { c.enqueue(key, b) }
 		for {
 			select {
@@ -162,6 +162,7 @@ func (c *wsConn) startUser(key string) {
 				t.handle(ev, emit)
 				if len(sub.C) == 0 {
 					t.flushPending(emit)
+					t.flushAccount(emit)
 				}
 			}
 		}
@@ -176,6 +177,11 @@ type userTranslator struct {
 	pending map[uint64][]venue.Fill // fills waiting for their order's event
 	order   []uint64
 	seen    map[uint64]venue.Order // last reported state of open orders
+	// account changes waiting for the end of the operation
+	balances  map[string]venue.Balance
+	balOrder  []string
+	positions map[string]venue.Position
+	posOrder  []string
 }
 
 func (t *userTranslator) mine(instrument string) bool {
@@ -202,21 +208,54 @@ func (t *userTranslator) handle(ev venue.Event, emit func([]byte)) {
 		if !t.futures || !t.mine(ev.Position.Instrument) {
 			return
 		}
-		emit(t.accountUpdate(nil, ev.Position))
+		k := ev.Position.Instrument + "/" + posSideName(ev.Position.Side)
+		if _, ok := t.positions[k]; !ok {
+			t.posOrder = append(t.posOrder, k)
+		}
+		t.positions[k] = *ev.Position
 	case venue.EvBalance:
 		b := ev.Balance
-		if b.Wallet != venue.TradingWallet {
-			return // the funding wallet has no user data events
+		if b.Wallet != venue.TradingWallet || t.futures && b.Asset != "USDT" {
+			return // the funding wallet has no user data events; futures margin is USDT
 		}
-		if t.futures {
-			if b.Asset == "USDT" {
-				emit(t.accountUpdate(b, nil))
-			}
-			return
+		if _, ok := t.balances[b.Asset]; !ok {
+			t.balOrder = append(t.balOrder, b.Asset)
 		}
-		emit(mustJSON(map[string]any{"e": "outboundAccountPosition", "E": t.s.v.Now(), "u": t.s.v.Now(),
-			"B": []map[string]string{{"a": b.Asset, "f": fix8(b.Free), "l": fix8(b.Locked)}}}))
+		t.balances[b.Asset] = *b
 	}
+}
+
+// flushAccount sends the balance and position changes collected since the last flush as one account event, after
+// the order reports of the same operation, the way Binance orders them.
+func (t *userTranslator) flushAccount(emit func([]byte)) {
+	if len(t.balOrder) == 0 && len(t.posOrder) == 0 {
+		return
+	}
+	now := t.s.v.Now()
+	if t.futures {
+		bs := make([]map[string]string, 0, len(t.balOrder))
+		for _, a := range t.balOrder {
+			b := t.balances[a]
+			bs = append(bs, map[string]string{"a": b.Asset, "wb": b.Total.StringFixed(8), "cw": b.Total.StringFixed(8),
+				"bc": "0"})
+		}
+		ps := make([]map[string]string, 0, len(t.posOrder))
+		for _, k := range t.posOrder {
+			ps = append(ps, t.positionRow(t.positions[k]))
+		}
+		emit(mustJSON(map[string]any{"e": "ACCOUNT_UPDATE", "E": now, "T": now,
+			"a": map[string]any{"m": "ORDER", "B": bs, "P": ps}}))
+	} else if len(t.balOrder) > 0 {
+		bs := make([]map[string]string, 0, len(t.balOrder))
+		for _, a := range t.balOrder {
+			b := t.balances[a]
+			bs = append(bs, map[string]string{"a": b.Asset, "f": fix8(b.Free), "l": fix8(b.Locked)})
+		}
+		emit(mustJSON(map[string]any{"e": "outboundAccountPosition", "E": now, "u": now, "B": bs}))
+	}
+	clear(t.balances)
+	clear(t.positions)
+	t.balOrder, t.posOrder = t.balOrder[:0], t.posOrder[:0]
 }
 
 func (t *userTranslator) orderEvent(o venue.Order, emit func([]byte)) {
@@ -375,30 +414,18 @@ func (t *userTranslator) report(o venue.Order, x string, f *venue.Fill) []byte {
 	})
 }
 
-func (t *userTranslator) accountUpdate(b *venue.Balance, p *venue.Position) []byte {
-	s := t.s
-	now := s.v.Now()
-	bs := []map[string]string{}
-	ps := []map[string]string{}
-	if b != nil {
-		bs = append(bs, map[string]string{"a": b.Asset, "wb": b.Total.StringFixed(8), "cw": b.Total.StringFixed(8),
-			"bc": "0"})
+func (t *userTranslator) positionRow(p venue.Position) map[string]string {
+	in := t.s.byID[p.Instrument]
+	amtQ := p.Qty
+	if p.Side == venue.PosShort {
+		amtQ = amtQ.Neg()
 	}
-	if p != nil {
-		in := s.byID[p.Instrument]
-		amtQ := p.Qty
-		if p.Side == venue.PosShort {
-			amtQ = amtQ.Neg()
-		}
-		mt, iw := "cross", decimal.Zero
-		if p.Isolated {
-			mt, iw = "isolated", p.Margin
-		}
-		ps = append(ps, map[string]string{"s": s.native[in.ID], "pa": amtQ.StringFixed(in.QtyScale()),
-			"ep": p.EntryPrice.StringFixed(in.PriceScale() + 1), "bep": p.EntryPrice.StringFixed(in.PriceScale() + 1),
-			"cr": p.RealizedPnL.StringFixed(8), "up": p.UnrealizedPnL.StringFixed(8), "mt": mt,
-			"iw": iw.StringFixed(8), "ps": posSideName(p.Side)})
+	mt, iw := "cross", decimal.Zero
+	if p.Isolated {
+		mt, iw = "isolated", p.Margin
 	}
-	return mustJSON(map[string]any{"e": "ACCOUNT_UPDATE", "E": now, "T": now,
-		"a": map[string]any{"m": "ORDER", "B": bs, "P": ps}})
+	return map[string]string{"s": t.s.native[in.ID], "pa": amtQ.StringFixed(in.QtyScale()),
+		"ep": p.EntryPrice.StringFixed(in.PriceScale() + 1), "bep": p.EntryPrice.StringFixed(in.PriceScale() + 1),
+		"cr": p.RealizedPnL.StringFixed(8), "up": p.UnrealizedPnL.StringFixed(8), "mt": mt,
+		"iw": iw.StringFixed(8), "ps": posSideName(p.Side)}
 }

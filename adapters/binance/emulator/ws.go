@@ -244,7 +244,8 @@ func (c *wsConn) serve() {
 			c.kill(websocket.StatusGoingAway, "connection lifetime exceeded")
 			return
 		case <-ping.C:
-			pctx, cancel := context.WithTimeout(c.ctx, 10*c.s.cfg.PingInterval)
+			// Binance drops a client that has not answered a ping within a minute.
+			pctx, cancel := context.WithTimeout(c.ctx, min(3*c.s.cfg.PingInterval, time.Minute))
 			err := c.c.Ping(pctx)
 			cancel()
 			if err != nil {
