@@ -629,3 +629,8 @@ func (g *group) Wait() error {
 	g.wg.Wait()
 	return g.err
 }
+
+// LookupInstrument returns the live instrument (INSTRUMENT_NOT_FOUND otherwise); for Go callers such as PlaceOCO.
+func (s *Server) LookupInstrument(ctx context.Context, mt exchangev1.MarketType, symbol string) (*Instrument, error) {
+	return s.instrument(ctx, mt, symbol)
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/exhub/exhub/adapters/okx"
 	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
 	"github.com/exhub/exhub/plugin-sdk/sdk"
 )
@@ -278,6 +279,51 @@ func TestHedgeModeNeedsPositionSide(t *testing.T) {
 		t.Fatalf("order %v", o.GetOrder())
 	}
 	if _, err := w.c.CancelOrder(ctx, &exchangev1.CancelOrderRequest{Account: w.acct, MarketType: swap, Symbol: "SOL-USDT-SWAP", OrderId: o.GetOrder().GetOrderId()}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestOCO places a take-profit / stop-loss pair on a long position as one OKX oco order and cancels it.
+func TestOCO(t *testing.T) {
+	w := shared(t)
+	ctx := t.Context()
+	swap := exchangev1.MarketType_MARKET_TYPE_SWAP
+	const sym = "SOL-USDT-SWAP"
+	in, err := w.srv.LookupInstrument(ctx, swap, sym)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.c.PlaceOrder(ctx, &exchangev1.PlaceOrderRequest{Account: w.acct, MarketType: swap, Symbol: sym, Side: exchangev1.Side_SIDE_BUY,
+		Type: exchangev1.OrderType_ORDER_TYPE_MARKET, Qty: in.FromOKXSize(in.MinSz.Mul(decimal.NewFromInt(10))).String()}); err != nil {
+		t.Fatal(err)
+	}
+	bid, _ := bestBid(t, w, swap, sym)
+	tick := in.TickSz
+	up := bid.Mul(decimal.RequireFromString("1.2")).Div(tick).Floor().Mul(tick)
+	down := bid.Mul(decimal.RequireFromString("0.8")).Div(tick).Floor().Mul(tick)
+	id, err := w.srv.PlaceOCO(ctx, w.acct, okx.AlgoRequest{Inst: in, Side: "sell", Size: in.MinSz.Mul(decimal.NewFromInt(10)), ReduceOnly: true,
+		TP: &okx.TpSlLeg{TriggerPrice: up, TriggerType: exchangev1.TriggerPriceType_TRIGGER_PRICE_TYPE_LAST},
+		SL: &okx.TpSlLeg{TriggerPrice: down, TriggerType: exchangev1.TriggerPriceType_TRIGGER_PRICE_TYPE_MARK}})
+	if err != nil || id == "" {
+		t.Fatalf("oco: %q %v", id, err)
+	}
+	list, err := w.c.ListAlgoOrders(ctx, &exchangev1.ListAlgoOrdersRequest{Account: w.acct, MarketType: swap, Symbol: sym})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found *exchangev1.AlgoOrder
+	for _, a := range list.GetAlgoOrders() {
+		if a.GetAlgoId() == id {
+			found = a
+		}
+	}
+	if found == nil || found.GetStatus() != exchangev1.AlgoOrderStatus_ALGO_ORDER_STATUS_WAITING || found.GetTriggerPrice() != down.String() {
+		t.Fatalf("oco listed as %v", found)
+	}
+	if _, err := w.c.CancelAlgoOrder(ctx, &exchangev1.CancelAlgoOrderRequest{Account: w.acct, MarketType: swap, Symbol: sym, AlgoId: id}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.c.ClosePosition(ctx, &exchangev1.ClosePositionRequest{Account: w.acct, Symbol: sym}); err != nil {
 		t.Fatal(err)
 	}
 }
