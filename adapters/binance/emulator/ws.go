@@ -216,10 +216,14 @@ func (c *wsConn) serve() {
 	// would race with the close frame. It is cancelled after the close handshake.
 	rctx, rcancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Add(1)
+	wg.Add(2)
 	go func() {
 		defer wg.Done()
 		c.readLoop(rctx)
+	}()
+	go func() {
+		defer wg.Done()
+		c.pingLoop()
 	}()
 	defer func() {
 		code, reason := c.cleanup()
@@ -234,8 +238,6 @@ func (c *wsConn) serve() {
 	}()
 	life := time.NewTimer(c.s.wsLifetime())
 	defer life.Stop()
-	ping := time.NewTicker(c.s.cfg.PingInterval)
-	defer ping.Stop()
 	for {
 		select {
 		case <-c.ctx.Done():
@@ -243,19 +245,8 @@ func (c *wsConn) serve() {
 		case <-life.C:
 			c.kill(websocket.StatusGoingAway, "connection lifetime exceeded")
 			return
-		case <-ping.C:
-			// Binance drops a client that has not answered a ping within a minute.
-			pctx, cancel := context.WithTimeout(c.ctx, min(3*c.s.cfg.PingInterval, time.Minute))
-			err := c.c.Ping(pctx)
-			cancel()
-			if err != nil {
-				if c.ctx.Err() == nil {
-					c.kill(websocket.StatusPolicyViolation, "pong timeout")
-				}
-				return
-			}
 		case frame := <-c.send:
-			wctx, cancel := context.WithTimeout(c.ctx, 10*time.Second)
+			wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			err := c.c.Write(wctx, websocket.MessageText, frame)
 			cancel()
 			if err != nil {
@@ -277,14 +268,61 @@ type wsError struct {
 	Msg  string `json:"msg"`
 }
 
+// pingLoop pings the client every PingInterval until the connection ends; a client that does not answer within
+// three intervals (at most a minute, as Binance) is dropped.
+func (c *wsConn) pingLoop() {
+	t := time.NewTicker(c.s.cfg.PingInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-t.C:
+		}
+		// Not derived from c.ctx: a cancelled ping makes the library drop the connection without the close frame.
+		pctx, cancel := context.WithTimeout(context.Background(), min(3*c.s.cfg.PingInterval, time.Minute))
+		err := c.c.Ping(pctx)
+		cancel()
+		if err != nil {
+			if c.ctx.Err() == nil {
+				c.kill(0, "") // the peer does not answer: no close handshake to wait for
+			}
+			return
+		}
+	}
+}
+
+// Incoming message limits per second (Binance: 5 on spot, 10 on futures); a client over it is disconnected.
+const (
+	spotMsgRate    = 5
+	futuresMsgRate = 10
+)
+
 func (c *wsConn) readLoop(ctx context.Context) {
+	limit := spotMsgRate
+	if c.futures {
+		limit = futuresMsgRate
+	}
+	var window time.Time
+	n := 0
 	for {
 		_, msg, err := c.c.Read(ctx)
 		if err != nil {
 			c.kill(0, "")
 			return
 		}
-		c.request(msg)
+		if now := time.Now(); now.Sub(window) >= time.Second {
+			window, n = now, 0
+		}
+		n++
+		if n > limit {
+			// Keep reading so the close handshake can complete; the request is ignored.
+			c.kill(websocket.StatusPolicyViolation, "too many messages")
+			continue
+		}
+		if c.ctx.Err() == nil {
+			c.request(msg)
+		}
 	}
 }
 

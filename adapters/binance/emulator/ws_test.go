@@ -450,3 +450,39 @@ func TestKlineStreamClosesBars(t *testing.T) {
 		t.Fatalf("bar after the closed one: %s", b)
 	}
 }
+
+func TestStreamClientLimits(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.PingInterval = 50 * time.Millisecond })
+	// More than five requests in a second on spot ends the connection.
+	c := e.dial("/ws")
+	for i := range 7 {
+		c.send(map[string]any{"method": "LIST_SUBSCRIPTIONS", "id": i})
+	}
+	if err := c.ended(3 * time.Second); websocket.CloseStatus(err) != websocket.StatusPolicyViolation {
+		t.Fatalf("flooding client: %v", err)
+	}
+	// Futures allows ten.
+	f := e.dial("/fws/ws")
+	for i := range 10 {
+		f.send(map[string]any{"method": "LIST_SUBSCRIPTIONS", "id": i})
+	}
+	for range 10 {
+		f.next(3 * time.Second)
+	}
+	// A client that never reads does not answer pings and is dropped.
+	u := "ws" + strings.TrimPrefix(e.ts.URL, "http") + "/ws/btcusdt@trade"
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	mute, _, err := websocket.Dial(ctx, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mute.CloseNow()
+	deadline := time.Now().Add(3 * time.Second)
+	for e.s.Connections() != 1 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := e.s.Connections(); n != 1 {
+		t.Fatalf("%d connections, want only the futures one", n)
+	}
+}
