@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -58,7 +59,7 @@ func newSizedBFF(t *testing.T) *upstream {
 func TestEdgeCachedBodiesIntact(t *testing.T) {
 	for _, store := range []string{"valkey", "memory"} {
 		t.Run(store, func(t *testing.T) {
-			valkey := fmt.Sprintf("127.0.0.1:%d", freePort(t)) // nothing listens: in-memory store
+			valkey := "" // the default in-memory store
 			if store == "valkey" {
 				valkey = startValkey(t)
 			}
@@ -123,5 +124,36 @@ func TestEdgeCachedBodiesIntact(t *testing.T) {
 				t.Errorf("concurrent GETs reached the BFF %d more times; all should be hits", n-misses)
 			}
 		})
+	}
+}
+
+// TestEdgeMemoryStoreIsBounded: with EXHUB_EDGE_CACHE_ENTRIES=10, the in-memory store keeps only a handful of
+// answers however many distinct URLs are asked for, so varied query strings cannot grow the edge's memory.
+func TestEdgeMemoryStoreIsBounded(t *testing.T) {
+	bff, kratos := newSizedBFF(t), newKratos(t)
+	e := startEdge(t, writeUI(t), bff.addr(), kratos.addr(), "", "EXHUB_EDGE_CACHE_ENTRIES=10")
+
+	// The store works at this size: a second GET is a hit from the memory store.
+	e.get(t, "/api/v1/tickers?size=1000&seed=1")
+	if hit := waitForHit(t, e, "/api/v1/tickers?size=1000&seed=1"); !strings.Contains(hit.header.Get("Cache-Status"), "detail=OTTER") {
+		t.Fatalf("hit not from the in-memory store: %q", hit.header.Get("Cache-Status"))
+	}
+
+	const urls = 60
+	for i := range urls {
+		if r := e.get(t, fmt.Sprintf("/api/v1/tickers?size=1000&seed=%d", 100+i)); r.status != http.StatusOK {
+			t.Fatalf("GET %d: %d", i, r.status)
+		}
+	}
+	hits := 0
+	for i := range urls {
+		if isHit(e.get(t, fmt.Sprintf("/api/v1/tickers?size=1000&seed=%d", 100+i))) {
+			hits++
+		}
+	}
+	// Each answer takes two entries (the answer and its key mapping), so at most 5 of the 60 can still be
+	// there; allow for eviction running a little behind the writes.
+	if hits > 12 {
+		t.Fatalf("%d of %d answers still cached with a 10-entry store", hits, urls)
 	}
 }

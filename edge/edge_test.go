@@ -313,9 +313,15 @@ type edge struct {
 	proc *proc
 }
 
-// startEdge runs the edge with the repository's Caddyfile.
-func startEdge(t *testing.T, uiDir, bff, kratos, valkey string) *edge {
+// startEdge runs the edge with the repository's Caddyfile: with the Valkey
+// cache store at valkey, or with the default in-memory store when valkey is
+// empty. extraEnv is appended last.
+func startEdge(t *testing.T, uiDir, bff, kratos, valkey string, extraEnv ...string) *edge {
 	t.Helper()
+	store := []string{"EXHUB_EDGE_CACHE=", "EXHUB_VALKEY_ADDR="}
+	if valkey != "" {
+		store = []string{"EXHUB_EDGE_CACHE=valkey", "EXHUB_VALKEY_ADDR=" + valkey}
+	}
 	caddyfile, err := filepath.Abs("Caddyfile")
 	if err != nil {
 		t.Fatal(err)
@@ -330,8 +336,9 @@ func startEdge(t *testing.T, uiDir, bff, kratos, valkey string) *edge {
 		"EXHUB_UI_DIR="+uiDir,
 		"EXHUB_BFF_ADDR="+bff,
 		"EXHUB_KRATOS_PUBLIC_ADDR="+kratos,
-		"EXHUB_VALKEY_ADDR="+valkey,
+		"EXHUB_EDGE_CACHE_ENTRIES=",
 	)
+	env = append(append(env, store...), extraEnv...)
 	p := startProc(t, home, env, edgeBin, "run", "--config", caddyfile, "--adapter", "caddyfile")
 	e := &edge{base: fmt.Sprintf("http://127.0.0.1:%d", port), proc: p}
 	deadline := time.Now().Add(20 * time.Second)

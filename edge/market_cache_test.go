@@ -44,10 +44,21 @@ func newMarketBFF(t *testing.T) *upstream {
 // anonymous GET is a cache hit that never reaches the BFF; a request carrying a session cookie or an Authorization
 // header always reaches the BFF, and its answer is never served to anybody else.
 func TestEdgeCachesEveryMarketRoute(t *testing.T) {
-	valkey := startValkey(t)
-	bff, kratos := newMarketBFF(t), newKratos(t)
-	e := startEdge(t, writeUI(t), bff.addr(), kratos.addr(), valkey)
+	for _, store := range []string{"memory", "valkey"} {
+		t.Run(store, func(t *testing.T) {
+			valkey, detail := "", "OTTER"
+			if store == "valkey" {
+				valkey, detail = startValkey(t), "REDIS"
+			}
+			bff, kratos := newMarketBFF(t), newKratos(t)
+			e := startEdge(t, writeUI(t), bff.addr(), kratos.addr(), valkey)
+			checkMarketRoutes(t, e, bff, detail)
+		})
+	}
+}
 
+// checkMarketRoutes runs the route checks against one edge whose hits name the store detail in Cache-Status.
+func checkMarketRoutes(t *testing.T, e *edge, bff *upstream, detail string) {
 	for path := range bffMarketCacheControl {
 		t.Run(strings.TrimPrefix(path, "/api/v1/"), func(t *testing.T) {
 			// A signed-in user asks first: the answer is built for them and must not be stored.
@@ -75,6 +86,9 @@ func TestEdgeCachesEveryMarketRoute(t *testing.T) {
 			second := waitForHit(t, e, q)
 			if second.body != first.body {
 				t.Fatalf("hit body %q differs from %q", second.body, first.body)
+			}
+			if cs := second.header.Get("Cache-Status"); !strings.Contains(cs, "detail="+detail) {
+				t.Fatalf("hit not from the %s store: Cache-Status %q", detail, cs)
 			}
 			if n := bff.count(path); n != 5 {
 				t.Fatalf("BFF saw %d requests after the hit, want 5", n)

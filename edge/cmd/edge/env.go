@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -21,10 +22,21 @@ const (
 	envPort       = "EXHUB_EDGE_PORT"
 	envUIDir      = "EXHUB_UI_DIR"
 	envScriptHash = "EXHUB_CSP_SCRIPT_HASHES"
+	envCache      = "EXHUB_EDGE_CACHE"
+	envEntries    = "EXHUB_EDGE_CACHE_ENTRIES"
 
-	defaultAddr  = "127.0.0.1:8080"
-	defaultUIDir = "ui/build/client"
+	defaultAddr    = "127.0.0.1:8080"
+	defaultUIDir   = "ui/build/client"
+	defaultCache   = "memory"
+	defaultEntries = "2000"
+	// maxEntries bounds the in-memory store's entry count; an entry is one
+	// cached answer (a few KiB to a few hundred KiB for market data).
+	maxEntries = 1_000_000
 )
+
+// cacheStores are the values of EXHUB_EDGE_CACHE; the Caddyfile imports the
+// snippet cache_store_<value>.
+var cacheStores = []string{"memory", "valkey"}
 
 // env is the process environment, abstracted for tests.
 type env interface {
@@ -47,9 +59,16 @@ func (osEnv) Setenv(key, value string) error      { return os.Setenv(key, value)
 //     Router SPA shell carries small inline scripts; allowing exactly those
 //     keeps 'unsafe-inline' out of script-src. Restart the edge after a new UI
 //     build.
+//   - EXHUB_EDGE_CACHE (the HTTP cache store, memory or valkey) and
+//     EXHUB_EDGE_CACHE_ENTRIES (entries of the in-memory store) are checked
+//     and their defaults set when unset or empty: a typo must stop the edge,
+//     not silently change the store or its bound.
 //
 // Variables already set by the caller are left alone.
 func prepareEnv(e env) error {
+	if err := prepareCacheEnv(e); err != nil {
+		return err
+	}
 	_, hostSet := e.LookupEnv(envHost)
 	_, portSet := e.LookupEnv(envPort)
 	if !hostSet || !portSet {
@@ -90,6 +109,31 @@ func prepareEnv(e env) error {
 		if err := e.Setenv(envScriptHash, strings.Join(hashes, " ")); err != nil {
 			return fmt.Errorf("set %s: %w", envScriptHash, err)
 		}
+	}
+	return nil
+}
+
+// prepareCacheEnv checks the cache store variables and fills in defaults.
+func prepareCacheEnv(e env) error {
+	store, _ := e.LookupEnv(envCache)
+	if store == "" {
+		store = defaultCache
+	}
+	if !slices.Contains(cacheStores, store) {
+		return fmt.Errorf("%s=%q: want one of %s", envCache, store, strings.Join(cacheStores, ", "))
+	}
+	if err := e.Setenv(envCache, store); err != nil {
+		return fmt.Errorf("set %s: %w", envCache, err)
+	}
+	entries, _ := e.LookupEnv(envEntries)
+	if entries == "" {
+		entries = defaultEntries
+	}
+	if n, err := strconv.Atoi(entries); err != nil || n < 1 || n > maxEntries {
+		return fmt.Errorf("%s=%q: want a whole number in 1..%d", envEntries, entries, maxEntries)
+	}
+	if err := e.Setenv(envEntries, entries); err != nil {
+		return fmt.Errorf("set %s: %w", envEntries, err)
 	}
 	return nil
 }

@@ -93,3 +93,51 @@ func TestPrepareEnvWithoutUIBuild(t *testing.T) {
 		t.Fatalf("hash variable %q (set %v), want set and empty", v, ok)
 	}
 }
+
+func TestPrepareEnvCacheStore(t *testing.T) {
+	cases := []struct {
+		store, entries         string
+		wantStore, wantEntries string
+	}{
+		{"", "", "memory", "2000"},
+		{"memory", "", "memory", "2000"},
+		{"valkey", "", "valkey", "2000"},
+		{"", "50000", "memory", "50000"},
+	}
+	for _, c := range cases {
+		e := mapEnv{envUIDir: t.TempDir(), envCache: c.store, envEntries: c.entries}
+		if err := prepareEnv(e); err != nil {
+			t.Fatalf("%q/%q: %v", c.store, c.entries, err)
+		}
+		if e[envCache] != c.wantStore || e[envEntries] != c.wantEntries {
+			t.Errorf("%q/%q: got %q/%q, want %q/%q", c.store, c.entries, e[envCache], e[envEntries], c.wantStore, c.wantEntries)
+		}
+	}
+	// Unset (not just empty) gets the defaults too.
+	e := mapEnv{envUIDir: t.TempDir()}
+	if err := prepareEnv(e); err != nil || e[envCache] != "memory" || e[envEntries] != "2000" {
+		t.Fatalf("unset: err %v, %q/%q", err, e[envCache], e[envEntries])
+	}
+}
+
+func TestPrepareEnvRejectsBadCacheSettings(t *testing.T) {
+	bad := []mapEnv{
+		{envCache: "redis"},
+		{envCache: "Memory"},
+		{envCache: "../x"},
+		{envEntries: "0"},
+		{envEntries: "-5"},
+		{envEntries: "1e3"},
+		{envEntries: "2000000"},
+	}
+	for _, e := range bad {
+		e[envUIDir] = t.TempDir()
+		want := envCache
+		if _, ok := e[envEntries]; ok {
+			want = envEntries
+		}
+		if err := prepareEnv(e); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%v: err %v, want an error naming %s", e, err, want)
+		}
+	}
+}
