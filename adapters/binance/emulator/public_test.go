@@ -120,6 +120,20 @@ func TestRateLimits(t *testing.T) {
 	if r.header.Get("Retry-After") == "" {
 		t.Fatal("no Retry-After on 429")
 	}
+	// Weights follow the parameters: a deep spot book costs 50, the shallow one 5.
+	e.s.SetWeightLimits(1000, 1000)
+	r = e.get("/api/v3/depth", url.Values{"symbol": {"BTCUSDT"}, "limit": {"1000"}}).expectOK(t)
+	if r.header.Get("X-MBX-USED-WEIGHT-1M") != "50" {
+		t.Fatalf("depth 1000 weight: %q", r.header.Get("X-MBX-USED-WEIGHT-1M"))
+	}
+	r = e.get("/fapi/v1/ticker/24hr", nil).expectOK(t)
+	if r.header.Get("X-MBX-USED-WEIGHT-1M") != "40" {
+		t.Fatalf("all tickers weight: %q", r.header.Get("X-MBX-USED-WEIGHT-1M"))
+	}
+	e.s.SetWeightLimits(50, 2400)
+	e.get("/api/v3/exchangeInfo", nil).expectOK(t)
+	e.get("/api/v3/exchangeInfo", nil).expectOK(t)
+	e.get("/api/v3/exchangeInfo", nil).expectErr(t, http.StatusTooManyRequests, -1003)
 	// Futures has its own budget.
 	e.get("/fapi/v1/exchangeInfo", nil).expectOK(t)
 	// Hammering while limited earns a ban.

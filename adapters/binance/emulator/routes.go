@@ -68,7 +68,9 @@ type route struct {
 	futures bool
 	sec     security
 	weight  int
-	fn      func(*req) (any, error)
+	// weightOf, when set, computes the weight from the parameters (depth limits, all-symbol queries).
+	weightOf func(url.Values) int
+	fn       func(*req) (any, error)
 }
 
 // handle registers one route ("GET /api/v3/time").
@@ -77,7 +79,11 @@ func (s *Server) handle(mux *http.ServeMux, pattern string, rt route) {
 }
 
 func (s *Server) serveREST(w http.ResponseWriter, r *http.Request, rt route) {
-	if e := s.lim.take(w, r, rt.futures, rt.weight); e != nil {
+	weight := rt.weight
+	if rt.weightOf != nil {
+		weight = rt.weightOf(r.URL.Query())
+	}
+	if e := s.lim.take(w, r, rt.futures, weight); e != nil {
 		writeErr(w, e)
 		return
 	}
@@ -205,12 +211,12 @@ func (s *Server) routes() *http.ServeMux {
 	s.handle(mux, "GET /api/v3/ping", route{weight: 1, fn: func(*req) (any, error) { return struct{}{}, nil }})
 	s.handle(mux, "GET /api/v3/time", route{weight: 1, fn: s.getTime})
 	s.handle(mux, "GET /api/v3/exchangeInfo", route{weight: 20, fn: s.spotExchangeInfo})
-	s.handle(mux, "GET /api/v3/depth", route{weight: 5, fn: s.getDepth})
+	s.handle(mux, "GET /api/v3/depth", route{weightOf: spotDepthWeight, fn: s.getDepth})
 	s.handle(mux, "GET /api/v3/klines", route{weight: 2, fn: s.getKlines})
 	s.handle(mux, "GET /api/v3/uiKlines", route{weight: 2, fn: s.getKlines})
 	s.handle(mux, "GET /api/v3/trades", route{weight: 25, fn: s.getTrades})
 	s.handle(mux, "GET /api/v3/aggTrades", route{weight: 4, fn: s.getAggTrades})
-	s.handle(mux, "GET /api/v3/ticker/24hr", route{weight: 2, fn: s.getTicker24})
+	s.handle(mux, "GET /api/v3/ticker/24hr", route{weightOf: spotTickerWeight, fn: s.getTicker24})
 	s.handle(mux, "GET /api/v3/ticker/price", route{weight: 2, fn: s.getTickerPrice})
 	s.handle(mux, "GET /api/v3/ticker/bookTicker", route{weight: 2, fn: s.getBookTicker})
 	// Futures public.
@@ -220,15 +226,15 @@ func (s *Server) routes() *http.ServeMux {
 	s.handle(mux, "GET /fapi/v1/ping", f(1, func(*req) (any, error) { return struct{}{}, nil }))
 	s.handle(mux, "GET /fapi/v1/time", f(1, s.getTime))
 	s.handle(mux, "GET /fapi/v1/exchangeInfo", f(1, s.futExchangeInfo))
-	s.handle(mux, "GET /fapi/v1/depth", f(5, s.getDepth))
-	s.handle(mux, "GET /fapi/v1/klines", f(5, s.getKlines))
+	s.handle(mux, "GET /fapi/v1/depth", route{futures: true, weightOf: futDepthWeight, fn: s.getDepth})
+	s.handle(mux, "GET /fapi/v1/klines", route{futures: true, weightOf: futKlineWeight, fn: s.getKlines})
 	s.handle(mux, "GET /fapi/v1/trades", f(5, s.getTrades))
 	s.handle(mux, "GET /fapi/v1/aggTrades", f(20, s.getAggTrades))
-	s.handle(mux, "GET /fapi/v1/ticker/24hr", f(1, s.getTicker24))
+	s.handle(mux, "GET /fapi/v1/ticker/24hr", route{futures: true, weightOf: allSymbols(1, 40), fn: s.getTicker24})
 	s.handle(mux, "GET /fapi/v1/ticker/price", f(1, s.getTickerPrice))
 	s.handle(mux, "GET /fapi/v2/ticker/price", f(1, s.getTickerPrice))
 	s.handle(mux, "GET /fapi/v1/ticker/bookTicker", f(1, s.getBookTicker))
-	s.handle(mux, "GET /fapi/v1/premiumIndex", f(1, s.getPremiumIndex))
+	s.handle(mux, "GET /fapi/v1/premiumIndex", route{futures: true, weightOf: allSymbols(1, 10), fn: s.getPremiumIndex})
 	s.handle(mux, "GET /fapi/v1/fundingRate", f(1, s.getFundingRate))
 	s.handle(mux, "GET /fapi/v1/openInterest", f(1, s.getOpenInterest))
 	s.handle(mux, "GET /futures/data/openInterestHist", f(0, s.statHandler(statOI)))
@@ -252,4 +258,78 @@ func (s *Server) routes() *http.ServeMux {
 		_, _ = io.WriteString(w, "<html><body><h2>404 Not found</h2></body></html>")
 	})
 	return mux
+}
+
+// Request weights that depend on the parameters, as Binance documents them.
+func limitOf(p url.Values, def int) int {
+	n, err := strconv.Atoi(p.Get("limit"))
+	if err != nil || n <= 0 {
+		return def
+	}
+	return n
+}
+
+func spotDepthWeight(p url.Values) int {
+	switch n := limitOf(p, 100); {
+	case n <= 100:
+		return 5
+	case n <= 500:
+		return 25
+	case n <= 1000:
+		return 50
+	default:
+		return 250
+	}
+}
+
+func futDepthWeight(p url.Values) int {
+	switch n := limitOf(p, 500); {
+	case n <= 50:
+		return 2
+	case n <= 100:
+		return 5
+	case n <= 500:
+		return 10
+	default:
+		return 20
+	}
+}
+
+func futKlineWeight(p url.Values) int {
+	switch n := limitOf(p, 500); {
+	case n < 100:
+		return 1
+	case n < 500:
+		return 2
+	case n <= 1000:
+		return 5
+	default:
+		return 10
+	}
+}
+
+func spotTickerWeight(p url.Values) int {
+	if p.Get("symbol") != "" {
+		return 2
+	}
+	if raw := p.Get("symbols"); raw != "" {
+		n := strings.Count(raw, ",") + 1
+		switch {
+		case n <= 20:
+			return 2
+		case n <= 100:
+			return 40
+		}
+	}
+	return 80
+}
+
+// allSymbols weighs one-symbol queries at one and all-symbol queries at all.
+func allSymbols(one, all int) func(url.Values) int {
+	return func(p url.Values) int {
+		if p.Get("symbol") != "" {
+			return one
+		}
+		return all
+	}
 }
