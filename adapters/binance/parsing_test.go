@@ -349,3 +349,36 @@ func TestParseExchangeInfoZeroGrid(t *testing.T) {
 		t.Fatal("a zero tick without a precision must be an error")
 	}
 }
+
+// Spot trade events carry both "m" (buyer is maker) and "M" (ignore, always true): the side must come from "m".
+func TestParseTradeEventCaseDistinct(t *testing.T) {
+	b := []byte(`{"e":"trade","E":1761000000100,"s":"ETHUSDT","t":4401,"p":"2950.10","q":"0.25","T":1761000000099,"m":false,"M":true}`)
+	tr, _, ok, err := ParseTradeEvent(b)
+	if err != nil || !ok || tr.Side != exchangev1.Side_SIDE_BUY || tr.Price != "2950.1" {
+		t.Fatalf("trade: %v %+v", err, tr)
+	}
+}
+
+// Kline and ticker events whose upper-case keys (close time, last trade id, taker volumes, open/close times) must
+// not overwrite their lower-case neighbours.
+func TestParseEventsCaseDistinct(t *testing.T) {
+	k := []byte(`{"e":"kline","E":1761000060500,"s":"SOLUSDT","k":{"t":1761000000000,"T":1761000059999,"s":"SOLUSDT","i":"1m",
+		"f":900,"L":950,"o":"181.20","c":"181.90","h":"182.00","l":"181.10","v":"420.5","n":51,"x":true,"q":"76400.1","V":"200.25","Q":"36390.3","B":"0"}}`)
+	c, iv, _, err := ParseKlineEvent(k)
+	if err != nil || iv != "1m" || c.OpenTime != 1761000000000 || c.Low != "181.1" || c.Volume != "420.5" || c.QuoteVolume != "76400.1" || !c.Closed {
+		t.Fatalf("kline: %v %+v", err, c)
+	}
+	tk := []byte(`{"e":"24hrTicker","E":1761000070000,"s":"SOLUSDT","p":"1.7","P":"0.94","w":"181.3","x":"180.2","c":"181.9","Q":"3.1",
+		"b":"181.89","B":"12","a":"181.91","A":"9","o":"180.2","h":"183","l":"179.5","v":"880000","q":"159000000","O":1760913670000,
+		"C":1761000069999,"F":100,"L":950,"n":851}`)
+	tt, err := ParseTickerEvent(Spot, tk)
+	if err != nil || tt.Last != "181.9" || tt.Open_24H != "180.2" || tt.Low_24H != "179.5" || tt.ChangePct_24H != "0.94" ||
+		tt.QuoteVolume_24H != "159000000" || tt.BidQty != "12" || tt.Time != 1761000070000 {
+		t.Fatalf("ticker: %v %+v", err, tt)
+	}
+	mp := []byte(`{"e":"markPriceUpdate","E":1761000071000,"s":"SOLUSDT","p":"181.85","P":"181.40","i":"181.80","r":"0.0001","T":1761004800000}`)
+	u, _, err := ParseMarkPriceEvent(mp)
+	if err != nil || u.MarkPrice != "181.85" || u.IndexPrice != "181.8" {
+		t.Fatalf("mark: %v %+v", err, u)
+	}
+}

@@ -44,7 +44,7 @@ func ParseDepthEvent(b []byte) (*DepthEvent, error) {
 		B  [][]flexStr `json:"b"`
 		A  [][]flexStr `json:"a"`
 	}
-	if err := decodeJSON(b, &w, "depthUpdate"); err != nil {
+	if err := decodeExact(b, &w, "depthUpdate"); err != nil {
 		return nil, err
 	}
 	if w.U == nil || w.Uf == nil || *w.Uf < *w.U {
@@ -73,9 +73,11 @@ func ParseTradeEvent(b []byte) (tr *exchangev1.Trade, eventTime int64, ok bool, 
 		P  flexStr  `json:"p"`
 		Q  flexStr  `json:"q"`
 		M  bool     `json:"m"`
-		X  string   `json:"X"`
+		// "M" (spot's ignore flag) is named so it cannot land in m: encoding/json matches keys case-insensitively.
+		Ignore bool   `json:"M"`
+		X      string `json:"X"`
 	}
-	if err := decodeJSON(b, &w, "trade"); err != nil {
+	if err := decodeExact(b, &w, "trade"); err != nil {
 		return nil, 0, false, err
 	}
 	id := w.Tr
@@ -116,7 +118,7 @@ func ParseKlineEvent(b []byte) (*exchangev1.Candle, string, int64, error) {
 			X bool    `json:"x"`
 		} `json:"k"`
 	}
-	if err := decodeJSON(b, &w, "kline"); err != nil {
+	if err := decodeExact(b, &w, "kline"); err != nil {
 		return nil, "", 0, err
 	}
 	if w.K == nil || w.K.I == "" {
@@ -152,7 +154,7 @@ func ParseTickerEvent(m Market, b []byte) (*exchangev1.Ticker, error) {
 		A  flexStr `json:"a"`
 		Aq flexStr `json:"A"`
 	}
-	if err := decodeJSON(b, &w, "24hrTicker"); err != nil {
+	if err := decodeExact(b, &w, "24hrTicker"); err != nil {
 		return nil, err
 	}
 	var d decs
@@ -177,7 +179,7 @@ func ParseMarkPriceEvent(b []byte) (*exchangev1.MarkPriceUpdate, int64, error) {
 		R  flexStr `json:"r"`
 		T  flexInt `json:"T"`
 	}
-	if err := decodeJSON(b, &w, "markPriceUpdate"); err != nil {
+	if err := decodeExact(b, &w, "markPriceUpdate"); err != nil {
 		return nil, 0, err
 	}
 	var d decs
