@@ -38,6 +38,7 @@ type symCount struct {
 }
 
 func run(nSymbols int, window time.Duration) error {
+	loadBefore := harness.LoadAverage()
 	harness.RaiseNoFile()
 	dir, err := os.MkdirTemp("", "exhub-bench-plugin")
 	if err != nil {
@@ -143,6 +144,7 @@ func run(nSymbols int, window time.Duration) error {
 		"clientMessagesPerSecond":      float64(msgs) / elapsed,
 		"mergedForSlowClientPerSecond": float64(dropped) / elapsed,
 		"bffCpuCores":                  cpu,
+		"loadAverage1mBefore":          loadBefore,
 		"target":                       300000, "pass": intoGateway > 300000,
 		"machine": harness.Machine{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), OS: runtime.GOOS},
 	}
@@ -158,6 +160,7 @@ func run(nSymbols int, window time.Duration) error {
 	fmt.Printf("  %-34s %12.4f\n", "lost before the gateway (fraction)", 1-float64(received+dropped)/float64(max(generated, 1)))
 	fmt.Printf("  %-34s %12.0f\n", "client messages/s (batched trades)", float64(msgs)/elapsed)
 	fmt.Printf("  %-34s %12.2f\n", "BFF CPU (cores)", cpu)
+	fmt.Printf("  %-28s %12.2f\n", "load average before (1m)", loadBefore)
 	fmt.Printf("  written to %s\n", path)
 	return nil
 }

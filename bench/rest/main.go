@@ -62,22 +62,30 @@ type Result struct {
 	P99Ms         float64 `json:"p99Ms"`
 	MaxMs         float64 `json:"maxMs"`
 	CacheHitRatio float64 `json:"cacheHitRatio"`
-	BytesPerReq   int64   `json:"bytesPerReq"`
+	// CacheStore is the edge cache store named by the hits' Cache-Status (detail=...), e.g. OTTER (in memory)
+	// or REDIS (Valkey); empty without hits.
+	CacheStore  string `json:"cacheStore,omitempty"`
+	BytesPerReq int64  `json:"bytesPerReq"`
+	// LoadAvg1 is the machine's 1-minute load average just after the scenario (the load tool included): above
+	// the CPU count, other work competed with the measured servers.
+	LoadAvg1 float64 `json:"loadAvg1,omitempty"`
 }
 
 // Report is the JSON file.
 type Report struct {
-	Benchmark   string    `json:"benchmark"`
-	Time        string    `json:"time"`
-	GoVersion   string    `json:"goVersion"`
-	CPUs        int       `json:"cpus"`
-	Exchange    string    `json:"exchange"`
-	Type        string    `json:"type"`
-	Concurrency int       `json:"concurrency"`
-	Duration    string    `json:"duration"`
-	MaxRequests int64     `json:"maxRequests"`
-	Results     []Result  `json:"results"`
-	Target      TargetRes `json:"target"`
+	Benchmark   string `json:"benchmark"`
+	Time        string `json:"time"`
+	GoVersion   string `json:"goVersion"`
+	CPUs        int    `json:"cpus"`
+	Exchange    string `json:"exchange"`
+	Type        string `json:"type"`
+	Concurrency int    `json:"concurrency"`
+	Duration    string `json:"duration"`
+	MaxRequests int64  `json:"maxRequests"`
+	// LoadAvg1Before is the 1-minute load average before anything was started: other work on the machine.
+	LoadAvg1Before float64   `json:"loadAvg1Before,omitempty"`
+	Results        []Result  `json:"results"`
+	Target         TargetRes `json:"target"`
 }
 
 // TargetRes says whether the cached figure beat the target.
@@ -112,6 +120,7 @@ func run() error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	loadBefore := loadAvg1()
 
 	if o.stack {
 		edge, bff, stopStack, err := startStack(ctx, o.root)
@@ -158,7 +167,7 @@ func run() error {
 	}
 	rep := Report{Benchmark: "rest", Time: time.Now().UTC().Format(time.RFC3339), GoVersion: runtime.Version(),
 		CPUs: runtime.NumCPU(), Exchange: o.exchange, Type: o.typ, Concurrency: o.concurrency, Duration: o.duration.String(),
-		MaxRequests: o.maxRequests}
+		MaxRequests: o.maxRequests, LoadAvg1Before: loadBefore}
 	for _, sc := range scenarios {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -169,6 +178,7 @@ func run() error {
 			return fmt.Errorf("%s: %w", sc.name, err)
 		}
 		r.Name = sc.name
+		r.LoadAvg1 = loadAvg1()
 		rep.Results = append(rep.Results, r)
 	}
 	rep.Target.CachedReqPerSec = targetCachedRPS
@@ -234,6 +244,30 @@ type worker struct {
 	hits  int64
 	bytes int64
 	first error
+	store string
+}
+
+// loadAvg1 returns the 1-minute load average (0 where /proc/loadavg is missing).
+func loadAvg1() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	var v float64
+	if _, err := fmt.Sscan(string(b), &v); err != nil {
+		return 0
+	}
+	return v
+}
+
+// cacheDetail returns the detail=... parameter of a Cache-Status header.
+func cacheDetail(cs string) string {
+	for part := range strings.SplitSeq(cs, ";") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(part), "detail="); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 // measure runs a warm-up, then concurrency workers until the duration passes or maxRequests were sent.
@@ -267,8 +301,11 @@ func measure(ctx context.Context, c *http.Client, o options, target string, cook
 		}
 		w.lat = append(w.lat, d)
 		w.bytes += n
-		if strings.Contains(resp.Header.Get("Cache-Status"), "; hit") {
+		if cs := resp.Header.Get("Cache-Status"); strings.Contains(cs, "; hit") {
 			w.hits++
+			if w.store == "" {
+				w.store = cacheDetail(cs)
+			}
 		}
 	}
 	// Warm-up: fills the caches and the connection pool.
@@ -295,6 +332,9 @@ func measure(ctx context.Context, c *http.Client, o options, target string, cook
 			fmt.Fprintf(os.Stderr, "bench/rest: error sample: %v\n", w.first)
 		}
 		res.CacheHitRatio += float64(w.hits)
+		if res.CacheStore == "" {
+			res.CacheStore = w.store
+		}
 	}
 	res.Requests = int64(len(all))
 	if res.Requests == 0 {
@@ -339,10 +379,14 @@ func printTable(w io.Writer, r Report) {
 	fmt.Fprintf(w, "\nREST through the edge: GET /api/v1/tickers?exchange=%s&type=%s, %d connections, %s per scenario, %d CPUs\n\n",
 		r.Exchange, r.Type, r.Concurrency, r.Duration, r.CPUs)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\trequests\terrors\treq/s\tp50 ms\tp90 ms\tp99 ms\tmax ms\tedge hits\t")
+	fmt.Fprintln(tw, "scenario\trequests\terrors\treq/s\tp50 ms\tp90 ms\tp99 ms\tmax ms\tedge hits\tstore\tload\t")
 	for _, x := range r.Results {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.2f\t%.2f\t%.2f\t%.1f\t%.0f%%\t\n", x.Name, x.Requests, x.Errors, x.ReqPerSec,
-			x.P50Ms, x.P90Ms, x.P99Ms, x.MaxMs, x.CacheHitRatio*100)
+		store := x.CacheStore
+		if store == "" {
+			store = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.2f\t%.2f\t%.2f\t%.1f\t%.0f%%\t%s\t%.1f\t\n", x.Name, x.Requests, x.Errors,
+			x.ReqPerSec, x.P50Ms, x.P90Ms, x.P99Ms, x.MaxMs, x.CacheHitRatio*100, store, x.LoadAvg1)
 	}
 	tw.Flush()
 	verdict := "MET"
@@ -350,6 +394,10 @@ func printTable(w io.Writer, r Report) {
 		verdict = "NOT MET"
 	}
 	fmt.Fprintf(w, "\ntarget: cached over %.0f req/s: %s\n", r.Target.CachedReqPerSec, verdict)
+	if r.LoadAvg1Before > float64(r.CPUs)/2 {
+		fmt.Fprintf(w, "note: the 1-minute load average was %.1f on %d CPUs before the run: other work competed with it\n",
+			r.LoadAvg1Before, r.CPUs)
+	}
 }
 
 // startStack runs bin/exhub-stack with a ready file and returns the edge and BFF URLs and a stop function that

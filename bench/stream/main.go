@@ -50,6 +50,7 @@ func main() {
 func run(nClients, nSymbols, rate, depth int, window time.Duration) error {
 	// The load tool's own garbage collection would show up as latency: collect rarely.
 	debug.SetGCPercent(400)
+	loadBefore := harness.LoadAverage()
 	nofile := harness.RaiseNoFile()
 	if need := uint64(2*nClients + 256); nofile < need {
 		return fmt.Errorf("open-file limit %d is below the %d this run needs", nofile, need)
@@ -230,8 +231,9 @@ func run(nClients, nSymbols, rate, depth int, window time.Duration) error {
 		"bookMsgsPerSecond":      float64(books) / elapsed, "tradeMsgsPerSecond": float64(trades) / elapsed,
 		"clientsServed": served, "minMsgsPerClient": minMsgs,
 		"latencyAll": all, "latencyBook": bl, "latencyTrades": tl,
-		"bffCpuCores":    (cpu1 - cpu0) / elapsed,
-		"connectSeconds": dialTook.Seconds(), "allSnapshotsSeconds": warmTook.Seconds(),
+		"bffCpuCores":         (cpu1 - cpu0) / elapsed,
+		"loadAverage1mBefore": loadBefore,
+		"connectSeconds":      dialTook.Seconds(), "allSnapshotsSeconds": warmTook.Seconds(),
 		"targetP99Ms": 50, "pass": all.P99 < 50 && served == nClients,
 		"machine": harness.Machine{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), OS: runtime.GOOS},
 	}
@@ -251,6 +253,7 @@ func run(nClients, nSymbols, rate, depth int, window time.Duration) error {
 	fmt.Printf("  %-28s %12.2f / %.2f\n", "book p50 / p99 ms", bl.P50, bl.P99)
 	fmt.Printf("  %-28s %12.2f\n", "latency max ms", all.Max)
 	fmt.Printf("  %-28s %12.2f\n", "BFF CPU (cores)", (cpu1-cpu0)/elapsed)
+	fmt.Printf("  %-28s %12.2f\n", "load average before (1m)", loadBefore)
 	fmt.Printf("  written to %s\n", path)
 	return nil
 }

@@ -217,3 +217,16 @@ type Machine struct {
 	GoVersion string `json:"goVersion"`
 	OS        string `json:"os"`
 }
+
+// LoadAverage is the 1-minute load average (-1 when unknown): how busy the machine was besides the benchmark.
+func LoadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return -1
+	}
+	var v float64
+	if _, err := fmt.Sscan(string(b), &v); err != nil {
+		return -1
+	}
+	return v
+}

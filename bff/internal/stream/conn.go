@@ -230,7 +230,9 @@ func (c *conn) writeFrame(frame []byte, n int) error {
 		frame = append(frame, ']')
 	}
 	c.writingSince.Store(time.Now().UnixNano())
-	err := c.ws.Write(c.ctx, websocket.MessageText, frame)
+	// No context deadline here: the library would arm a timer per write. The heartbeat goroutine is the watchdog,
+	// and closing the connection ends a blocked write.
+	err := c.ws.Write(context.Background(), websocket.MessageText, frame)
 	c.writingSince.Store(0)
 	if err != nil {
 		return err
