@@ -628,3 +628,42 @@ func TestFuturesUserStreamTrigger(t *testing.T) {
 		t.Fatalf("reports:\n got %s\nwant %s", got, want)
 	}
 }
+
+func TestSpotConditionalOrders(t *testing.T) {
+	e := newEnv(t)
+	in := e.inst("ETH/USDT")
+	tb := e.top(false, "ETHUSDT")
+	at := func(f string) string {
+		return tb.bid.Mul(decimal.RequireFromString(f)).Div(in.TickSize).Floor().Mul(in.TickSize).String()
+	}
+	// Stop-loss limit below the market rests untriggered; the default answer for it is ACK.
+	r := e.signed(http.MethodPost, "/api/v3/order", url.Values{"symbol": {"ETHUSDT"}, "side": {"SELL"},
+		"type": {"STOP_LOSS_LIMIT"}, "timeInForce": {"GTC"}, "quantity": {"0.1"}, "price": {at("0.96")},
+		"stopPrice": {at("0.97")}}).expectOK(t)
+	checkShape(t, "spot_order_ack", r.body)
+	var ack spotOrder
+	r.decode(t, &ack)
+	var o spotOrder
+	e.signed(http.MethodGet, "/api/v3/order", url.Values{"symbol": {"ETHUSDT"}, "orderId": {strconv.FormatUint(ack.OrderID, 10)}}).expectOK(t).decode(t, &o)
+	if o.Type != "STOP_LOSS_LIMIT" || o.Status != "NEW" || o.IsWorking == nil || *o.IsWorking ||
+		o.StopPrice == nil || *o.StopPrice != decimal.RequireFromString(at("0.97")).StringFixed(8) {
+		t.Fatalf("stop-loss limit: %+v", o)
+	}
+	// A stop that would trigger at once is refused.
+	e.signed(http.MethodPost, "/api/v3/order", url.Values{"symbol": {"ETHUSDT"}, "side": {"SELL"},
+		"type": {"STOP_LOSS"}, "quantity": {"0.1"}, "stopPrice": {at("1.05")}}).expectErr(t, http.StatusBadRequest, -2010)
+	// A stop without its stop price is malformed.
+	e.signed(http.MethodPost, "/api/v3/order", url.Values{"symbol": {"ETHUSDT"}, "side": {"SELL"},
+		"type": {"TAKE_PROFIT"}, "quantity": {"0.1"}}).expectErr(t, http.StatusBadRequest, -1102)
+	// Take-profit above the market, RESULT answer.
+	r = e.signed(http.MethodPost, "/api/v3/order", url.Values{"symbol": {"ETHUSDT"}, "side": {"SELL"},
+		"type": {"TAKE_PROFIT"}, "quantity": {"0.1"}, "stopPrice": {at("1.05")}, "newOrderRespType": {"RESULT"}}).expectOK(t)
+	if !strings.Contains(string(r.body), `"type":"TAKE_PROFIT"`) || !strings.Contains(string(r.body), `"workingTime":-1`) {
+		t.Fatalf("take profit: %s", r.body)
+	}
+	var open []spotOrder
+	e.signed(http.MethodGet, "/api/v3/openOrders", url.Values{"symbol": {"ETHUSDT"}}).expectOK(t).decode(t, &open)
+	if len(open) != 2 {
+		t.Fatalf("open: %+v", open)
+	}
+}
