@@ -18,6 +18,8 @@ type limiter struct {
 	mu    sync.Mutex
 	limit [2]int
 	used  map[limKey]*usage
+	// order counts per account: [futures] -> account -> windows
+	orders map[limKey]*orderCount
 	// injected failures for tests: the next n requests fail with status.
 	injStatus int
 	injRetry  int
@@ -40,7 +42,7 @@ type usage struct {
 const banAfter = 10
 
 func newLimiter(v *venue.Venue, spot, futures int) *limiter {
-	return &limiter{v: v, limit: [2]int{spot, futures}, used: map[limKey]*usage{}}
+	return &limiter{v: v, limit: [2]int{spot, futures}, used: map[limKey]*usage{}, orders: map[limKey]*orderCount{}}
 }
 
 func clientIP(r *http.Request) string {
@@ -133,4 +135,65 @@ func (s *Server) SetWeightLimits(spot, futures int) {
 		s.lim.limit[1] = futures
 	}
 	clear(s.lim.used)
+}
+
+// orderCount tracks an account's new orders in Binance's ORDERS windows: 10 seconds, and a day (spot) or a minute
+// (futures).
+type orderCount struct {
+	tenStart, longStart int64
+	ten, long           int
+}
+
+// Order limits (exchangeInfo ORDERS): spot 100 per 10 s and 200 000 per day; futures 300 per 10 s and 1200 per
+// minute.
+var orderLimits = [2]struct {
+	ten, long  int
+	longMs     int64
+	longHeader string
+}{
+	{100, 200000, 86400000, "X-MBX-ORDER-COUNT-1D"},
+	{300, 1200, 60000, "X-MBX-ORDER-COUNT-1M"},
+}
+
+// takeOrder counts one new order for an account and sets the order-count headers; over a limit it refuses with
+// 429 and -1015.
+func (l *limiter) takeOrder(w http.ResponseWriter, futures bool, account string) *apiError {
+	now := l.v.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	k := limKey{futures: futures, ip: account}
+	c := l.orders[k]
+	if c == nil {
+		c = &orderCount{}
+		l.orders[k] = c
+	}
+	lim := orderLimits[0]
+	if futures {
+		lim = orderLimits[1]
+	}
+	if ten := now - now%10000; c.tenStart != ten {
+		c.tenStart, c.ten = ten, 0
+	}
+	if long := now - now%lim.longMs; c.longStart != long {
+		c.longStart, c.long = long, 0
+	}
+	if c.ten >= lim.ten || c.long >= lim.long {
+		retry := int((c.tenStart + 10000 - now + 999) / 1000)
+		window, n := "TEN_SECONDS", lim.ten
+		if c.long >= lim.long {
+			retry = int((c.longStart + lim.longMs - now + 999) / 1000)
+			window, n = "DAY", lim.long
+			if futures {
+				window = "MINUTE"
+			}
+		}
+		e := errf(http.StatusTooManyRequests, -1015, "Too many new orders; current limit is %d orders per %s.", n, window)
+		e.retryAfter = retry
+		return e
+	}
+	c.ten++
+	c.long++
+	w.Header().Set("X-MBX-ORDER-COUNT-10S", strconv.Itoa(c.ten))
+	w.Header().Set(lim.longHeader, strconv.Itoa(c.long))
+	return nil
 }

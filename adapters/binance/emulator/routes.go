@@ -70,7 +70,9 @@ type route struct {
 	weight  int
 	// weightOf, when set, computes the weight from the parameters (depth limits, all-symbol queries).
 	weightOf func(url.Values) int
-	fn       func(*req) (any, error)
+	// orders marks endpoints that place orders (they count against the ORDERS limits).
+	orders bool
+	fn     func(*req) (any, error)
 }
 
 // handle registers one route ("GET /api/v3/time").
@@ -115,6 +117,12 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request, rt route) {
 	q := &req{w: w, r: r, p: p, futures: rt.futures}
 	if rt.sec != secNone {
 		if e := s.authenticate(q, rt.sec, rawQuery, rawBody); e != nil {
+			writeErr(w, e)
+			return
+		}
+	}
+	if rt.orders {
+		if e := s.lim.takeOrder(w, rt.futures, q.account); e != nil {
 			writeErr(w, e)
 			return
 		}

@@ -667,3 +667,31 @@ func TestSpotConditionalOrders(t *testing.T) {
 		t.Fatalf("open: %+v", open)
 	}
 }
+
+func TestOrderRateLimit(t *testing.T) {
+	e := newEnv(t)
+	in := e.inst("ETH/USDT")
+	tb := e.top(false, "ETHUSDT")
+	price := tb.bid.Mul(decimal.RequireFromString("0.9")).Div(in.TickSize).Floor().Mul(in.TickSize).String()
+	place := func() resp {
+		return e.signed(http.MethodPost, "/api/v3/order", url.Values{"symbol": {"ETHUSDT"}, "side": {"BUY"},
+			"type": {"LIMIT"}, "timeInForce": {"GTC"}, "quantity": {"0.01"}, "price": {price},
+			"newOrderRespType": {"ACK"}})
+	}
+	for i := 1; i <= 100; i++ {
+		r := place().expectOK(t)
+		if got := r.header.Get("X-MBX-ORDER-COUNT-10S"); got != strconv.Itoa(i) {
+			t.Fatalf("order %d: count header %q", i, got)
+		}
+		if r.header.Get("X-MBX-ORDER-COUNT-1D") == "" {
+			t.Fatal("no daily order count")
+		}
+	}
+	r := place()
+	r.expectErr(t, http.StatusTooManyRequests, -1015)
+	if r.header.Get("Retry-After") == "" {
+		t.Fatal("no Retry-After")
+	}
+	e.advance(10 * time.Second)
+	place().expectOK(t)
+}
