@@ -324,7 +324,7 @@ func (u *upstream) apply(es *exStream, ev *exchangev1.MarketEvent, dirty []*lead
 		if err := lt.book.Snapshot(e.BookSnapshot.GetBids(), e.BookSnapshot.GetAsks(), e.BookSnapshot.GetSequence()); err != nil {
 			return u.bookBroken(lt, err, dirty)
 		}
-		lt.time = ev.GetTime()
+		lt.time = eventTime(ev)
 		lt.status = nil
 		return mark(lt, dirty)
 	case *exchangev1.MarketEvent_BookDelta:
@@ -334,7 +334,7 @@ func (u *upstream) apply(es *exStream, ev *exchangev1.MarketEvent, dirty []*lead
 		if err := lt.book.Apply(e.BookDelta); err != nil {
 			return u.bookBroken(lt, err, dirty)
 		}
-		lt.time = ev.GetTime()
+		lt.time = eventTime(ev)
 		return mark(lt, dirty)
 	case *exchangev1.MarketEvent_Trade:
 		t := e.Trade
@@ -457,4 +457,12 @@ func tickerJSON(t *exchangev1.Ticker) *TickerJSON {
 func candleJSON(c *exchangev1.Candle) *CandleJSON {
 	return &CandleJSON{OpenTime: c.GetOpenTime(), Open: c.GetOpen(), High: c.GetHigh(), Low: c.GetLow(), Close: c.GetClose(),
 		Volume: c.GetVolume(), QuoteVolume: c.GetQuoteVolume(), Trades: c.GetTrades(), Closed: c.GetClosed()}
+}
+
+// eventTime is the event's exchange time, or now when the plugin gave none.
+func eventTime(ev *exchangev1.MarketEvent) int64 {
+	if t := ev.GetTime(); t > 0 {
+		return t
+	}
+	return time.Now().UnixMilli()
 }
