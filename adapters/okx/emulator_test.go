@@ -132,7 +132,7 @@ func TestEmulatorConformance(t *testing.T) {
 	// venue behind the emulator also enforces a 5 USDT minimum notional that OKX's instrument listing cannot
 	// express, so they run here once the emulator folds that minimum into minSz. Trading flows are covered by
 	// trading_emulator_test.go meanwhile.
-	conformance.Test(t, w.c, conformance.Options{StreamWait: 20 * time.Second, CheckTimeout: 40 * time.Second})
+	conformance.Test(t, w.c, conformance.Options{Account: w.acct, StreamWait: 20 * time.Second, CheckTimeout: 40 * time.Second})
 }
 
 // TestStreamReconnect drops every emulator connection and expects RECONNECTING, RESYNCED and a fresh snapshot, with

@@ -53,5 +53,8 @@ func TestPluginBinary(t *testing.T) {
 	if _, err := p.Exchange.Configure(ctx, &exchangev1.ConfigureRequest{Settings: settings}); err != nil {
 		t.Fatal(err)
 	}
-	conformance.Test(t, p.Exchange, conformance.Options{StreamWait: 20 * time.Second, CheckTimeout: 40 * time.Second})
+	conformance.Test(t, p.Exchange, conformance.Options{
+		Account:    &exchangev1.AccountRef{AccountId: "demo", ApiKey: emulator.DemoAPIKey, ApiSecret: emulator.DemoAPISecret, Passphrase: emulator.DemoPassphrase},
+		StreamWait: 20 * time.Second, CheckTimeout: 40 * time.Second,
+	})
 }
