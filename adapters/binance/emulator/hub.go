@@ -120,11 +120,13 @@ type depthAgg struct {
 	prices   map[string]decimal.Decimal
 	next     time.Time
 	lastSent uint64 // partial depth: last reported u
+	gap      bool   // a delta was dropped: the next one restarts the batch's first id, so clients see the gap
 }
 
 func (a *depthAgg) add(d *venue.BookDelta) {
-	if a.last == 0 {
+	if a.last == 0 || a.gap {
 		a.first = d.PrevSeq
+		a.gap = false
 	}
 	a.last = d.Seq
 	for _, l := range d.Bids {
@@ -152,12 +154,13 @@ type hub struct {
 	due      map[string]time.Time
 	klines   map[string]int64 // stream -> open time of the bar last sent
 	lastBook map[string]string
+	drop     map[string]int // instrument -> book deltas to drop (test hook)
 }
 
 func newHub(s *Server, futures bool) *hub {
 	return &hub{s: s, futures: futures, subs: map[string]map[*wsConn]struct{}{}, specs: map[string]streamSpec{},
 		aggs: map[string]*depthAgg{}, due: map[string]time.Time{}, klines: map[string]int64{},
-		lastBook: map[string]string{}}
+		lastBook: map[string]string{}, drop: map[string]int{}}
 }
 
 // add subscribes a connection to a stream.
@@ -250,6 +253,15 @@ func (h *hub) event(ev venue.Event) {
 	sym := strings.ToLower(h.s.native[ev.Instrument])
 	switch ev.Kind {
 	case venue.EvBook:
+		if h.drop[ev.Instrument] > 0 {
+			h.drop[ev.Instrument]--
+			for _, a := range h.aggs {
+				if a.spec.in.ID == ev.Instrument {
+					a.gap = true
+				}
+			}
+			return
+		}
 		for _, a := range h.aggs {
 			if a.spec.in.ID == ev.Instrument && a.spec.kind == stDepthDiff {
 				a.add(ev.Book)
@@ -628,4 +640,19 @@ func (h *hub) klineEvent(sp streamSpec, c venue.Candle) []byte {
 	}{"kline", h.s.v.Now(), sym, k{c.Open, c.CloseTime, sym, sp.interval, first, last, h.s.px(f, in, c.O),
 		h.s.px(f, in, c.C), h.s.px(f, in, c.H), h.s.px(f, in, c.L), h.s.qty(f, in, c.Volume), c.Trades, c.Closed,
 		amt(f, c.QuoteVolume), h.s.qty(f, in, c.TakerBuyBase), amt(f, c.TakerBuyQuote), "0"}})
+}
+
+// DropDepthUpdates makes the diff depth streams of one market lose the next n book updates of each instrument, as a
+// network or exchange hiccup would: the next events then show a gap in U (spot) or pu (futures), and clients must
+// resynchronise from a REST snapshot. Tests of book resync use it.
+func (s *Server) DropDepthUpdates(futures bool, n int) {
+	h := s.spotHub
+	if futures {
+		h = s.futHub
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, id := range h.instruments() {
+		h.drop[id] += n
+	}
 }

@@ -486,3 +486,68 @@ func TestStreamClientLimits(t *testing.T) {
 		t.Fatalf("%d connections, want only the futures one", n)
 	}
 }
+
+func TestDepthGapAndResync(t *testing.T) {
+	for _, futures := range []bool{false, true} {
+		pre, rest := "", "/api/v3/depth"
+		if futures {
+			pre, rest = "/fws/public", "/fapi/v1/depth"
+		}
+		e := newEnv(t)
+		c := e.dial(pre + "/ws/ethusdt@depth@100ms")
+		snapshot := func() depthSnap {
+			var s depthSnap
+			e.get(rest, url.Values{"symbol": {"ETHUSDT"}, "limit": {"1000"}}).expectOK(t).decode(t, &s)
+			return s
+		}
+		lb := &localBook{futures: futures}
+		lb.load(snapshot())
+		applyNext := func() error {
+			var ev diffEvent
+			if err := json.Unmarshal(c.next(3*time.Second), &ev); err != nil {
+				t.Fatal(err)
+			}
+			return lb.apply(ev)
+		}
+		for range 3 {
+			e.advance(time.Second)
+			if err := applyNext(); err != nil {
+				t.Fatalf("futures=%v before the drop: %v", futures, err)
+			}
+		}
+		e.s.DropDepthUpdates(futures, 1)
+		e.advance(time.Second)
+		e.advance(time.Second)
+		var gapErr error
+		for range 5 {
+			if gapErr = applyNext(); gapErr != nil {
+				break
+			}
+		}
+		if gapErr == nil {
+			t.Fatalf("futures=%v: the dropped update went unnoticed", futures)
+		}
+		// Resync: a fresh snapshot, then the events after it apply again and match the book.
+		lb.load(snapshot())
+		e.advance(time.Second)
+		for deadline := time.Now().Add(3 * time.Second); ; {
+			cur := snapshot()
+			want := cur.LastUpdateID
+			if futures {
+				want--
+			}
+			if lb.synced && lb.lastU == want {
+				if !sameBook(lb, cur) {
+					t.Fatalf("futures=%v: resynced book differs", futures)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("futures=%v: no resync", futures)
+			}
+			if err := applyNext(); err != nil {
+				t.Fatalf("futures=%v after resync: %v", futures, err)
+			}
+		}
+	}
+}
