@@ -32,6 +32,9 @@ type Server struct {
 	cfg         config
 	rest        *RESTClient
 	instruments map[Market]*instrumentCache
+
+	// userKeepalive is how often StreamAccount renews its listen keys (Binance: every 30 minutes).
+	userKeepalive time.Duration
 }
 
 type config struct {
@@ -56,7 +59,7 @@ func New(opts Options) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{log: log}
+	s := &Server{log: log, userKeepalive: listenKeyKeepalive}
 	s.apply(config{endpoints: DefaultEndpoints(), httpTimeout: DefaultHTTPTimeout, recvWindow: DefaultRecvWindow,
 		wsMaxLifetime: DefaultWSMaxLifetime})
 	return s

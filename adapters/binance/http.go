@@ -69,6 +69,11 @@ func (c *RESTClient) signed(ctx context.Context, m Market, method, path string, 
 	return c.do(ctx, m, method, path, q, weight, authSigned, cr)
 }
 
+// keyed is an API-key-only call (USER_STREAM: listen keys).
+func (c *RESTClient) keyed(ctx context.Context, m Market, method, path string, q url.Values, weight int, cr Credentials) ([]byte, error) {
+	return c.do(ctx, m, method, path, q, weight, authAPIKey, cr)
+}
+
 func (c *RESTClient) do(ctx context.Context, m Market, method, path string, q url.Values, weight int, mode authMode, cr Credentials) ([]byte, error) {
 	if q == nil {
 		q = url.Values{}

@@ -20,12 +20,19 @@ import (
 // the mark price itself, so fills and triggers are deterministic.
 func manualEmu(t *testing.T) (*Server, *venue.Venue) {
 	t.Helper()
+	s, v, _ := manualEmuCfg(t, emulator.Config{})
+	return s, v
+}
+
+func manualEmuCfg(t *testing.T, cfg emulator.Config) (*Server, *venue.Venue, *emulator.Server) {
+	t.Helper()
 	v, err := venue.New(venue.Config{Profile: "binance", Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	e, err := emulator.New(emulator.Config{Venue: v, Logger: log})
+	cfg.Venue, cfg.Logger = v, log
+	e, err := emulator.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +42,7 @@ func manualEmu(t *testing.T) (*Server, *venue.Venue) {
 	if _, err := s.Configure(context.Background(), &exchangev1.ConfigureRequest{Settings: emulator.PluginSettings(hs.URL)}); err != nil {
 		t.Fatal(err)
 	}
-	return s, v
+	return s, v, e
 }
 
 // book rests house liquidity around ref: bids at ref-1%, asks at ref+1%, on the instrument's tick grid.

@@ -1,0 +1,274 @@
+package binance
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+
+	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
+	"github.com/exhub/exhub/plugin-sdk/sdk"
+)
+
+// accountQueue bounds the events waiting for the host's stream.
+const accountQueue = 1024
+
+// StreamAccount follows the account's spot and USDT-M user data streams: a listen key per market (created, kept
+// alive every 30 minutes, closed at the end), its WebSocket, and a new key and connection when the key expires or
+// the connection drops. Orders, fills, algo orders, positions and spot balances are forwarded; status events say
+// CONNECTED when both markets are live, RECONNECTING / RESYNCED around a reconnect (the host re-reads orders and
+// positions after RESYNCED: events of the gap are not replayed). Bad credentials end the stream with AUTH_FAILED.
+func (s *Server) StreamAccount(req *exchangev1.StreamAccountRequest, stream exchangev1.Exchange_StreamAccountServer) error {
+	cr := creds(req.GetAccount())
+	if cr.APIKey == "" || cr.APISecret == "" {
+		return sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_AUTH_FAILED, "account api_key and api_secret are required")
+	}
+	ctx, cancel := context.WithCancel(stream.Context())
+	defer cancel()
+	c, cfg := s.client()
+	out := make(chan *exchangev1.AccountEvent, accountQueue)
+	errCh := make(chan error, 2)
+	var wg sync.WaitGroup
+	var live sync.WaitGroup
+	var failed atomic.Int32
+	live.Add(2)
+	for _, m := range []Market{Spot, Futures} {
+		u := &userStream{m: m, cr: cr, c: c, base: cfg.endpoints.ws(m), keepalive: s.userKeepalive, log: s.log, out: out, live: &live}
+		if m == Futures {
+			u.base += "/private"
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := u.run(ctx)
+			if err == nil {
+				return
+			}
+			// One market refusing the key (a spot-only key has no futures rights) leaves the other running; the
+			// stream ends with the error when both refuse.
+			ev := statusAccountEv(exchangev1.StreamStatus_STATE_ERROR, u.m.String()+" user data stream: "+sdk.MessageOf(err))
+			ev.GetStatus().Error = sdk.DetailOf(err)
+			u.emit(ctx, ev)
+			if failed.Add(1) == 2 {
+				errCh <- err
+				cancel()
+			}
+		}()
+	}
+	liveCh := make(chan struct{})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		live.Wait()
+		close(liveCh)
+	}()
+	defer wg.Wait()
+	defer cancel()
+	for {
+		select {
+		case <-ctx.Done():
+			select {
+			case err := <-errCh:
+				return err
+			default:
+				return nil
+			}
+		case <-liveCh:
+			liveCh = nil
+			if err := stream.Send(statusAccountEv(exchangev1.StreamStatus_STATE_CONNECTED, "spot and futures user data streams connected")); err != nil {
+				return err
+			}
+		case ev := <-out:
+			if err := stream.Send(ev); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func statusAccountEv(state exchangev1.StreamStatus_State, msg string) *exchangev1.AccountEvent {
+	return &exchangev1.AccountEvent{Time: time.Now().UnixMilli(), Event: &exchangev1.AccountEvent_Status{
+		Status: &exchangev1.StreamStatus{State: state, Message: msg}}}
+}
+
+// userStream keeps one market's user data stream alive.
+type userStream struct {
+	m         Market
+	cr        Credentials
+	c         *RESTClient
+	base      string
+	keepalive time.Duration
+	log       *slog.Logger
+	out       chan<- *exchangev1.AccountEvent
+	live      *sync.WaitGroup // Done once, at the first connection
+	liveOnce  sync.Once
+}
+
+func (u *userStream) keyPath() string {
+	if u.m == Futures {
+		return pathFutListenKey
+	}
+	return pathSpotListenKey
+}
+
+func (u *userStream) emit(ctx context.Context, ev *exchangev1.AccountEvent) bool {
+	select {
+	case u.out <- ev:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (u *userStream) newKey(ctx context.Context) (string, error) {
+	body, err := u.c.keyed(ctx, u.m, http.MethodPost, u.keyPath(), nil, 2, u.cr)
+	if err != nil {
+		return "", err
+	}
+	return ParseListenKey(body)
+}
+
+func (u *userStream) keyParams(key string) url.Values {
+	if u.m == Futures {
+		return nil // futures keys are per API key: no parameter
+	}
+	return url.Values{"listenKey": {key}}
+}
+
+func fatal(err error) bool {
+	r := sdk.DetailOf(err).GetReason()
+	return r == exchangev1.ErrorReason_ERROR_REASON_AUTH_FAILED
+}
+
+// run connects, serves and reconnects until ctx ends; it returns an error only for a failure retrying cannot fix.
+func (u *userStream) run(ctx context.Context) error {
+	defer u.liveOnce.Do(u.live.Done) // never leave StreamAccount waiting on a market that gave up
+	connectedBefore := false
+	for attempt := 0; ctx.Err() == nil; attempt++ {
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(backoff(attempt - 1)):
+			}
+		}
+		key, err := u.newKey(ctx)
+		if err != nil {
+			if fatal(err) {
+				return err
+			}
+			u.log.Warn("binance listen key", "market", u.m.String(), "err", err)
+			continue
+		}
+		dctx, dcancel := context.WithTimeout(ctx, 10*time.Second)
+		conn, _, err := websocket.Dial(dctx, userStreamURL(u.base, key), nil)
+		dcancel()
+		if err != nil {
+			u.log.Warn("binance user stream dial", "market", u.m.String(), "err", err)
+			continue
+		}
+		conn.SetReadLimit(4 << 20)
+		attempt = 0
+		if connectedBefore {
+			u.emit(ctx, statusAccountEv(exchangev1.StreamStatus_STATE_RESYNCED,
+				u.m.String()+" user data stream reconnected; re-read open orders and positions"))
+		}
+		connectedBefore = true
+		u.liveOnce.Do(u.live.Done)
+		why := u.serve(ctx, conn, key)
+		_ = conn.Close(websocket.StatusNormalClosure, "")
+		if ctx.Err() != nil {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			_, _ = u.c.keyed(cctx, u.m, http.MethodDelete, u.keyPath(), u.keyParams(key), 2, u.cr)
+			cancel()
+			return nil
+		}
+		u.log.Info("binance user stream reconnecting", "market", u.m.String(), "reason", why)
+		u.emit(ctx, statusAccountEv(exchangev1.StreamStatus_STATE_RECONNECTING, u.m.String()+" user data stream: "+why))
+	}
+	return nil
+}
+
+// serve reads one connection until it ends, the key expires or ctx ends, keeping the key alive; it says why it
+// stopped.
+func (u *userStream) serve(ctx context.Context, conn *websocket.Conn, key string) string {
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	msgs := make(chan []byte, 256)
+	readErr := make(chan error, 1)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			_, data, err := conn.Read(cctx)
+			if err != nil {
+				readErr <- err
+				return
+			}
+			select {
+			case msgs <- data:
+			case <-cctx.Done():
+				return
+			}
+		}
+	}()
+	keep := time.NewTicker(u.keepalive)
+	defer keep.Stop()
+	ping := time.NewTicker(30 * time.Second)
+	defer ping.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return "closing"
+		case err := <-readErr:
+			return fmt.Sprintf("connection lost: %v", err)
+		case <-ping.C:
+			pctx, pcancel := context.WithTimeout(cctx, 10*time.Second)
+			err := conn.Ping(pctx)
+			pcancel()
+			if err != nil {
+				return fmt.Sprintf("ping failed: %v", err)
+			}
+		case <-keep.C:
+			_, err := u.c.keyed(ctx, u.m, http.MethodPut, u.keyPath(), u.keyParams(key), 2, u.cr)
+			if err != nil {
+				if d := sdk.DetailOf(err); d.GetExchangeCode() == "-1125" || d.GetReason() == exchangev1.ErrorReason_ERROR_REASON_AUTH_FAILED {
+					return "listen key no longer valid"
+				}
+				u.log.Warn("binance listen key keepalive", "market", u.m.String(), "err", err)
+			}
+		case data := <-msgs:
+			ev, err := ParseUserEvent(u.m, data)
+			if err != nil {
+				u.log.Warn("binance user event", "market", u.m.String(), "err", err, "body", truncate(data, 200))
+				continue
+			}
+			if ev.KeyExpired {
+				return "listen key expired"
+			}
+			for _, e := range ev.Events {
+				if !u.emit(ctx, e) {
+					return "closing"
+				}
+			}
+		}
+	}
+}
+
+func truncate(b []byte, n int) string {
+	s := string(b)
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return strings.ToValidUTF8(s, "?")
+}
