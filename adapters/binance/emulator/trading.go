@@ -306,12 +306,10 @@ const (
 )
 
 func (s *Server) spotOrderView(o venue.Order, kind spotView) spotOrder {
-	in := s.byID[o.Instrument]
 	out := spotOrder{Symbol: s.native[o.Instrument], OrderID: o.ID, OrderListID: -1, ClientOrderID: o.ClientID,
 		Price: fix8(o.Price), OrigQty: fix8(o.Qty), ExecutedQty: fix8(o.Filled), CummulativeQuoteQty: fix8(o.CumQuote),
 		Status: statusOf(false, o), TimeInForce: tifName(false, origType(o), o.TIF), Type: typeName(false, origType(o), o.TIF),
 		Side: sideName(o.Side), OrigQuoteOrderQty: fix8(o.QuoteQty), SelfTradePreventionMode: stpName(o.STP)}
-	_ = in
 	if o.QuoteQty.IsPositive() && o.Status.Final() {
 		out.OrigQty = fix8(o.Filled)
 	}
@@ -751,16 +749,12 @@ func (s *Server) spotCancelReplace(q *req) (any, error) {
 		cancelResp = s.spotCancelView(canceled, q.str("cancelNewClientOrderId"))
 	}
 	if cerr != nil && mode == "STOP_ON_FAILURE" {
-		var e *apiError
-		errors.As(cerr, &e)
-		return nil, &apiError{status: http.StatusBadRequest, Code: -2022, Msg: "Order cancel-replace failed.",
-			retryAfter: 0}
+		return nil, errf(http.StatusBadRequest, -2022, "Order cancel-replace failed.")
 	}
-	r, respType, err := s.orderRequest(false, q.account, q.str)
+	r, _, err := s.orderRequest(false, q.account, q.str)
 	if err != nil {
 		return nil, err
 	}
-	_ = respType
 	o, perr := s.place(false, r)
 	if perr != nil {
 		return nil, perr
@@ -1397,7 +1391,7 @@ func (s *Server) futSymbolConfig(q *req) (any, error) {
 }
 
 func (s *Server) futBrackets(q *req) (any, error) {
-	ins, single, err := s.symbolsParam(q)
+	ins, _, err := s.symbolsParam(q)
 	if err != nil {
 		return nil, err
 	}
@@ -1425,7 +1419,6 @@ func (s *Server) futBrackets(q *req) (any, error) {
 		}
 		out = append(out, e)
 	}
-	_ = single
 	return out, nil
 }
 
