@@ -6,6 +6,9 @@
 //	go run ./bench/rest --stack                      start bin/exhub-stack (make build first), measure, stop it
 //	go run ./bench/rest --edge http://127.0.0.1:8080 --bff http://127.0.0.1:8090   measure a running stack
 //
+// The scenarios take turns in --rounds rounds (after one warm-up each), so a change in the machine's load during the
+// run weighs on all of them alike; req/s counts every round, and each round's figure is kept too.
+//
 // Every run is bounded: at most --max-requests requests and --duration per scenario, loopback addresses only.
 package main
 
@@ -43,6 +46,7 @@ type options struct {
 	duration      time.Duration
 	warmup        time.Duration
 	maxRequests   int64
+	rounds        int
 	out           string
 	stack         bool
 	root          string
@@ -66,9 +70,11 @@ type Result struct {
 	// or REDIS (Valkey); empty without hits.
 	CacheStore  string `json:"cacheStore,omitempty"`
 	BytesPerReq int64  `json:"bytesPerReq"`
-	// LoadAvg1 is the machine's 1-minute load average just after the scenario (the load tool included): above
-	// the CPU count, other work competed with the measured servers.
+	// LoadAvg1 is the machine's 1-minute load average just after the scenario's last round (the load tool
+	// included): above the CPU count, other work competed with the measured servers.
 	LoadAvg1 float64 `json:"loadAvg1,omitempty"`
+	// RoundReqPerSec is each round's figure; ReqPerSec covers all rounds together.
+	RoundReqPerSec []float64 `json:"roundReqPerSec"`
 }
 
 // Report is the JSON file.
@@ -81,6 +87,7 @@ type Report struct {
 	Type        string `json:"type"`
 	Concurrency int    `json:"concurrency"`
 	Duration    string `json:"duration"`
+	Rounds      int    `json:"rounds"`
 	MaxRequests int64  `json:"maxRequests"`
 	// LoadAvg1Before is the 1-minute load average before anything was started: other work on the machine.
 	LoadAvg1Before float64   `json:"loadAvg1Before,omitempty"`
@@ -111,12 +118,14 @@ func run() error {
 	flag.DurationVar(&o.duration, "duration", 8*time.Second, "measured time per scenario")
 	flag.DurationVar(&o.warmup, "warmup", time.Second, "unmeasured warm-up per scenario")
 	flag.Int64Var(&o.maxRequests, "max-requests", 400_000, "most measured requests per scenario")
+	flag.IntVar(&o.rounds, "rounds", 4, "rounds per scenario, the scenarios taking turns (a change in the machine's load then hits all of them)")
 	flag.StringVar(&o.out, "out", "bench/results/rest.json", "JSON results file (empty: none)")
 	flag.BoolVar(&o.stack, "stack", false, "start bin/exhub-stack from --root for the run and stop it after")
 	flag.StringVar(&o.root, "root", ".", "repository root (with --stack)")
 	flag.Parse()
-	if o.concurrency < 1 || o.concurrency > 1024 || o.duration <= 0 || o.duration > 5*time.Minute || o.maxRequests < 1 {
-		return errors.New("--concurrency must be 1..1024, --duration up to 5m, --max-requests positive")
+	if o.concurrency < 1 || o.concurrency > 1024 || o.duration <= 0 || o.duration > 5*time.Minute || o.maxRequests < 1 ||
+		o.rounds < 1 || o.rounds > 20 || o.maxRequests < int64(o.rounds) {
+		return errors.New("--concurrency must be 1..1024, --duration up to 5m, --rounds 1..20, --max-requests at least --rounds")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -150,36 +159,37 @@ func run() error {
 		o.exchange = slug
 	}
 	path := fmt.Sprintf("/api/v1/tickers?exchange=%s&type=%s", url.QueryEscape(o.exchange), url.QueryEscape(o.typ))
-	scenarios := []struct {
-		name   string
-		base   string
-		cookie bool
-	}{
-		{"tickers via edge, cached", o.edge, false},
-		{"tickers via edge, uncached (cookie)", o.edge, true},
+	scenarios := []*scenario{
+		{name: "tickers via edge, cached", target: o.edge + path},
+		{name: "tickers via edge, uncached (cookie)", target: o.edge + path, cookie: true},
 	}
 	if o.bff != "" {
-		scenarios = append(scenarios, struct {
-			name   string
-			base   string
-			cookie bool
-		}{"tickers from the BFF directly", o.bff, false})
+		scenarios = append(scenarios, &scenario{name: "tickers from the BFF directly", target: o.bff + path})
 	}
 	rep := Report{Benchmark: "rest", Time: time.Now().UTC().Format(time.RFC3339), GoVersion: runtime.Version(),
 		CPUs: runtime.NumCPU(), Exchange: o.exchange, Type: o.typ, Concurrency: o.concurrency, Duration: o.duration.String(),
-		MaxRequests: o.maxRequests, LoadAvg1Before: loadBefore}
-	for _, sc := range scenarios {
-		if ctx.Err() != nil {
-			return ctx.Err()
+		Rounds: o.rounds, MaxRequests: o.maxRequests, LoadAvg1Before: loadBefore}
+	perRound := o.duration / time.Duration(o.rounds)
+	for r := range o.rounds {
+		for _, sc := range scenarios {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if r == 0 {
+				fmt.Fprintf(os.Stderr, "bench/rest: %s (%s)\n", sc.name, sc.target)
+				sc.warm(ctx, client, o)
+			}
+			if err := sc.round(ctx, client, o, perRound, o.maxRequests/int64(o.rounds)); err != nil {
+				return fmt.Errorf("%s: %w", sc.name, err)
+			}
 		}
-		fmt.Fprintf(os.Stderr, "bench/rest: %s (%s%s)\n", sc.name, sc.base, path)
-		r, err := measure(ctx, client, o, sc.base+path, sc.cookie)
+	}
+	for _, sc := range scenarios {
+		res, err := sc.result()
 		if err != nil {
 			return fmt.Errorf("%s: %w", sc.name, err)
 		}
-		r.Name = sc.name
-		r.LoadAvg1 = loadAvg1()
-		rep.Results = append(rep.Results, r)
+		rep.Results = append(rep.Results, res)
 	}
 	rep.Target.CachedReqPerSec = targetCachedRPS
 	rep.Target.Met = rep.Results[0].ReqPerSec >= targetCachedRPS && rep.Results[0].Errors == 0
@@ -270,10 +280,9 @@ func cacheDetail(cs string) string {
 	return ""
 }
 
-// measure runs a warm-up, then concurrency workers until the duration passes or maxRequests were sent.
-func measure(ctx context.Context, c *http.Client, o options, target string, cookie bool) (Result, error) {
-	res := Result{URL: target, Cookie: cookie}
-	one := func(ctx context.Context, w *worker) {
+// request returns the function a worker calls for each request to target.
+func request(c *http.Client, target string, cookie bool) func(context.Context, *worker) {
+	return func(ctx context.Context, w *worker) {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 		if cookie {
 			req.Header.Set("Cookie", "exhub_bench=1")
@@ -308,34 +317,65 @@ func measure(ctx context.Context, c *http.Client, o options, target string, cook
 			}
 		}
 	}
-	// Warm-up: fills the caches and the connection pool.
-	wctx, wcancel := context.WithTimeout(ctx, o.warmup)
-	runWorkers(wctx, o.concurrency, nil, func(ctx context.Context, w *worker) { one(ctx, w) })
-	wcancel()
+}
 
-	var budget atomic.Int64
-	budget.Store(o.maxRequests)
-	mctx, mcancel := context.WithTimeout(ctx, o.duration)
-	defer mcancel()
+// scenario accumulates one scenario's rounds.
+type scenario struct {
+	name, target string
+	cookie       bool
+	lat          []time.Duration
+	errs, hits   int64
+	bytes        int64
+	store        string
+	elapsed      time.Duration
+	rounds       []float64
+	load         float64
+}
+
+// warm runs unmeasured requests for the warm-up time: fills the caches and the connection pool.
+func (sc *scenario) warm(ctx context.Context, c *http.Client, o options) {
+	wctx, cancel := context.WithTimeout(ctx, o.warmup)
+	defer cancel()
+	runWorkers(wctx, o.concurrency, nil, request(c, sc.target, sc.cookie))
+}
+
+// round runs concurrency workers for d or until budget requests were sent, and adds their figures.
+func (sc *scenario) round(ctx context.Context, c *http.Client, o options, d time.Duration, budget int64) error {
+	var left atomic.Int64
+	left.Store(budget)
+	mctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
 	start := time.Now()
-	workers := runWorkers(mctx, o.concurrency, &budget, func(ctx context.Context, w *worker) { one(ctx, w) })
+	workers := runWorkers(mctx, o.concurrency, &left, request(c, sc.target, sc.cookie))
 	elapsed := time.Since(start)
 	if ctx.Err() != nil {
-		return res, ctx.Err()
+		return ctx.Err()
 	}
-	var all []time.Duration
+	n := 0
 	for _, w := range workers {
-		all = append(all, w.lat...)
-		res.Errors += w.errs
-		res.BytesPerReq += w.bytes
+		sc.lat = append(sc.lat, w.lat...)
+		n += len(w.lat)
+		sc.errs += w.errs
+		sc.bytes += w.bytes
+		sc.hits += w.hits
+		if sc.store == "" {
+			sc.store = w.store
+		}
 		if w.first != nil {
 			fmt.Fprintf(os.Stderr, "bench/rest: error sample: %v\n", w.first)
 		}
-		res.CacheHitRatio += float64(w.hits)
-		if res.CacheStore == "" {
-			res.CacheStore = w.store
-		}
 	}
+	sc.elapsed += elapsed
+	sc.rounds = append(sc.rounds, float64(n)/elapsed.Seconds())
+	sc.load = loadAvg1()
+	return nil
+}
+
+// result sums the rounds: requests per second over the whole measured time, percentiles over every request.
+func (sc *scenario) result() (Result, error) {
+	res := Result{Name: sc.name, URL: sc.target, Cookie: sc.cookie, Errors: sc.errs, CacheStore: sc.store,
+		LoadAvg1: sc.load, RoundReqPerSec: sc.rounds}
+	all := sc.lat
 	res.Requests = int64(len(all))
 	if res.Requests == 0 {
 		return res, errors.New("no successful request")
@@ -346,11 +386,11 @@ func measure(ctx context.Context, c *http.Client, o options, target string, cook
 		i = max(0, min(i, len(all)-1))
 		return float64(all[i].Microseconds()) / 1000
 	}
-	res.Seconds = elapsed.Seconds()
-	res.ReqPerSec = float64(res.Requests) / elapsed.Seconds()
+	res.Seconds = sc.elapsed.Seconds()
+	res.ReqPerSec = float64(res.Requests) / sc.elapsed.Seconds()
 	res.P50Ms, res.P90Ms, res.P99Ms, res.MaxMs = pct(0.50), pct(0.90), pct(0.99), float64(all[len(all)-1].Microseconds())/1000
-	res.CacheHitRatio /= float64(res.Requests)
-	res.BytesPerReq /= res.Requests
+	res.CacheHitRatio = float64(sc.hits) / float64(res.Requests)
+	res.BytesPerReq = sc.bytes / res.Requests
 	return res, nil
 }
 
@@ -376,17 +416,18 @@ func runWorkers(ctx context.Context, n int, budget *atomic.Int64, fn func(contex
 }
 
 func printTable(w io.Writer, r Report) {
-	fmt.Fprintf(w, "\nREST through the edge: GET /api/v1/tickers?exchange=%s&type=%s, %d connections, %s per scenario, %d CPUs\n\n",
-		r.Exchange, r.Type, r.Concurrency, r.Duration, r.CPUs)
+	fmt.Fprintf(w, "\nREST through the edge: GET /api/v1/tickers?exchange=%s&type=%s, %d connections, %s per scenario in %d rounds, %d CPUs\n\n",
+		r.Exchange, r.Type, r.Concurrency, r.Duration, r.Rounds, r.CPUs)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\trequests\terrors\treq/s\tp50 ms\tp90 ms\tp99 ms\tmax ms\tedge hits\tstore\tload\t")
+	fmt.Fprintln(tw, "scenario\trequests\terrors\treq/s\trounds min-max\tp50 ms\tp90 ms\tp99 ms\tmax ms\tedge hits\tstore\tload\t")
 	for _, x := range r.Results {
 		store := x.CacheStore
 		if store == "" {
 			store = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.2f\t%.2f\t%.2f\t%.1f\t%.0f%%\t%s\t%.1f\t\n", x.Name, x.Requests, x.Errors,
-			x.ReqPerSec, x.P50Ms, x.P90Ms, x.P99Ms, x.MaxMs, x.CacheHitRatio*100, store, x.LoadAvg1)
+		lo, hi := slices.Min(x.RoundReqPerSec), slices.Max(x.RoundReqPerSec)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%.0f-%.0f\t%.2f\t%.2f\t%.2f\t%.1f\t%.0f%%\t%s\t%.1f\t\n", x.Name, x.Requests, x.Errors,
+			x.ReqPerSec, lo, hi, x.P50Ms, x.P90Ms, x.P99Ms, x.MaxMs, x.CacheHitRatio*100, store, x.LoadAvg1)
 	}
 	tw.Flush()
 	verdict := "MET"
