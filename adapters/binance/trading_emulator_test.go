@@ -321,3 +321,44 @@ func TestEmulatorSpotFlow(t *testing.T) {
 		t.Fatalf("history newest first: %v %+v", err, h)
 	}
 }
+
+// GetMaxOrderSize: an order above the answer is refused for funds, one below it rests.
+func TestEmulatorMaxOrderSize(t *testing.T) {
+	s, v := manualEmu(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	acct := demoAccount()
+	for _, c := range []struct {
+		mt exchangev1.MarketType
+		id string
+	}{{exchangev1.MarketType_MARKET_TYPE_SPOT, "BTC/USDT"}, {exchangev1.MarketType_MARKET_TYPE_SWAP, "BTC/USDT:PERP"}} {
+		b := buildBook(t, v, c.id)
+		price := b.bid.Sub(b.ref.Mul(decimal.RequireFromString("0.02"))).Round(0)
+		m, err := s.GetMaxOrderSize(ctx, &exchangev1.GetMaxOrderSizeRequest{Account: acct, MarketType: c.mt, Symbol: "BTCUSDT", Price: price.String()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		maxBuy := decimal.RequireFromString(m.MaxBuyQty)
+		if !maxBuy.IsPositive() || m.MaxSellQty == "" {
+			t.Fatalf("%v max size: %+v", c.mt, m)
+		}
+		place := func(q decimal.Decimal) error {
+			_, err := s.PlaceOrder(ctx, &exchangev1.PlaceOrderRequest{Account: acct, MarketType: c.mt, Symbol: "BTCUSDT", Side: exchangev1.Side_SIDE_BUY,
+				Type: exchangev1.OrderType_ORDER_TYPE_LIMIT, Price: price.String(), Qty: q.String()})
+			return err
+		}
+		if err := place(maxBuy.Mul(decimal.RequireFromString("1.2")).Round(3)); reason(err) != exchangev1.ErrorReason_ERROR_REASON_INSUFFICIENT_FUNDS {
+			t.Fatalf("%v: 1.2 x max buy %s: %v", c.mt, maxBuy, err)
+		}
+		if err := place(maxBuy.Mul(decimal.RequireFromString("0.8")).Round(3)); err != nil {
+			t.Fatalf("%v: 0.8 x max buy %s: %v", c.mt, maxBuy, err)
+		}
+		if _, err := s.CancelAllOrders(ctx, &exchangev1.CancelAllOrdersRequest{Account: acct, MarketType: c.mt, Symbol: "BTCUSDT"}); err != nil {
+			t.Fatal(err)
+		}
+		if m2, err := s.GetMaxOrderSize(ctx, &exchangev1.GetMaxOrderSizeRequest{Account: acct, MarketType: c.mt, Symbol: "BTCUSDT"}); err != nil ||
+			!decimal.RequireFromString(m2.MaxBuyQty).LessThan(maxBuy) {
+			t.Fatalf("%v at the ask (higher than %s): %v %+v vs %s", c.mt, price, err, m2, maxBuy)
+		}
+	}
+}
