@@ -134,12 +134,14 @@ gen-check: apt $(TOOLS)/protoc-gen-go $(TOOLS)/protoc-gen-go-grpc
 	$(BIN)/exhub-bff openapi | diff -q - ui/app/api/openapi.json >/dev/null || { echo "ui/app/api/openapi.json is stale: run make gen"; exit 1; }; \
 	echo "generated code is up to date"
 
-# Load tools print a table each and write bench/results/<name>.json (see bench/README.md); about 3 minutes.
-bench:
+# Load tools print a table each and write bench/results/<name>.json (see bench/README.md); about 3 minutes once
+# built. bench/rest starts the whole stack (bin/exhub-stack) on the usual ports, so stop `make run` first.
+bench: build
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 200ms -count 1 ./...
 	$(GO) run ./bench/book
 	$(GO) run ./bench/plugin
 	$(GO) run ./bench/stream
+	$(GO) run ./bench/rest --stack
 	@echo "make bench: figures in bench/results/"
 
 clean:
