@@ -1,6 +1,5 @@
 import { TradePlaceholder } from "~/components/TradePlaceholder";
-import type { Route } from "./+types/futures";
 
-export default function Futures({ params }: Route.ComponentProps) {
+export default function Futures({ params }: { params: { exchange: string; symbol?: string } }) {
   return <TradePlaceholder area="futures" exchange={params.exchange} symbol={params.symbol} />;
 }

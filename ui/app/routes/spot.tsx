@@ -1,6 +1,5 @@
 import { TradePlaceholder } from "~/components/TradePlaceholder";
-import type { Route } from "./+types/spot";
 
-export default function Spot({ params }: Route.ComponentProps) {
+export default function Spot({ params }: { params: { exchange: string; symbol?: string } }) {
   return <TradePlaceholder area="spot" exchange={params.exchange} symbol={params.symbol} />;
 }

@@ -1,0 +1,113 @@
+import { Trans, useLingui } from "@lingui/react/macro";
+import { useEffect, useState } from "react";
+import type { Ticker } from "./api";
+import { fundingCountdown } from "./countdown";
+import { fixDecimals, groupThousands, isDecimal, parseDecimal, formatFixed, stepDecimals } from "./decimal";
+import type { Direction } from "./tick";
+
+type Props = {
+  symbol: string;
+  base: string;
+  quote: string;
+  futures: boolean;
+  ticker: Partial<Ticker> | null;
+  direction: Direction;
+  tickSize: string;
+};
+
+// A fraction such as "0.0001" as a percent with four decimals: "0.0100".
+export function fractionToPercent(s: string | undefined, decimals = 4): string | null {
+  if (!isDecimal(s)) return null;
+  const v = parseDecimal(s);
+  const shifted = v.scale >= 2 ? { units: v.units, scale: v.scale - 2 } : { units: v.units * 10n ** BigInt(2 - v.scale), scale: 0 };
+  return formatFixed(shifted, decimals);
+}
+
+export function MarketHeader(p: Props) {
+  const { t } = useLingui();
+  const [now, setNow] = useState(() => Date.now());
+  const next = p.ticker?.nextFundingTime;
+  useEffect(() => {
+    if (!p.futures || !next) return;
+    const id = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(id);
+  }, [p.futures, next]);
+
+  const pd = stepDecimals(p.tickSize || "0.01");
+  const price = (s: string | undefined) => (isDecimal(s) && s !== "" ? groupThousands(fixDecimals(s, pd)) : "—");
+  const amount = (s: string | undefined) => (isDecimal(s) ? groupThousands(fixDecimals(s, 2)) : "—");
+  const change = p.ticker?.changePct24h;
+  const changeDir = isDecimal(change) ? (change.startsWith("-") ? "down" : Number(change) > 0 ? "up" : "flat") : "flat";
+  const funding = fractionToPercent(p.ticker?.fundingRate);
+  return (
+    <section className="trade-header" aria-label={t`Market summary`} data-testid="market-header">
+      <div className="trade-header-symbol">
+        <h1>{p.symbol}</h1>
+        <span className="trade-header-kind">{p.futures ? t`Perpetual` : t`Spot`}</span>
+      </div>
+      <dl className="trade-stats">
+        <div>
+          <dt>
+            <Trans>Last price</Trans>
+          </dt>
+          <dd className={`trade-last tick-${p.direction}`} data-testid="last-price">
+            {price(p.ticker?.last)}
+          </dd>
+        </div>
+        {p.futures && (
+          <>
+            <div>
+              <dt>
+                <Trans>Mark</Trans>
+              </dt>
+              <dd>{price(p.ticker?.markPrice)}</dd>
+            </div>
+            <div>
+              <dt>
+                <Trans>Index</Trans>
+              </dt>
+              <dd>{price(p.ticker?.indexPrice)}</dd>
+            </div>
+          </>
+        )}
+        <div>
+          <dt>
+            <Trans>24h change</Trans>
+          </dt>
+          <dd className={`tick-${changeDir}`}>{isDecimal(change) ? `${fixDecimals(change, 2)}%` : "—"}</dd>
+        </div>
+        <div>
+          <dt>
+            <Trans>24h high</Trans>
+          </dt>
+          <dd>{price(p.ticker?.high24h)}</dd>
+        </div>
+        <div>
+          <dt>
+            <Trans>24h low</Trans>
+          </dt>
+          <dd>{price(p.ticker?.low24h)}</dd>
+        </div>
+        <div>
+          <dt>{t`24h volume (${p.base})`}</dt>
+          <dd>{amount(p.ticker?.volume24h)}</dd>
+        </div>
+        <div>
+          <dt>{t`24h volume (${p.quote})`}</dt>
+          <dd>{amount(p.ticker?.quoteVolume24h)}</dd>
+        </div>
+        {p.futures && (
+          <div>
+            <dt>
+              <Trans>Funding / countdown</Trans>
+            </dt>
+            <dd data-testid="funding">
+              <span className={funding && funding.startsWith("-") ? "tick-down" : "tick-up"}>{funding ? `${funding}%` : "—"}</span>{" "}
+              <span data-testid="funding-countdown">{fundingCountdown(next, now)}</span>
+            </dd>
+          </div>
+        )}
+      </dl>
+    </section>
+  );
+}

@@ -1,0 +1,84 @@
+import { useLingui } from "@lingui/react/macro";
+import { useMemo, useState } from "react";
+import { Link } from "react-router";
+import type { Instrument, Ticker } from "./api";
+import { fixDecimals, groupThousands, isDecimal } from "./decimal";
+import { favoriteKey, readFavorites, toggleFavorite } from "./favorites";
+
+type Props = {
+  area: "spot" | "futures";
+  exchange: string;
+  marketType: string;
+  current: string;
+  instruments: Instrument[];
+  tickers: Map<string, Ticker>;
+};
+
+const MAX_ROWS = 300;
+
+export function PairList(p: Props) {
+  const { t } = useLingui();
+  const [query, setQuery] = useState("");
+  const [onlyFavorites, setOnlyFavorites] = useState(false);
+  const [favorites, setFavorites] = useState<Set<string>>(() => readFavorites());
+  const rows = useMemo(() => {
+    const q = query.trim().toUpperCase().replace(/[-_/ ]/g, "");
+    return p.instruments
+      .filter((i) => !onlyFavorites || favorites.has(favoriteKey(p.exchange, p.marketType, i.symbol)))
+      .filter((i) => !q || i.symbol.toUpperCase().replace(/[-_/]/g, "").includes(q) || i.base.toUpperCase().includes(q))
+      .slice(0, MAX_ROWS);
+  }, [p.instruments, p.exchange, p.marketType, query, onlyFavorites, favorites]);
+
+  return (
+    <nav className="trade-panel trade-pairs" aria-label={t`Pairs`}>
+      <input
+        type="search"
+        className="trade-search"
+        placeholder={t`Search pairs`}
+        aria-label={t`Search pairs`}
+        value={query}
+        onChange={(e) => setQuery(e.target.value)}
+      />
+      <div className="trade-tabs" role="group" aria-label={t`Pair filter`}>
+        <button type="button" aria-pressed={!onlyFavorites} onClick={() => setOnlyFavorites(false)}>
+          {t`All`}
+        </button>
+        <button type="button" aria-pressed={onlyFavorites} onClick={() => setOnlyFavorites(true)}>
+          {t`Favorites`}
+        </button>
+      </div>
+      {rows.length === 0 ? (
+        <p className="trade-empty">{onlyFavorites ? t`No favorites yet.` : t`No pairs match.`}</p>
+      ) : (
+        <ul className="pair-list" data-testid="pair-list">
+          {rows.map((i) => {
+            const key = favoriteKey(p.exchange, p.marketType, i.symbol);
+            const fav = favorites.has(key);
+            const tk = p.tickers.get(i.symbol);
+            const ch = tk?.changePct24h;
+            return (
+              <li key={i.symbol} className={i.symbol === p.current ? "pair current" : "pair"}>
+                <button
+                  type="button"
+                  className={fav ? "fav on" : "fav"}
+                  aria-pressed={fav}
+                  aria-label={fav ? t`Remove ${i.symbol} from favorites` : t`Add ${i.symbol} to favorites`}
+                  onClick={() => setFavorites(toggleFavorite(key))}
+                >
+                  {fav ? "★" : "☆"}
+                </button>
+                <Link to={`/${p.area}/${p.exchange}/${i.symbol}`} aria-current={i.symbol === p.current ? "page" : undefined}>
+                  <span className="pair-symbol">{i.symbol}</span>
+                  <span className="pair-last">{tk?.last && isDecimal(tk.last) ? groupThousands(tk.last) : ""}</span>
+                  <span className={isDecimal(ch) ? (ch.startsWith("-") ? "pair-ch tick-down" : "pair-ch tick-up") : "pair-ch"}>
+                    {isDecimal(ch) ? `${fixDecimals(ch, 2)}%` : ""}
+                  </span>
+                </Link>
+              </li>
+            );
+          })}
+        </ul>
+      )}
+    </nav>
+  );
+}

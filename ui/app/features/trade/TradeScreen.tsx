@@ -1,0 +1,392 @@
+import { Trans, useLingui } from "@lingui/react/macro";
+import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState } from "react";
+import { Link, useNavigate } from "react-router";
+import { fetchExchanges } from "~/api/client";
+import { displayState } from "~/api/exchange-state";
+import { PageTitle } from "~/components/PageTitle";
+import { defaultSymbol, fetchInstruments, fetchTickers, type Exchange, type Instrument, type MarketType, type Ticker } from "./api";
+import { Chart, type ChartTypeId } from "./Chart";
+import { useFrameScheduler } from "./frame";
+import { availableResolutions, pickResolution } from "./intervals";
+import { MarketHeader } from "./Header";
+import { OrderBookPanel } from "./OrderBook";
+import { PairList } from "./PairList";
+import { RulesPanel } from "./RulesPanel";
+import { sharedStream, type ConnectionState, type StreamClient, type StreamMessage } from "./stream";
+import { tickDirection, type Direction } from "./tick";
+import { TradesPanel } from "./Trades";
+import "./trade.css";
+
+export type Area = "spot" | "futures";
+
+// The page's stream; tests put a fake one here.
+export const StreamContext = createContext<() => StreamClient>(sharedStream);
+
+const TICKER_POLL_MS = 10_000;
+const CHART_PREFS_KEY = "exhub.trade.chart";
+export const CHART_TYPES: ChartTypeId[] = ["candles", "hollow", "bars", "line", "area"];
+export const INDICATORS = ["MA", "EMA", "BOLL", "VOL", "MACD", "RSI"];
+
+type ChartPrefs = { interval: string | null; chartType: ChartTypeId; indicators: string[] };
+
+function readChartPrefs(): ChartPrefs {
+  const d: ChartPrefs = { interval: null, chartType: "candles", indicators: ["MA", "VOL"] };
+  try {
+    const v = JSON.parse(window.localStorage.getItem(CHART_PREFS_KEY) ?? "null") as Partial<ChartPrefs> | null;
+    if (!v) return d;
+    return {
+      interval: typeof v.interval === "string" ? v.interval : null,
+      chartType: CHART_TYPES.includes(v.chartType as ChartTypeId) ? (v.chartType as ChartTypeId) : d.chartType,
+      indicators: Array.isArray(v.indicators) ? v.indicators.filter((x) => INDICATORS.includes(x)) : d.indicators,
+    };
+  } catch {
+    return d;
+  }
+}
+
+type Loaded =
+  | { state: "loading" }
+  | { state: "error" }
+  | { state: "ready"; exchange: Exchange | null; instruments: Instrument[]; tickers: Ticker[] };
+
+export function TradeScreen({ area, exchange, symbol }: { area: Area; exchange: string; symbol?: string }) {
+  const { t } = useLingui();
+  const navigate = useNavigate();
+  const marketType: MarketType = area === "spot" ? "SPOT" : "SWAP";
+  const title = area === "spot" ? t`Spot trading` : t`Futures trading`;
+  const [data, setData] = useState<Loaded>({ state: "loading" });
+  const [attempt, setAttempt] = useState(0);
+  const tickerMap = useMemo(
+    () => new Map(data.state === "ready" ? data.tickers.map((x) => [x.symbol ?? "", x] as const) : []),
+    [data],
+  );
+
+  useEffect(() => {
+    let alive = true;
+    setData({ state: "loading" });
+    (async () => {
+      const list = await fetchExchanges();
+      const ex = list.find((e) => e.slug === exchange) ?? null;
+      if (!ex || displayState(ex) !== "available" || !ex.marketTypes.includes(marketType)) {
+        return { state: "ready" as const, exchange: ex, instruments: [], tickers: [] };
+      }
+      const [instruments, tickers] = await Promise.all([
+        fetchInstruments(exchange, marketType),
+        fetchTickers(exchange, marketType).catch(() => [] as Ticker[]),
+      ]);
+      return { state: "ready" as const, exchange: ex, instruments, tickers };
+    })().then(
+      (d) => alive && setData(d),
+      () => alive && setData({ state: "error" }),
+    );
+    return () => {
+      alive = false;
+    };
+  }, [exchange, marketType, attempt]);
+
+  // Without a symbol, open the exchange's default market.
+  useEffect(() => {
+    if (data.state !== "ready" || symbol) return;
+    const s = defaultSymbol(data.instruments);
+    if (s) navigate(`/${area}/${exchange}/${s}`, { replace: true });
+  }, [data, symbol, area, exchange, navigate]);
+
+  if (data.state === "loading") {
+    return (
+      <div className="page trade-page">
+        <PageTitle page={title} />
+        <p className="trade-empty" aria-busy="true">
+          <Trans>Loading market…</Trans>
+        </p>
+      </div>
+    );
+  }
+  if (data.state === "error") {
+    return (
+      <div className="page trade-page">
+        <PageTitle page={title} />
+        <NetworkAnomaly onRetry={() => setAttempt((n) => n + 1)} />
+      </div>
+    );
+  }
+  const ex = data.exchange;
+  if (!ex || displayState(ex) !== "available" || !ex.marketTypes.includes(marketType)) {
+    const name = ex?.name ?? exchange;
+    const st = ex ? displayState(ex) : "unavailable";
+    return (
+      <div className="page trade-page">
+        <PageTitle page={title} />
+        <h1>{title}</h1>
+        <p className="notice" data-testid="market-unavailable">
+          {!ex
+            ? t`There is no exchange called ${name}.`
+            : st === "coming_soon"
+              ? t`${name} is coming soon.`
+              : !ex.marketTypes.includes(marketType)
+                ? t`${name} does not offer this market.`
+                : t`${name} is unavailable right now. Please try again later.`}
+        </p>
+        <p>
+          <Link to="/" className="button">
+            <Trans>Back to home</Trans>
+          </Link>
+        </p>
+      </div>
+    );
+  }
+  const instrument = symbol ? data.instruments.find((i) => i.symbol === symbol) : undefined;
+  return (
+    <div className="trade-page trade-grid" data-testid="trade-screen">
+      <PageTitle page={symbol ? `${symbol} ${title}` : title} />
+      <PairList
+        area={area}
+        exchange={exchange}
+        marketType={marketType}
+        current={symbol ?? ""}
+        instruments={data.instruments}
+        tickers={tickerMap}
+      />
+      {symbol && instrument ? (
+        <Market
+          key={`${exchange}:${marketType}:${symbol}`}
+          area={area}
+          ex={ex}
+          marketType={marketType}
+          instrument={instrument}
+          initialTicker={data.tickers.find((x) => x.symbol === symbol) ?? null}
+          onTickers={(list) => setData({ ...data, tickers: list })}
+        />
+      ) : (
+        <div className="trade-main">
+          <p className="notice" data-testid="unknown-pair">
+            {symbol ? t`${exchange} has no pair ${symbol}.` : t`Loading market…`}
+          </p>
+        </div>
+      )}
+    </div>
+  );
+}
+
+function NetworkAnomaly({ onRetry }: { onRetry: () => void }) {
+  return (
+    <div className="notice notice-error" role="alert">
+      <p>
+        <Trans>Network anomaly</Trans>
+      </p>
+      <button type="button" className="button" onClick={onRetry}>
+        <Trans>Refresh</Trans>
+      </button>
+    </div>
+  );
+}
+
+type MarketProps = {
+  area: Area;
+  ex: Exchange;
+  marketType: MarketType;
+  instrument: Instrument;
+  initialTicker: Ticker | null;
+  onTickers: (list: Ticker[]) => void;
+};
+
+function Market({ area, ex, marketType, instrument, initialTicker, onTickers }: MarketProps) {
+  const { t } = useLingui();
+  const stream = useContext(StreamContext)();
+  const futures = area === "futures";
+  const symbol = instrument.symbol;
+  const [ticker, setTicker] = useState<Partial<Ticker> | null>(initialTicker);
+  const [direction, setDirection] = useState<Direction>("flat");
+  const latest = useRef<{ ticker: Partial<Ticker> | null; prevLast?: string; dir: Direction }>({
+    ticker: initialTicker,
+    prevLast: initialTicker?.last,
+    dir: "flat",
+  });
+  const flush = useFrameScheduler(() => {
+    setTicker(latest.current.ticker);
+    setDirection(latest.current.dir);
+  });
+  const [conn, setConn] = useState<ConnectionState>(stream.connectionState);
+  const wasOpen = useRef(false);
+
+  useEffect(() => {
+    const off = stream.subscribe({ channel: "ticker", exchange: ex.slug, marketType, symbol }, (m: StreamMessage) => {
+      if (m.type !== "ticker" || !m.ticker) return;
+      const tk = m.ticker as Partial<Ticker>;
+      const l = latest.current;
+      if (tk.last) {
+        l.dir = tickDirection(l.prevLast, tk.last, l.dir);
+        l.prevLast = tk.last;
+      }
+      l.ticker = { ...l.ticker, ...tk };
+      flush();
+    });
+    const offState = stream.onState((s) => {
+      if (s === "open") wasOpen.current = true;
+      setConn(s);
+    });
+    return () => {
+      off();
+      offState();
+    };
+  }, [stream, ex.slug, marketType, symbol, flush]);
+
+  // The pair list's prices: polled while the page is visible.
+  useEffect(() => {
+    let timer: ReturnType<typeof setInterval> | null = null;
+    const poll = () =>
+      fetchTickers(ex.slug, marketType).then(onTickers, () => undefined);
+    const start = () => {
+      if (timer === null && !document.hidden) timer = setInterval(poll, TICKER_POLL_MS);
+    };
+    const stop = () => {
+      if (timer !== null) clearInterval(timer);
+      timer = null;
+    };
+    const onVis = () => (document.hidden ? stop() : start());
+    start();
+    document.addEventListener("visibilitychange", onVis);
+    return () => {
+      stop();
+      document.removeEventListener("visibilitychange", onVis);
+    };
+    // onTickers changes with every poll; the timer must not restart for it.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [ex.slug, marketType]);
+
+  const prefs = useMemo(readChartPrefs, []);
+  const resolutions = useMemo(() => availableResolutions(ex.capabilities.intervals), [ex.capabilities.intervals]);
+  const [interval, setIntervalCode] = useState<string | null>(prefs.interval);
+  const resolution = pickResolution(resolutions, interval);
+  const [chartType, setChartType] = useState<ChartTypeId>(prefs.chartType);
+  const [indicators, setIndicators] = useState<string[]>(prefs.indicators);
+  useEffect(() => {
+    try {
+      window.localStorage.setItem(CHART_PREFS_KEY, JSON.stringify({ interval: resolution?.code ?? null, chartType, indicators }));
+    } catch {
+      // not persisted
+    }
+  }, [resolution?.code, chartType, indicators]);
+
+  // Ready = chart drawn with its first page and the book filled.
+  const [chartReady, setChartReady] = useState(false);
+  const [bookReady, setBookReady] = useState(false);
+  const ready = chartReady && bookReady;
+  useEffect(() => {
+    if (ready && typeof performance !== "undefined" && performance.mark) performance.mark("exhub:trade-ready");
+  }, [ready]);
+  const onChartReady = useCallback(() => setChartReady(true), []);
+  const onBookFilled = useCallback(() => setBookReady(true), []);
+
+  const chartTypeLabel: Record<ChartTypeId, string> = {
+    candles: t`Candles`,
+    hollow: t`Hollow candles`,
+    bars: t`Bars`,
+    line: t`Line`,
+    area: t`Area`,
+  };
+  const fixToCoin = futures && ex.key === 2;
+
+  return (
+    <>
+      <div className="trade-main" data-ready={ready ? "true" : undefined}>
+        {conn === "closed" && wasOpen.current && (
+          <div className="notice notice-error" role="alert">
+            <p>
+              <Trans>Network anomaly</Trans>
+            </p>
+            <button type="button" className="button" onClick={() => window.location.reload()}>
+              <Trans>Refresh</Trans>
+            </button>
+          </div>
+        )}
+        <MarketHeader
+          symbol={symbol}
+          base={instrument.base}
+          quote={instrument.quote}
+          futures={futures}
+          ticker={ticker}
+          direction={direction}
+          tickSize={instrument.tickSize}
+        />
+        <section className="trade-panel trade-chart-panel" aria-label={t`Chart`}>
+          <div className="chart-toolbar">
+            <div role="group" aria-label={t`Resolution`} className="chart-intervals" data-testid="resolutions">
+              {resolutions.map((r) => (
+                <button key={r.code} type="button" aria-pressed={r.code === resolution?.code} onClick={() => setIntervalCode(r.code)}>
+                  {r.label}
+                </button>
+              ))}
+            </div>
+            <label className="trade-select">
+              <span className="visually-hidden">{t`Chart type`}</span>
+              <select value={chartType} onChange={(e) => setChartType(e.target.value as ChartTypeId)} data-testid="chart-type">
+                {CHART_TYPES.map((c) => (
+                  <option key={c} value={c}>
+                    {chartTypeLabel[c]}
+                  </option>
+                ))}
+              </select>
+            </label>
+            <div role="group" aria-label={t`Indicators`} className="chart-indicators">
+              {INDICATORS.map((name) => (
+                <button
+                  key={name}
+                  type="button"
+                  aria-pressed={indicators.includes(name)}
+                  onClick={() => setIndicators((l) => (l.includes(name) ? l.filter((x) => x !== name) : [...l, name]))}
+                >
+                  {name}
+                </button>
+              ))}
+            </div>
+          </div>
+          {resolution ? (
+            <Chart
+              stream={stream}
+              exchange={ex.slug}
+              marketType={marketType}
+              symbol={symbol}
+              resolution={resolution}
+              chartType={chartType}
+              indicators={indicators}
+              tickSize={instrument.tickSize}
+              stepSize={instrument.stepSize}
+              pageLimit={ex.capabilities.pageLimits.candles}
+              onReady={onChartReady}
+            />
+          ) : (
+            <p className="trade-empty">{t`This exchange offers no chart data.`}</p>
+          )}
+        </section>
+      </div>
+      <div className="trade-side">
+        <OrderBookPanel
+          stream={stream}
+          exchange={ex.slug}
+          marketType={marketType}
+          symbol={symbol}
+          tickSize={instrument.tickSize}
+          stepSize={instrument.stepSize}
+          base={instrument.base}
+          quote={instrument.quote}
+          last={ticker?.last}
+          lastDirection={direction}
+          onFilled={onBookFilled}
+        />
+        <TradesPanel
+          stream={stream}
+          exchange={ex.slug}
+          marketType={marketType}
+          symbol={symbol}
+          tickSize={instrument.tickSize}
+          stepSize={instrument.stepSize}
+          base={instrument.base}
+          quote={instrument.quote}
+        />
+      </div>
+      <aside className="trade-right">
+        <RulesPanel instrument={instrument} futures={futures} fixToCoin={fixToCoin} />
+      </aside>
+    </>
+  );
+}
