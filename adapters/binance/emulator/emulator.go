@@ -71,6 +71,7 @@ type Server struct {
 	mu     sync.Mutex
 	creds  map[string]Credential
 	keys   map[string]*listenKey // listen key -> state
+	sinks  map[*userSink]struct{} // running user data streams, for events the venue does not emit
 	lim    *limiter
 	conns  map[*wsConn]struct{}
 	closed bool
@@ -110,7 +111,8 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, v: cfg.Venue, log: cfg.Logger.With("component", "binance-emulator"),
 		spot: map[string]*venue.Instrument{}, fut: map[string]*venue.Instrument{}, native: map[string]string{}, byID: map[string]*venue.Instrument{},
-		creds: map[string]Credential{}, keys: map[string]*listenKey{}, conns: map[*wsConn]struct{}{}}
+		creds: map[string]Credential{}, keys: map[string]*listenKey{}, conns: map[*wsConn]struct{}{},
+		sinks: map[*userSink]struct{}{}}
 	for _, in := range s.v.Instruments() {
 		sym := in.Base + in.Quote
 		s.native[in.ID] = sym

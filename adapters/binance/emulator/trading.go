@@ -1265,6 +1265,9 @@ func (s *Server) futLeverage(q *req) (any, error) {
 		}
 		return nil, orderError(true, err)
 	}
+	now := s.v.Now()
+	s.pushUser(q.account, true, mustJSON(map[string]any{"e": "ACCOUNT_CONFIG_UPDATE", "E": now, "T": now,
+		"ac": map[string]any{"s": s.native[in.ID], "l": lev}}))
 	return struct {
 		Leverage         int    `json:"leverage"`
 		MaxNotionalValue string `json:"maxNotionalValue"`

@@ -437,6 +437,13 @@ func TestSpotUserStream(t *testing.T) {
 		return strings.Contains(string(b), `"x":"CANCELED"`)
 	})
 	checkShape(t, "ws_executionReport", b)
+	// A transfer out of the spot wallet shows as a negative balanceUpdate.
+	e.signed(http.MethodPost, "/sapi/v1/asset/transfer", url.Values{"type": {"MAIN_FUNDING"}, "asset": {"USDT"}, "amount": {"12.5"}}).expectOK(t)
+	b = c.until(3*time.Second, hasEvent("balanceUpdate"))
+	checkShape(t, "ws_balanceUpdate", b)
+	if !strings.Contains(string(b), `"d":"-12.5"`) {
+		t.Fatalf("balance update: %s", b)
+	}
 	// Keepalive, then expiry without one.
 	h := http.Header{"X-Mbx-Apikey": {DemoAPIKey}}
 	e.do(http.MethodPut, e.ts.URL+"/api/v3/userDataStream?listenKey="+key, h, "").expectOK(t)
@@ -488,8 +495,15 @@ func TestFuturesUserStream(t *testing.T) {
 			t.Fatalf("unexpected event %s", data)
 		}
 	}
+	// Leverage changes are pushed as ACCOUNT_CONFIG_UPDATE.
+	e.signed(http.MethodPost, "/fapi/v1/leverage", url.Values{"symbol": {"ETHUSDT"}, "leverage": {"7"}}).expectOK(t)
+	_, data := unwrap(t, c.until(3*time.Second, hasEvent("ACCOUNT_CONFIG_UPDATE")))
+	checkShape(t, "ws_ACCOUNT_CONFIG_UPDATE", data)
+	if !strings.Contains(string(data), `"ac":{"l":7,"s":"ETHUSDT"}`) {
+		t.Fatalf("config update: %s", data)
+	}
 	e.s.ExpireListenKeys()
-	_, data := unwrap(t, c.until(3*time.Second, hasEvent("listenKeyExpired")))
+	_, data = unwrap(t, c.until(3*time.Second, hasEvent("listenKeyExpired")))
 	checkShape(t, "ws_listenKeyExpired", data)
 	// An unknown listen key is refused at the upgrade.
 	res, err := http.Get(e.ts.URL + "/fws/ws/" + key)

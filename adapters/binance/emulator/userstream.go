@@ -115,6 +115,32 @@ func (s *Server) janitor(ctx context.Context) {
 	}
 }
 
+// userSink receives user data events the emulator makes itself (leverage changes, wallet balance deltas) for one
+// running user data stream.
+type userSink struct {
+	account string
+	futures bool
+	c       chan []byte
+}
+
+// userSinkSize bounds the emulator-made events waiting for one stream; when full, events are dropped (they are
+// informational: the REST state is authoritative).
+const userSinkSize = 64
+
+// pushUser sends an event to every user data stream of an account and market.
+func (s *Server) pushUser(account string, futures bool, payload []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k := range s.sinks {
+		if k.account == account && k.futures == futures {
+			select {
+			case k.c <- payload:
+			default:
+			}
+		}
+	}
+}
+
 // startUser attaches a listen key's account events to the connection.
 func (c *wsConn) startUser(key string) {
 	c.s.mu.Lock()
@@ -137,9 +163,18 @@ func (c *wsConn) startUser(key string) {
 	// accepted can be missed.
 	sub := c.s.v.Subscribe(ctx, venue.Filter{Account: lk.account,
 		Kinds: []venue.EventKind{venue.EvOrder, venue.EvFill, venue.EvPosition, venue.EvBalance}}, 4096)
+	sink := &userSink{account: lk.account, futures: lk.futures, c: make(chan []byte, userSinkSize)}
+	c.s.mu.Lock()
+	c.s.sinks[sink] = struct{}{}
+	c.s.mu.Unlock()
 	go func() {
 		defer c.uwg.Done()
 		defer cancel()
+		defer func() {
+			c.s.mu.Lock()
+			delete(c.s.sinks, sink)
+			c.s.mu.Unlock()
+		}()
 		t := &userTranslator{s: c.s, futures: lk.futures, account: lk.account, pending: map[uint64][]venue.Fill{},
 			seen: map[uint64]venue.Order{}, balances: map[string]venue.Balance{}, positions: map[string]venue.Position{}}
 		emit := func(b []byte) { c.enqueue(key, b) }
@@ -147,6 +182,8 @@ func (c *wsConn) startUser(key string) {
 			select {
 			case <-ctx.Done():
 				return
+			case b := <-sink.c:
+				emit(b)
 			case <-lk.done:
 				if lk.expired {
 					emit(mustJSON(map[string]any{"e": "listenKeyExpired", "E": c.s.v.Now(), "listenKey": key}))

@@ -151,6 +151,16 @@ func (s *Server) sapiTransfer(q *req) (any, error) {
 			return nil, walletError(venue.ErrInsufficientFunds)
 		}
 	}
+	// The spot user data stream reports deltas of the spot wallet as balanceUpdate.
+	now := s.v.Now()
+	switch {
+	case from == "MAIN" && to != "MAIN":
+		s.pushUser(q.account, false, mustJSON(map[string]any{"e": "balanceUpdate", "E": now, "a": asset,
+			"d": amount.Neg().String(), "T": now}))
+	case to == "MAIN" && from != "MAIN":
+		s.pushUser(q.account, false, mustJSON(map[string]any{"e": "balanceUpdate", "E": now, "a": asset,
+			"d": amount.String(), "T": now}))
+	}
 	s.wallet.mu.Lock()
 	defer s.wallet.mu.Unlock()
 	s.wallet.next++
