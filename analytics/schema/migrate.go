@@ -52,6 +52,10 @@ var Migrations = []Migration{
 	}},
 }
 
+// DedupWindow is how many recent insert blocks per table are remembered for insert deduplication: a batch
+// replayed from the ingest spool with the token of a block already stored is dropped by the server.
+const DedupWindow = 10000
+
 // MigrationsTable records applied versions.
 const MigrationsTable = "schema_migrations"
 
@@ -85,19 +89,22 @@ func CreateTable(t Table, o Options) []string {
 		}
 		fmt.Fprintf(&cols, "    %s %s COMMENT %s", q(c.Name), c.Type, str(c.Doc))
 	}
-	tail := func(engine string) string {
-		return fmt.Sprintf("(\n%s\n)\nENGINE = %s\nPARTITION BY %s\nORDER BY %s\nCOMMENT %s",
-			cols.String(), engine, t.PartitionBy, t.OrderBy, str(t.Doc))
+	tail := func(engine, settings string) string {
+		return fmt.Sprintf("(\n%s\n)\nENGINE = %s\nPARTITION BY %s\nORDER BY %s\n%sCOMMENT %s",
+			cols.String(), engine, t.PartitionBy, t.OrderBy, settings, str(t.Doc))
 	}
 	if o.Cluster == "" {
+		// The deduplication window makes a retried insert with the same insert_deduplication_token a no-op on a
+		// single server, as replicated tables do by default.
 		return []string{fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s.%s\n%s", q(o.Database), q(t.Name),
-			tail("ReplacingMergeTree(ingested_at)"))}
+			tail("ReplacingMergeTree(ingested_at)", fmt.Sprintf("SETTINGS non_replicated_deduplication_window = %d\n", DedupWindow)))}
 	}
 	local := t.Name + "_local"
 	engine := fmt.Sprintf("ReplicatedReplacingMergeTree(%s, '{replica}', ingested_at)",
 		str(o.ZooPath+"/"+o.Database+"/"+local))
 	return []string{
-		fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s.%s%s\n%s", q(o.Database), q(local), onCluster(o), tail(engine)),
+		fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s.%s%s\n%s", q(o.Database), q(local), onCluster(o),
+			tail(engine, fmt.Sprintf("SETTINGS replicated_deduplication_window = %d\n", DedupWindow))),
 		fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s.%s%s AS %s.%s\nENGINE = Distributed(%s, %s, %s, %s)",
 			q(o.Database), q(t.Name), onCluster(o), q(o.Database), q(local),
 			q(o.Cluster), q(o.Database), q(local), t.ShardBy),

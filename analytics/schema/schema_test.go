@@ -30,7 +30,7 @@ func TestSingleServerDDL(t *testing.T) {
 		"CREATE TABLE IF NOT EXISTS `mh`.`candles_1m`\n(",
 		"`open` Decimal(38, 18) COMMENT 'First trade price",
 		"`open_time` DateTime64(3, 'UTC')",
-		"ENGINE = ReplacingMergeTree(ingested_at)\nPARTITION BY toYYYYMM(open_time)\nORDER BY (exchange, market_type, symbol, open_time)",
+		"ENGINE = ReplacingMergeTree(ingested_at)\nPARTITION BY toYYYYMM(open_time)\nORDER BY (exchange, market_type, symbol, open_time)\nSETTINGS non_replicated_deduplication_window = 10000\nCOMMENT 'One-minute",
 	} {
 		if !strings.Contains(c, want) {
 			t.Errorf("candles DDL lacks %q:\n%s", want, c)
@@ -48,7 +48,7 @@ func TestClusterDDL(t *testing.T) {
 	for _, want := range []string{
 		"CREATE TABLE IF NOT EXISTS `mh`.`trades_local` ON CLUSTER `main`\n(",
 		"ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/mh/trades_local', '{replica}', ingested_at)",
-		"ORDER BY (exchange, market_type, symbol, time, trade_id)",
+		"ORDER BY (exchange, market_type, symbol, time, trade_id)\nSETTINGS replicated_deduplication_window = 10000\n",
 	} {
 		if !strings.Contains(got[0], want) {
 			t.Errorf("local DDL lacks %q:\n%s", want, got[0])
