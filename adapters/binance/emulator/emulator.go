@@ -70,7 +70,7 @@ type Server struct {
 
 	mu     sync.Mutex
 	creds  map[string]Credential
-	keys   map[string]*listenKey // listen key -> state
+	keys   map[string]*listenKey  // listen key -> state
 	sinks  map[*userSink]struct{} // running user data streams, for events the venue does not emit
 	lim    *limiter
 	conns  map[*wsConn]struct{}
