@@ -76,7 +76,17 @@ func (s *Server) StreamAccount(req *exchangev1.StreamAccountRequest, stream exch
 		case <-ctx.Done():
 			select {
 			case err := <-errCh:
-				return err
+				// Forward what was queued before the failure (the markets' ERROR statuses) if the host still listens.
+				for {
+					select {
+					case ev := <-out:
+						if stream.Send(ev) != nil {
+							return err
+						}
+					default:
+						return err
+					}
+				}
 			default:
 				return nil
 			}
@@ -241,7 +251,7 @@ func (u *userStream) serve(ctx context.Context, conn *websocket.Conn, key string
 			}
 		case <-keep.C:
 			_, err := u.c.keyed(ctx, u.m, http.MethodPut, u.keyPath(), u.keyParams(key), 2, u.cr)
-			if err != nil {
+			if err != nil && ctx.Err() == nil {
 				if d := sdk.DetailOf(err); d.GetExchangeCode() == "-1125" || d.GetReason() == exchangev1.ErrorReason_ERROR_REASON_AUTH_FAILED {
 					return "listen key no longer valid"
 				}

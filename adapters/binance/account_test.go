@@ -184,7 +184,40 @@ func TestStreamAccountEmulator(t *testing.T) {
 	w.until("order after the new key", func(ev *exchangev1.AccountEvent) bool {
 		return ev.GetOrder().GetOrderId() == lo2.Order.OrderId
 	})
+
+	// Dropped sockets: reconnect, RESYNCED, events flow again.
+	if n := e.DropConnections(); n < 2 {
+		t.Fatalf("dropped %d connections, want both user streams", n)
+	}
+	w.until("RECONNECTING after a drop", isStatus(exchangev1.StreamStatus_STATE_RECONNECTING))
+	w.until("RESYNCED after a drop", isStatus(exchangev1.StreamStatus_STATE_RESYNCED))
+	time.Sleep(300 * time.Millisecond)
+	if _, err := s.CancelOrder(ctx, &exchangev1.CancelOrderRequest{Account: acct, MarketType: exchangev1.MarketType_MARKET_TYPE_SPOT, Symbol: "BTCUSDT",
+		OrderId: lo2.Order.OrderId}); err != nil {
+		t.Fatal(err)
+	}
+	w.until("cancel after the drop", func(ev *exchangev1.AccountEvent) bool {
+		o := ev.GetOrder()
+		return o.GetOrderId() == lo2.Order.OrderId && o.GetStatus() == exchangev1.OrderStatus_ORDER_STATUS_CANCELLED
+	})
+
+	// The host cancels: the sockets close and the listen keys are deleted (well before the 600 ms TTL the last
+	// keepalive gave them could run out).
 	cancel()
+	for range w.ch {
+	}
+	rc, _ := s.client()
+	deadline := time.Now().Add(350 * time.Millisecond)
+	for {
+		_, err := rc.keyed(context.Background(), Futures, "PUT", pathFutListenKey, nil, 1, creds(acct))
+		if sdk.DetailOf(err).GetExchangeCode() == "-1125" && e.Connections() == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the stream ended: keepalive %v, %d connections", err, e.Connections())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 func TestStreamAccountUnknownKey(t *testing.T) {

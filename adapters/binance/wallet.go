@@ -160,11 +160,12 @@ func (s *Server) GetDepositAddress(ctx context.Context, req *exchangev1.GetDepos
 	return r, nil
 }
 
-// window bounds a history query: the page's times, else the last span.
+// window bounds a history query that needs both times: the page's, else the last span up to a minute ahead of the
+// server clock estimate (so a record made just now is never cut off by clock skew).
 func window(p *exchangev1.HistoryPage, now time.Time, span time.Duration) (int64, int64) {
 	start, end := p.GetStartTime(), p.GetEndTime()
 	if end == 0 {
-		end = now.UnixMilli()
+		end = now.Add(time.Minute).UnixMilli()
 	}
 	if start == 0 || end-start > span.Milliseconds() {
 		start = end - span.Milliseconds()
@@ -172,11 +173,22 @@ func window(p *exchangev1.HistoryPage, now time.Time, span time.Duration) (int64
 	return start, end
 }
 
-// ListDeposits lists deposits, newest first (the last 90 days unless the page says otherwise).
+// historyParams sets the page's times on a deposit or withdraw history query; without them Binance answers the
+// last 90 days. A window wider than 90 days is narrowed to its last 90.
+func historyParams(q url.Values, p *exchangev1.HistoryPage) {
+	start, end := p.GetStartTime(), p.GetEndTime()
+	if end > 0 && start > 0 && end-start > depositHistorySpan.Milliseconds() {
+		start = end - depositHistorySpan.Milliseconds()
+	}
+	setWindow(q, start, end)
+	q.Set("limit", strconv.Itoa(historyLimit(p, walletHistoryMax)))
+}
+
+// ListDeposits lists deposits, newest first (Binance's default: the last 90 days).
 func (s *Server) ListDeposits(ctx context.Context, req *exchangev1.ListDepositsRequest) (*exchangev1.ListDepositsResponse, error) {
 	c, _ := s.client()
-	start, end := window(req.GetPage(), c.serverNow(Spot), depositHistorySpan)
-	q := url.Values{"startTime": {itoa64(start)}, "endTime": {itoa64(end)}, "limit": {strconv.Itoa(historyLimit(req.GetPage(), walletHistoryMax))}}
+	q := url.Values{}
+	historyParams(q, req.GetPage())
 	if a := strings.ToUpper(strings.TrimSpace(req.GetAsset())); a != "" {
 		q.Set("coin", a)
 	}
@@ -240,11 +252,11 @@ func (s *Server) Withdraw(ctx context.Context, req *exchangev1.WithdrawRequest) 
 	return &exchangev1.WithdrawResponse{Withdrawal: rec}, nil
 }
 
-// ListWithdrawals lists withdrawals, newest first (the last 90 days unless the page says otherwise).
+// ListWithdrawals lists withdrawals, newest first (Binance's default: the last 90 days).
 func (s *Server) ListWithdrawals(ctx context.Context, req *exchangev1.ListWithdrawalsRequest) (*exchangev1.ListWithdrawalsResponse, error) {
 	c, _ := s.client()
-	start, end := window(req.GetPage(), c.serverNow(Spot), depositHistorySpan)
-	q := url.Values{"startTime": {itoa64(start)}, "endTime": {itoa64(end)}, "limit": {strconv.Itoa(historyLimit(req.GetPage(), walletHistoryMax))}}
+	q := url.Values{}
+	historyParams(q, req.GetPage())
 	if a := strings.ToUpper(strings.TrimSpace(req.GetAsset())); a != "" {
 		q.Set("coin", a)
 	}
