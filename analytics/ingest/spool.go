@@ -286,3 +286,9 @@ func typedRow(raw []any, kinds []kind) ([]any, error) {
 	}
 	return out, nil
 }
+
+func (s *spool) empty() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.files) == 0
+}

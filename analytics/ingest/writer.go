@@ -381,3 +381,32 @@ func (w *Writer) send(ctx context.Context, b *batch) error {
 	}
 	return nil
 }
+
+// WriteNow inserts rows of one table at once, bypassing the batching (backfill pages): it returns when ClickHouse
+// acknowledged them, or after they were spooled for replay when it did not (stored reports which).
+func (w *Writer) WriteNow(ctx context.Context, table string, rows [][]any) (stored bool, err error) {
+	if _, ok := w.inserts[table]; !ok {
+		return false, fmt.Errorf("ingest: unknown table %q", table)
+	}
+	if len(rows) == 0 {
+		return true, nil
+	}
+	w.added.Add(uint64(len(rows)))
+	b := &batch{table: table, token: w.nextToken(), rows: rows}
+	if w.spool.empty() {
+		ierr := w.insert(ctx, b)
+		if ierr == nil {
+			w.written.Add(uint64(len(rows)))
+			return true, nil
+		}
+		if errors.Is(ierr, errBadRow) {
+			w.rejected.Add(uint64(len(rows)))
+			return false, ierr
+		}
+	}
+	if err := w.spool.put(b); err != nil {
+		return false, fmt.Errorf("ingest: ClickHouse and the spool both refused %d %s rows: %w", len(rows), table, err)
+	}
+	w.spooled.Add(uint64(len(rows)))
+	return false, nil
+}
