@@ -64,3 +64,32 @@ export async function fetchExchanges(): Promise<Exchange[]> {
   }
   return data.exchanges ?? [];
 }
+
+export type Mover = components["schemas"]["Mover"];
+export type Instrument = components["schemas"]["Instrument"];
+export type Ticker = components["schemas"]["Ticker"];
+export type MarketType = "SPOT" | "SWAP";
+
+function failed(what: string, response: Response, error: unknown): never {
+  const detail = error && typeof error === "object" && "detail" in error ? String(error.detail) : response.statusText;
+  throw new ApiError(response.status, `${what}: ${response.status} ${detail}`);
+}
+
+// The home page's biggest 24h movers (futures markets).
+export async function fetchMovers(limit = 5): Promise<Mover[]> {
+  const { data, error, response } = await api().GET("/api/v1/movers", { params: { query: { limit } } });
+  if (error !== undefined || data === undefined) failed("GET /api/v1/movers", response, error);
+  return data.movers ?? [];
+}
+
+export async function fetchInstrumentList(exchange: string, type: MarketType): Promise<Instrument[]> {
+  const { data, error, response } = await api().GET("/api/v1/instruments", { params: { query: { exchange, type } } });
+  if (error !== undefined || data === undefined) failed("GET /api/v1/instruments", response, error);
+  return data.instruments ?? [];
+}
+
+export async function fetchTickerList(exchange: string, type: MarketType): Promise<Ticker[]> {
+  const { data, error, response } = await api().GET("/api/v1/tickers", { params: { query: { exchange, type } } });
+  if (error !== undefined || data === undefined) failed("GET /api/v1/tickers", response, error);
+  return data.tickers ?? [];
+}

@@ -2,6 +2,9 @@ import { fireEvent, screen, waitFor } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import { setApiFetch } from "~/api/client";
 import { demoExchanges, jsonResponse } from "~/test/fixtures";
+import { links } from "~/lib/links";
+import { setSession, SESSION_TOKEN_KEY } from "~/lib/session";
+import { within } from "@testing-library/react";
 import { renderApp } from "~/test/render";
 
 describe("language menu", () => {
@@ -17,7 +20,9 @@ describe("language menu", () => {
     expect(await screen.findByText("近日公開")).toBeTruthy();
     expect(screen.getByRole("heading", { name: "取引所" })).toBeTruthy();
     expect(screen.getByRole("combobox", { name: "言語" })).toBeTruthy();
-    expect(screen.getAllByRole("link", { name: "現物" })).toHaveLength(1);
+    expect(within(screen.getByTestId("exchange-list")).getAllByRole("link", { name: "現物" })).toHaveLength(1);
+    // The X link is the Japanese account in Japanese.
+    expect(within(screen.getByTestId("community")).getByRole("link", { name: "X" }).getAttribute("href")).toBe(links.xJapan);
     expect(screen.queryByText("Coming soon")).toBeNull();
     expect(document.documentElement.lang).toBe("ja");
     expect(localStorage.getItem("exhub.locale")).toBe("ja");
@@ -71,5 +76,79 @@ describe("top bar", () => {
     expect(screen.getByTestId("coming-later").textContent).toBe(
       "Trading on reference BTCUSDT is coming in a later release.",
     );
+  });
+});
+
+const api = async (req: Request) =>
+  new URL(req.url).pathname === "/api/v1/exchanges" ? jsonResponse({ exchanges: demoExchanges }) : jsonResponse({ movers: [] });
+
+describe("navigation", () => {
+  it("offers markets, spot and futures menus from the plugins, and log in / sign up when logged out", async () => {
+    setApiFetch(api);
+    renderApp("/marketData");
+    expect(await screen.findByRole("heading", { name: "Market Data" })).toBeTruthy();
+    await waitFor(() => expect(document.title).toBe("exhub | Market Data"));
+    fireEvent.click(within(screen.getByTestId("nav-markets")).getByRole("button", { name: "Markets" }));
+    expect(screen.getByRole("link", { name: "Market" }).getAttribute("href")).toBe("/market");
+    fireEvent.click(within(screen.getByTestId("nav-futures")).getByRole("button", { name: "Futures" }));
+    await waitFor(() => expect(within(screen.getByTestId("nav-futures")).getAllByRole("listitem").length).toBeGreaterThan(0));
+    const menu = screen.getByTestId("nav-futures");
+    expect(within(menu).getByRole("link", { name: "Reference Exchange" }).getAttribute("href")).toBe("/futures/reference");
+    // The coming-soon exchange is listed but does nothing.
+    const bybit = within(menu).getByText("Bybit");
+    expect(bybit.closest("a")).toBeNull();
+    expect(within(menu).getByText("Coming soon")).toBeTruthy();
+    expect(screen.getAllByRole("link", { name: "Log In" })[0]!.getAttribute("href")).toBe("/login");
+    expect(screen.getAllByRole("link", { name: "Sign Up" })[0]!.getAttribute("href")).toBe("/regist");
+    expect(screen.queryByRole("button", { name: "Log out" })).toBeNull();
+    expect(within(screen.getByTestId("community")).getByRole("link", { name: "X" }).getAttribute("href")).toBe(links.x);
+  });
+
+  it("redirects protected pages to /login without a session", async () => {
+    setApiFetch(api);
+    renderApp("/wallet");
+    expect(await screen.findByRole("heading", { name: "Log In" })).toBeTruthy();
+    await waitFor(() => expect(document.title).toBe("exhub | Log In"));
+  });
+
+  it("shows the member menus with a session and logs out after confirmation", async () => {
+    setApiFetch(api);
+    setSession("tok", { tid: "42", tisjp: true });
+    renderApp("/history");
+    expect(await screen.findByRole("heading", { name: "History" })).toBeTruthy();
+    expect(screen.getByRole("link", { name: "Deposit" }).getAttribute("href")).toContain("/wallet?page=deposit");
+    expect(screen.queryByRole("link", { name: "Log In" })).toBeNull();
+    // A Japanese account gets the Japanese X link even in English.
+    expect(within(screen.getByTestId("community")).getByRole("link", { name: "X" }).getAttribute("href")).toBe(links.xJapan);
+    fireEvent.click(screen.getByRole("button", { name: "History" }));
+    fireEvent.click(screen.getByRole("link", { name: "Funding history" }));
+    expect(localStorage.getItem("exhub.history.page")).toBe("funding_history");
+
+    fireEvent.click(screen.getByRole("button", { name: "Log out" }));
+    const dialog = await screen.findByRole("dialog");
+    expect(within(dialog).getByText("Do you want to log out?")).toBeTruthy();
+    fireEvent.click(within(dialog).getByRole("button", { name: "OK" }));
+    expect(await screen.findByRole("heading", { name: "Log In" })).toBeTruthy();
+    expect(localStorage.getItem(SESSION_TOKEN_KEY)).toBeNull();
+  });
+
+  it("opens the phone drawer with collapsible groups", async () => {
+    setApiFetch(api);
+    renderApp("/about");
+    fireEvent.click(await screen.findByTestId("drawer-toggle"));
+    const drawer = screen.getByTestId("drawer");
+    const groups = [...drawer.querySelectorAll("details > summary")].map((s) => s.textContent);
+    expect(groups).toEqual(["Markets", "Spot", "Futures"]);
+    fireEvent.keyDown(document, { key: "Escape" });
+    expect(screen.queryByTestId("drawer")).toBeNull();
+  });
+
+  it("has a side widget with announcement, help center and contact links", async () => {
+    setApiFetch(api);
+    renderApp("/event");
+    fireEvent.click(await screen.findByTestId("side-widget"));
+    const menu = document.getElementById("side-widget-menu")!;
+    expect(within(menu).getAllByRole("link").map((a) => a.textContent)).toEqual(["Announcement", "Help Center", "Contact us"]);
+    expect(within(menu).getByRole("link", { name: "Contact us" }).getAttribute("href")).toBe(links.contact);
   });
 });

@@ -1,8 +1,26 @@
-import { fireEvent, screen, waitFor, within } from "@testing-library/react";
+import { act, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it, vi } from "vitest";
 import { setApiFetch } from "~/api/client";
-import { demoExchanges, exchange, jsonResponse } from "~/test/fixtures";
+import { ExchangeCarousel } from "~/components/Home";
+import { REGISTER_ACCOUNT_KEY } from "~/lib/register";
+import { demoExchanges, exchange, fakeApi, jsonResponse } from "~/test/fixtures";
 import { renderApp } from "~/test/render";
+import { render } from "@testing-library/react";
+import { createRoutesStub } from "react-router";
+import { AppProviders } from "~/providers";
+
+const movers = [
+  { exchange: 1, exchangeSlug: "binance", type: "SWAP", symbol: "SOLUSDT", base: "SOL", last: "151.2", changePct24h: "-6.4", quoteVolume24h: "1", default: false },
+  { exchange: 2, exchangeSlug: "okx", type: "SWAP", symbol: "BTC-USDT-SWAP", base: "BTC", last: "65000.1", changePct24h: "3.2", quoteVolume24h: "1", default: false },
+];
+
+function home(over: Record<string, (u: URL) => Response | Promise<Response>> = {}) {
+  return fakeApi({
+    "/api/v1/exchanges": () => jsonResponse({ exchanges: demoExchanges }),
+    "/api/v1/movers": () => jsonResponse({ movers, asOf: 1, stale: false }),
+    ...over,
+  });
+}
 
 function card(name: string): HTMLElement {
   const heading = screen.getByRole("heading", { name });
@@ -13,43 +31,36 @@ function card(name: string): HTMLElement {
 
 describe("home page", () => {
   it("lists the exchanges from the API with their status", async () => {
-    const fetch = vi.fn(async (req: Request) => {
-      expect(req.method).toBe("GET");
-      expect(new URL(req.url).pathname).toBe("/api/v1/exchanges");
-      return jsonResponse({ exchanges: demoExchanges });
-    });
-    setApiFetch(fetch);
+    const api = home();
+    setApiFetch(api.fetch);
     renderApp("/");
 
     expect(await screen.findByRole("heading", { name: "Reference Exchange" })).toBeTruthy();
-    expect(fetch).toHaveBeenCalledTimes(1);
+    // The shell's menus and the page share one exchange request.
+    expect(api.calls.filter((c) => c.startsWith("GET /api/v1/exchanges"))).toHaveLength(1);
     expect(screen.getAllByRole("listitem").filter((li) => li.classList.contains("exchange-card"))).toHaveLength(3);
 
     const ref = card("Reference Exchange");
     expect(within(ref).getByTestId("status-badge").textContent).toBe("Available");
     expect(within(ref).getByRole("link", { name: "Spot" }).getAttribute("href")).toBe("/spot/reference");
     expect(within(ref).getByRole("link", { name: "Futures" }).getAttribute("href")).toBe("/futures/reference");
-    expect(within(ref).getByText("Plugin 1.0.0")).toBeTruthy();
 
     const bybit = card("Bybit");
     expect(within(bybit).getByTestId("status-badge").textContent).toBe("Coming soon");
-    // The coming-soon futures entry is shown but is not a link and does nothing.
     const futures = within(bybit).getByText("Futures");
     expect(futures.closest("a")).toBeNull();
     expect(futures.getAttribute("aria-disabled")).toBe("true");
-    expect(within(bybit).queryAllByRole("link").filter((a) => a.textContent === "Futures")).toHaveLength(0);
 
     const okx = card("OKX");
     expect(within(okx).getByTestId("status-badge").textContent).toBe("Unavailable");
     expect(within(okx).queryByRole("link", { name: "Futures" })).toBeNull();
-    expect(within(okx).queryByText("Spot")).toBeNull();
 
     expect(document.title).toBe("exhub | Home");
   });
 
   it("renders logos as images, never as markup", async () => {
     const hostile = `<svg xmlns="http://www.w3.org/2000/svg"><script>window.__pwned = 1</script><rect width="1" height="1"/></svg>`;
-    setApiFetch(async () => jsonResponse({ exchanges: [exchange({ key: 7, slug: "x", name: "Xchg", logoSvg: hostile })] }));
+    setApiFetch(home({ "/api/v1/exchanges": () => jsonResponse({ exchanges: [exchange({ key: 7, slug: "x", name: "Xchg", logoSvg: hostile })] }) }).fetch);
     const { container } = renderApp("/");
     await screen.findByRole("heading", { name: "Xchg" });
     const img = container.querySelector("img.exchange-logo");
@@ -60,45 +71,133 @@ describe("home page", () => {
 
   it("shows a network error with a retry that reloads the list", async () => {
     let calls = 0;
-    setApiFetch(async () => {
-      calls++;
-      if (calls === 1) throw new TypeError("Failed to fetch");
-      return jsonResponse({ exchanges: demoExchanges });
-    });
+    setApiFetch(
+      home({
+        "/api/v1/exchanges": () => {
+          calls++;
+          if (calls === 1) throw new TypeError("Failed to fetch");
+          return jsonResponse({ exchanges: demoExchanges });
+        },
+      }).fetch,
+    );
     renderApp("/");
-    const alert = await screen.findByRole("alert");
+    const alert = await screen.findByTestId("exchange-list-error");
     expect(within(alert).getByText("Network anomaly")).toBeTruthy();
-    expect(screen.queryByRole("heading", { name: "Reference Exchange" })).toBeNull();
-
     fireEvent.click(within(alert).getByRole("button", { name: "Retry" }));
     expect(await screen.findByRole("heading", { name: "Reference Exchange" })).toBeTruthy();
-    expect(calls).toBe(2);
-    expect(screen.queryByRole("alert")).toBeNull();
-  });
-
-  it("treats an HTTP error as a network anomaly", async () => {
-    setApiFetch(async () => jsonResponse({ title: "Bad Gateway", status: 502, detail: "bff down" }, 502));
-    renderApp("/");
-    expect(await screen.findByText("Network anomaly")).toBeTruthy();
+    expect(screen.queryByTestId("exchange-list-error")).toBeNull();
   });
 
   it("shows a loading state until the list arrives", async () => {
     let release: (r: Response) => void = () => {};
-    setApiFetch(() => new Promise<Response>((r) => (release = r)));
+    setApiFetch(home({ "/api/v1/exchanges": () => new Promise<Response>((r) => (release = r)) }).fetch);
     renderApp("/");
     expect(await screen.findByText("Loading exchanges…")).toBeTruthy();
     release(jsonResponse({ exchanges: [] }));
     expect(await screen.findByText("No exchanges are available yet.")).toBeTruthy();
-    await waitFor(() => expect(screen.queryByText("Loading exchanges…")).toBeNull());
   });
 
-  it("opens the trading placeholder from an exchange entry", async () => {
-    setApiFetch(async () => jsonResponse({ exchanges: demoExchanges }));
+  it("shows the movers as tiles that open the futures market", async () => {
+    setApiFetch(home().fetch);
     renderApp("/");
-    const ref = await screen.findByRole("heading", { name: "Reference Exchange" });
-    fireEvent.click(within(ref.closest("li")!).getByRole("link", { name: "Futures" }));
-    expect(await screen.findByRole("heading", { name: "Futures trading" })).toBeTruthy();
-    expect(screen.getByTestId("coming-later").textContent).toBe("Trading on reference is coming in a later release.");
-    await waitFor(() => expect(document.title).toBe("exhub | Futures trading"));
+    const list = await screen.findByTestId("movers");
+    const tiles = within(list).getAllByRole("link");
+    expect(tiles).toHaveLength(2);
+    expect(tiles[0]!.getAttribute("href")).toBe("/futures/binance/SOLUSDT");
+    expect(tiles[1]!.getAttribute("href")).toBe("/futures/okx/BTC-USDT-SWAP");
+    expect(within(tiles[0]!).getByText("-6.4%").className).toContain("down");
+    expect(within(tiles[1]!).getByText("+3.2%").className).toContain("up");
+  });
+
+  it("has a FAQ of four with the first open", async () => {
+    setApiFetch(home().fetch);
+    renderApp("/");
+    const faq = await screen.findByTestId("faq");
+    const items = faq.querySelectorAll("details");
+    expect(items).toHaveLength(4);
+    expect([...items].map((d) => d.open)).toEqual([true, false, false, false]);
   });
 });
+
+describe("quick register", () => {
+  it("stores the account and goes to /regist on Enter", async () => {
+    setApiFetch(home().fetch);
+    renderApp("/");
+    const box = await screen.findByTestId("quick-register");
+    const input = within(box).getByRole("textbox", { name: "E-mail or phone number" });
+    fireEvent.change(input, { target: { value: "  trader@example.com " } });
+    fireEvent.submit(input.closest("form")!);
+    expect(await screen.findByRole("heading", { name: "Sign Up" })).toBeTruthy();
+    expect(localStorage.getItem(REGISTER_ACCOUNT_KEY)).toBe("trader@example.com");
+  });
+
+  it("ignores an empty entry", async () => {
+    setApiFetch(home().fetch);
+    renderApp("/");
+    const box = await screen.findByTestId("quick-register");
+    fireEvent.change(within(box).getByRole("textbox"), { target: { value: "   " } });
+    fireEvent.click(within(box).getByRole("button", { name: "Sign Up" }));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(localStorage.getItem(REGISTER_ACCOUNT_KEY)).toBeNull();
+    expect(screen.getByTestId("quick-register")).toBeTruthy();
+    expect(screen.queryByRole("heading", { name: "Sign Up" })).toBeNull();
+  });
+});
+
+describe("exchange carousel", () => {
+  function renderCarousel() {
+    const Stub = createRoutesStub([
+      {
+        path: "/",
+        Component: () => (
+          <AppProviders>
+            <ExchangeCarousel exchanges={[...demoExchanges, exchange({ key: 9, slug: "four", name: "Fourth" })]} />
+          </AppProviders>
+        ),
+      },
+    ]);
+    return render(<Stub initialEntries={["/"]} />);
+  }
+  const visibleSlide = () => [...document.querySelectorAll<HTMLElement>("[data-testid=carousel-slide]")].findIndex((s) => !s.hidden);
+
+  it("shows three slides and advances every 1500 ms, pausing on hover", async () => {
+    vi.useFakeTimers();
+    try {
+      renderCarousel();
+      expect(document.querySelectorAll<HTMLElement>("[data-testid=carousel-slide]")).toHaveLength(3);
+      expect(visibleSlide()).toBe(0);
+      act(() => vi.advanceTimersByTime(1499));
+      expect(visibleSlide()).toBe(0);
+      act(() => vi.advanceTimersByTime(1));
+      expect(visibleSlide()).toBe(1);
+      act(() => vi.advanceTimersByTime(1500 * 2));
+      expect(visibleSlide()).toBe(0);
+      fireEvent.mouseEnter(screen.getByTestId("carousel"));
+      act(() => vi.advanceTimersByTime(6000));
+      expect(visibleSlide()).toBe(0);
+      fireEvent.mouseLeave(screen.getByTestId("carousel"));
+      act(() => vi.advanceTimersByTime(1500));
+      expect(visibleSlide()).toBe(1);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("does not autoplay for reduced motion", async () => {
+    vi.useFakeTimers();
+    const mm = vi.fn((q: string) => ({ matches: q.includes("reduce"), media: q, addEventListener() {}, removeEventListener() {} }));
+    vi.stubGlobal("matchMedia", mm);
+    try {
+      renderCarousel();
+      act(() => vi.advanceTimersByTime(6000));
+      expect(visibleSlide()).toBe(0);
+      fireEvent.click(screen.getByRole("button", { name: "Show slide 3" }));
+      expect(visibleSlide()).toBe(2);
+    } finally {
+      vi.unstubAllGlobals();
+      vi.useRealTimers();
+    }
+  });
+});
+
+void waitFor;

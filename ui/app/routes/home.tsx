@@ -1,31 +1,58 @@
 import { Trans, useLingui } from "@lingui/react/macro";
 import { Suspense } from "react";
 import { Await, useLoaderData } from "react-router";
-import { fetchExchanges } from "~/api/client";
+import { fetchMovers } from "~/api/client";
 import { ExchangeList, ExchangeListError, ExchangeListLoading } from "~/components/ExchangeList";
+import { ContactButton, ExchangeCarousel, Faq, Features, Movers, MoversLoading, QuickRegister } from "~/components/Home";
 import { PageTitle } from "~/components/PageTitle";
+import { loadExchanges } from "~/lib/exchanges";
 
-// The list is not awaited: the page renders at once with a loading state,
-// and <Await> shows the list or the error.
+// Nothing is awaited: the page renders at once with loading states, and
+// <Await> shows each part or its error.
 export function clientLoader() {
-  const exchanges = fetchExchanges();
-  // The rejection is handled by <Await>; this keeps it from being reported
+  const exchanges = loadExchanges();
+  const movers = fetchMovers(5);
+  // Rejections are handled by <Await>; this keeps them from being reported
   // as unhandled before the page renders.
   exchanges.catch(() => undefined);
-  return { exchanges };
+  movers.catch(() => undefined);
+  return { exchanges, movers };
 }
 
 export default function Home() {
   const { t } = useLingui();
-  const { exchanges } = useLoaderData<typeof clientLoader>();
+  const { exchanges, movers } = useLoaderData<typeof clientLoader>();
   return (
-    <div className="page">
+    <div className="page home">
       <PageTitle page={t`Home`} />
       <section className="hero">
         <h1>
           <Trans>Trade spot and perpetual futures across exchanges, in one place.</Trans>
         </h1>
+        <QuickRegister />
       </section>
+      <section aria-labelledby="movers-heading">
+        <h2 id="movers-heading" className="section-title">
+          <Trans>Top movers (24h)</Trans>
+        </h2>
+        <Suspense fallback={<MoversLoading />}>
+          <Await
+            resolve={movers}
+            errorElement={
+              <p className="notice notice--error" role="alert">
+                <Trans>Network anomaly</Trans>
+              </p>
+            }
+          >
+            {(list) => <Movers movers={list} />}
+          </Await>
+        </Suspense>
+      </section>
+      <Suspense fallback={null}>
+        <Await resolve={exchanges} errorElement={<span hidden />}>
+          {(list) => <ExchangeCarousel exchanges={list} />}
+        </Await>
+      </Suspense>
       <section aria-labelledby="exchanges-heading">
         <h2 id="exchanges-heading" className="section-title">
           <Trans>Exchanges</Trans>
@@ -35,6 +62,29 @@ export default function Home() {
             {(list) => <ExchangeList exchanges={list} />}
           </Await>
         </Suspense>
+      </section>
+      <section aria-labelledby="features-heading">
+        <h2 id="features-heading" className="section-title">
+          <Trans>Why exhub</Trans>
+        </h2>
+        <Features />
+      </section>
+      <section aria-labelledby="events-heading" className="events-banner">
+        <h2 id="events-heading" className="section-title">
+          <Trans>Events</Trans>
+        </h2>
+        <p className="notice">
+          <Trans>No events right now. Announcements and campaigns appear here.</Trans>
+        </p>
+      </section>
+      <section aria-labelledby="faq-heading">
+        <h2 id="faq-heading" className="section-title">
+          <Trans>Frequently asked questions</Trans>
+        </h2>
+        <Faq />
+        <p className="contact">
+          <ContactButton />
+        </p>
       </section>
     </div>
   );

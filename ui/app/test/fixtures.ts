@@ -52,3 +52,69 @@ export function jsonResponse(body: unknown, status = 200): Response {
     headers: { "Content-Type": status >= 400 ? "application/problem+json" : "application/json" },
   });
 }
+
+type Handler = (url: URL) => Response | Promise<Response>;
+
+// A fake BFF: answers by path; unknown paths get a 404 problem. Each call is
+// recorded in `calls` as "METHOD path?query".
+export function fakeApi(routes: Record<string, Handler>) {
+  const calls: string[] = [];
+  const fetch = async (req: Request): Promise<Response> => {
+    const url = new URL(req.url);
+    calls.push(`${req.method} ${url.pathname}${url.search}`);
+    const h = routes[url.pathname];
+    if (!h) return jsonResponse({ title: "Not Found", status: 404, detail: url.pathname }, 404);
+    return h(url);
+  };
+  return { fetch, calls };
+}
+
+export function instrument(symbol: string, base: string, quote: string, type: "SPOT" | "SWAP" = "SWAP") {
+  return {
+    symbol,
+    type,
+    base,
+    quote,
+    settle: type === "SWAP" ? quote : "",
+    status: "TRADING",
+    tickSize: "0.1",
+    minPrice: "0.1",
+    maxPrice: "1000000",
+    stepSize: "0.001",
+    minQty: "0.001",
+    maxQty: "1000",
+    marketStepSize: "0.001",
+    marketMinQty: "0.001",
+    marketMaxQty: "100",
+    minNotional: "5",
+    contractValue: "1",
+    contractValueAsset: base,
+    maxLeverage: type === "SWAP" ? "50" : "1",
+    family: "",
+    listedTime: 0,
+  };
+}
+
+export function ticker(symbol: string, last: string, changePct24h: string, quoteVolume24h: string, type: "SPOT" | "SWAP" = "SWAP") {
+  return {
+    symbol,
+    type,
+    last,
+    open24h: last,
+    high24h: last,
+    low24h: last,
+    volume24h: "1",
+    quoteVolume24h,
+    changePct24h,
+    bid: last,
+    bidQty: "1",
+    ask: last,
+    askQty: "1",
+    markPrice: "",
+    indexPrice: "",
+    fundingRate: "",
+    nextFundingTime: 0,
+    openInterest: "",
+    time: 1,
+  };
+}

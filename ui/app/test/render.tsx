@@ -2,9 +2,13 @@ import { render } from "@testing-library/react";
 import { createRoutesStub, Outlet } from "react-router";
 import { AppShell } from "~/components/AppShell";
 import { AppProviders } from "~/providers";
-import Futures from "~/routes/futures";
 import Home, { clientLoader as homeLoader } from "~/routes/home";
+import Market from "~/routes/market";
+import MarketData from "~/routes/market-data";
+import Placeholder from "~/routes/placeholder";
+import Protected, { clientLoader as protectedLoader } from "~/routes/protected";
 import Spot from "~/routes/spot";
+import Futures from "~/routes/futures";
 
 function Shell() {
   return (
@@ -25,8 +29,17 @@ export function renderApp(path = "/") {
       HydrateFallback: () => null,
       children: [
         { index: true, Component: Home, loader: homeLoader },
+        { path: "market", Component: Market },
+        { path: "marketData", Component: MarketData },
         { path: "spot/:exchange/:symbol?", Component: Spot },
         { path: "futures/:exchange/:symbol?", Component: Futures },
+        ...["login", "regist", "about", "event"].map((p) => ({ path: p, Component: Placeholder })),
+        {
+          id: "protected",
+          Component: Protected,
+          loader: protectedLoader,
+          children: ["dashboard", "wallet", "history"].map((p) => ({ path: p, Component: Placeholder })),
+        },
       ],
     },
   ]);
