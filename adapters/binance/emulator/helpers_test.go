@@ -22,7 +22,7 @@ import (
 var t0 = time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
 
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	v     *venue.Venue
 	clock *venue.ManualClock
 	s     *Server
@@ -30,7 +30,7 @@ type env struct {
 }
 
 // newEnv runs an emulator on a small simulated venue (BTC, ETH, SOL) driven by a manual clock.
-func newEnv(t *testing.T, opts ...func(*Config)) *env {
+func newEnv(t testing.TB, opts ...func(*Config)) *env {
 	t.Helper()
 	clock := venue.NewManualClock(t0)
 	p, err := venue.LoadProfile("binance")
@@ -80,7 +80,7 @@ type resp struct {
 	body   []byte
 }
 
-func (r resp) decode(t *testing.T, v any) {
+func (r resp) decode(t testing.TB, v any) {
 	t.Helper()
 	if err := json.Unmarshal(r.body, v); err != nil {
 		t.Fatalf("decode %s: %v", r.body, err)
@@ -146,7 +146,7 @@ func (e *env) signedWith(key, secret, method, path string, params url.Values) re
 }
 
 // expectOK fails unless the response is 200.
-func (r resp) expectOK(t *testing.T) resp {
+func (r resp) expectOK(t testing.TB) resp {
 	t.Helper()
 	if r.status != http.StatusOK {
 		t.Fatalf("status %d: %s", r.status, r.body)
@@ -155,7 +155,7 @@ func (r resp) expectOK(t *testing.T) resp {
 }
 
 // expectErr checks a Binance error body.
-func (r resp) expectErr(t *testing.T, status, code int) {
+func (r resp) expectErr(t testing.TB, status, code int) {
 	t.Helper()
 	if r.status != status {
 		t.Fatalf("status %d, want %d: %s", r.status, status, r.body)
@@ -172,7 +172,7 @@ func (r resp) expectErr(t *testing.T, status, code int) {
 }
 
 // checkShape compares a JSON document with testdata/shapes/<name>.json.
-func checkShape(t *testing.T, name string, doc []byte) {
+func checkShape(t testing.TB, name string, doc []byte) {
 	t.Helper()
 	shape, err := loadShape(name)
 	if err != nil {

@@ -16,7 +16,7 @@ import (
 
 // wsClient reads frames in the background so tests can wait for them with a timeout.
 type wsClient struct {
-	t    *testing.T
+	t    testing.TB
 	c    *websocket.Conn
 	msgs chan []byte
 	done chan struct{}
