@@ -148,7 +148,7 @@ func orderError(futures bool, err error) *apiError {
 		}
 		return errf(bad, codeNewOrderRejected, "Duplicate order sent.")
 	case errors.Is(err, venue.ErrNotTrading):
-		return errf(bad, codeNewOrderRejected, "Unsupported order combination")
+		return errf(bad, codeFilterFailure, "Market is closed.")
 	case errors.Is(err, venue.ErrInstrument):
 		return invalidSymbol()
 	case errors.Is(err, venue.ErrOrderNotFound):

@@ -709,3 +709,16 @@ func TestOrderRateLimit(t *testing.T) {
 	e.advance(10 * time.Second)
 	place().expectOK(t)
 }
+
+func TestHaltedSymbol(t *testing.T) {
+	e := newEnv(t)
+	if err := e.v.SetStatus("SOL/USDT", venue.Halted); err != nil {
+		t.Fatal(err)
+	}
+	r := e.get("/api/v3/exchangeInfo", url.Values{"symbol": {"SOLUSDT"}}).expectOK(t)
+	if !strings.Contains(string(r.body), `"status":"HALT"`) {
+		t.Fatalf("exchangeInfo of a halted symbol: %s", r.body)
+	}
+	e.signed(http.MethodPost, "/api/v3/order", url.Values{"symbol": {"SOLUSDT"}, "side": {"BUY"}, "type": {"MARKET"},
+		"quantity": {"1"}}).expectErr(t, http.StatusBadRequest, -1013)
+}
