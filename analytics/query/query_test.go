@@ -115,7 +115,7 @@ func candleRows(n int, closedUntil int) [][]any {
 	for i := 0; i < n; i++ {
 		p := 100 + i
 		rows = append(rows, []any{"binance", "SPOT", "BTCUSDT", t0 + int64(i)*60_000,
-			decStr(int64(p)), decStr(int64(p+2)), decStr(int64(p-1)), decStr(int64(p+1)), "0.5", "50.25", uint64(3), i < closedUntil, int64(1)})
+			decStr(int64(p)), decStr(int64(p + 2)), decStr(int64(p - 1)), decStr(int64(p + 1)), "0.5", "50.25", uint64(3), i < closedUntil, int64(1)})
 	}
 	return rows
 }
