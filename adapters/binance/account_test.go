@@ -2,6 +2,7 @@ package binance
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,6 +63,30 @@ func (w *accountWatch) until(what string, ok func(*exchangev1.AccountEvent) bool
 	}
 }
 
+// untilAll waits until every predicate has matched some event, in any order (Binance does not order an order's
+// report against the account update of the same operation).
+func (w *accountWatch) untilAll(what string, oks ...func(*exchangev1.AccountEvent) bool) []*exchangev1.AccountEvent {
+	w.t.Helper()
+	done := make([]bool, len(oks))
+	left := len(oks)
+	return w.until(what, func(ev *exchangev1.AccountEvent) bool {
+		for i, ok := range oks {
+			if !done[i] && ok(ev) {
+				done[i] = true
+				left--
+			}
+		}
+		return left == 0
+	})
+}
+
+func resynced(market string) func(*exchangev1.AccountEvent) bool {
+	return func(ev *exchangev1.AccountEvent) bool {
+		st := ev.GetStatus()
+		return st.GetState() == exchangev1.StreamStatus_STATE_RESYNCED && strings.HasPrefix(st.GetMessage(), market+" ")
+	}
+}
+
 func isStatus(st exchangev1.StreamStatus_State) func(*exchangev1.AccountEvent) bool {
 	return func(ev *exchangev1.AccountEvent) bool { return ev.GetStatus().GetState() == st }
 }
@@ -92,23 +117,25 @@ func TestStreamAccountEmulator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seen := w.until("position", func(ev *exchangev1.AccountEvent) bool {
-		p := ev.GetPosition()
-		return p != nil && p.Symbol == "BTCUSDT" && p.Qty == "0.01" && p.PositionSide == exchangev1.PositionSide_POSITION_SIDE_NET && p.EntryPrice != ""
-	})
 	var fill *exchangev1.Fill
 	var filled *exchangev1.Order
-	for _, ev := range seen {
+	w.untilAll("position, fill and filled order", func(ev *exchangev1.AccountEvent) bool {
+		p := ev.GetPosition()
+		return p != nil && p.Symbol == "BTCUSDT" && p.Qty == "0.01" && p.PositionSide == exchangev1.PositionSide_POSITION_SIDE_NET && p.EntryPrice != ""
+	}, func(ev *exchangev1.AccountEvent) bool {
 		if f := ev.GetFill(); f != nil && f.OrderId == mb.Order.OrderId {
 			fill = f
 		}
+		return fill != nil
+	}, func(ev *exchangev1.AccountEvent) bool {
 		if o := ev.GetOrder(); o != nil && o.OrderId == mb.Order.OrderId && o.Status == exchangev1.OrderStatus_ORDER_STATUS_FILLED {
 			filled = o
 		}
-	}
+		return filled != nil
+	})
 	if fill == nil || fill.MarketType != exchangev1.MarketType_MARKET_TYPE_SWAP || fill.Qty != "0.01" || !decimal.RequireFromString(fill.Price).Equal(fb.ask) ||
 		fill.ClientOrderId != "acct-fut-1" || fill.Side != exchangev1.Side_SIDE_BUY || fill.QuoteQty == "" {
-		t.Fatalf("fill: %+v in %v", fill, seen)
+		t.Fatalf("fill: %+v", fill)
 	}
 	if filled == nil || filled.FilledQty != "0.01" || filled.ClientOrderId != "acct-fut-1" {
 		t.Fatalf("filled order: %+v", filled)
@@ -128,12 +155,11 @@ func TestStreamAccountEmulator(t *testing.T) {
 	if err := v.SetMarkPrice("BTC/USDT:PERP", fb.ref.Mul(decimal.RequireFromString("0.97"))); err != nil {
 		t.Fatal(err)
 	}
-	w.until("triggered algo order", func(ev *exchangev1.AccountEvent) bool {
+	w.untilAll("triggered algo order and closed position", func(ev *exchangev1.AccountEvent) bool {
 		a := ev.GetAlgoOrder()
 		return a != nil && a.AlgoId == al.AlgoOrder.AlgoId && a.Status == exchangev1.AlgoOrderStatus_ALGO_ORDER_STATUS_TRIGGERED &&
 			a.Type == exchangev1.OrderType_ORDER_TYPE_STOP_MARKET
-	})
-	w.until("closed position", func(ev *exchangev1.AccountEvent) bool {
+	}, func(ev *exchangev1.AccountEvent) bool {
 		p := ev.GetPosition()
 		return p != nil && p.Symbol == "BTCUSDT" && decimal.RequireFromString(p.Qty).IsZero()
 	})
@@ -145,12 +171,11 @@ func TestStreamAccountEmulator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.until("spot order", func(ev *exchangev1.AccountEvent) bool {
+	w.untilAll("spot order and USDT balance with a lock", func(ev *exchangev1.AccountEvent) bool {
 		o := ev.GetOrder()
 		return o != nil && o.OrderId == lo.Order.OrderId && o.Status == exchangev1.OrderStatus_ORDER_STATUS_NEW &&
 			o.MarketType == exchangev1.MarketType_MARKET_TYPE_SPOT && o.ClientOrderId == "acct-spot-1" && o.Price == price.String()
-	})
-	w.until("USDT balance with a lock", func(ev *exchangev1.AccountEvent) bool {
+	}, func(ev *exchangev1.AccountEvent) bool {
 		b := ev.GetBalance()
 		return b != nil && b.Asset == "USDT" && b.Wallet == exchangev1.WalletType_WALLET_TYPE_TRADING && decimal.RequireFromString(b.Locked).IsPositive()
 	})
@@ -161,7 +186,7 @@ func TestStreamAccountEmulator(t *testing.T) {
 		OrderId: lo.Order.OrderId}); err != nil {
 		t.Fatal(err)
 	}
-	seen = w.until("cancelled spot order", func(ev *exchangev1.AccountEvent) bool {
+	seen := w.until("cancelled spot order", func(ev *exchangev1.AccountEvent) bool {
 		o := ev.GetOrder()
 		return o != nil && o.OrderId == lo.Order.OrderId && o.Status == exchangev1.OrderStatus_ORDER_STATUS_CANCELLED && o.ClientOrderId == "acct-spot-1"
 	})
@@ -173,9 +198,7 @@ func TestStreamAccountEmulator(t *testing.T) {
 
 	// Expired keys: listenKeyExpired, reconnect with a new key, RESYNCED; events flow again.
 	e.ExpireListenKeys()
-	w.until("RECONNECTING", isStatus(exchangev1.StreamStatus_STATE_RECONNECTING))
-	w.until("RESYNCED", isStatus(exchangev1.StreamStatus_STATE_RESYNCED))
-	time.Sleep(300 * time.Millisecond) // both markets back
+	w.untilAll("both markets RESYNCED", resynced("spot"), resynced("futures"))
 	lo2, err := s.PlaceOrder(ctx, &exchangev1.PlaceOrderRequest{Account: acct, MarketType: exchangev1.MarketType_MARKET_TYPE_SPOT, Symbol: "BTCUSDT",
 		Side: exchangev1.Side_SIDE_BUY, Type: exchangev1.OrderType_ORDER_TYPE_LIMIT, Price: price.String(), Qty: "0.002"})
 	if err != nil {
@@ -189,9 +212,7 @@ func TestStreamAccountEmulator(t *testing.T) {
 	if n := e.DropConnections(); n < 2 {
 		t.Fatalf("dropped %d connections, want both user streams", n)
 	}
-	w.until("RECONNECTING after a drop", isStatus(exchangev1.StreamStatus_STATE_RECONNECTING))
-	w.until("RESYNCED after a drop", isStatus(exchangev1.StreamStatus_STATE_RESYNCED))
-	time.Sleep(300 * time.Millisecond)
+	w.untilAll("both markets RESYNCED after a drop", resynced("spot"), resynced("futures"))
 	if _, err := s.CancelOrder(ctx, &exchangev1.CancelOrderRequest{Account: acct, MarketType: exchangev1.MarketType_MARKET_TYPE_SPOT, Symbol: "BTCUSDT",
 		OrderId: lo2.Order.OrderId}); err != nil {
 		t.Fatal(err)
