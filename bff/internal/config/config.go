@@ -82,6 +82,7 @@ type Config struct {
 	Plugins   Plugins    `yaml:"plugins"`
 	APIDocs   APIDocs    `yaml:"api_docs"`
 	Market    Market     `yaml:"market"`
+	Analytics Analytics  `yaml:"analytics"`
 	Exchanges []Exchange `yaml:"exchanges"`
 
 	// File is the config file that was read ("" when none); not a YAML key.
@@ -152,6 +153,38 @@ type Market struct {
 	// CallTimeout bounds one market data call to a plugin.
 	CallTimeout Duration `yaml:"call_timeout"`
 }
+
+// Analytics is market history in ClickHouse (clickhouse.addr): ingest, backfill and the analytics API.
+type Analytics struct {
+	// Enabled runs analytics when clickhouse.addr is set.
+	Enabled bool `yaml:"enabled"`
+	// Database holds the analytics tables.
+	Database string `yaml:"database"`
+	// Cluster, when set, creates replicated and Distributed tables ON CLUSTER this cluster.
+	Cluster string `yaml:"cluster"`
+	// SpoolDir keeps batches while ClickHouse is down (relative to the root).
+	SpoolDir string `yaml:"spool_dir"`
+	// SpoolMaxMB bounds the spool.
+	SpoolMaxMB int `yaml:"spool_max_mb"`
+	// BatchRows and FlushInterval: a batch is written at this many rows or after this long.
+	BatchRows     int      `yaml:"batch_rows"`
+	FlushInterval Duration `yaml:"flush_interval"`
+	// Live ingests the plugins' live streams (trades, 1m candles, tickers, mark prices).
+	Live bool `yaml:"live"`
+	// BackfillDays of history are kept complete from the plugins' history calls (0: no backfill).
+	BackfillDays int `yaml:"backfill_days"`
+	// BackfillPeriods lists the derivatives series periods to backfill, comma separated.
+	BackfillPeriods string `yaml:"backfill_periods"`
+	// BackfillInterval is the time between gap checks.
+	BackfillInterval Duration `yaml:"backfill_interval"`
+	// Symbols restricts ingest to these symbols, comma separated; empty: every instrument up to max_symbols per
+	// exchange and market type.
+	Symbols    string `yaml:"symbols"`
+	MaxSymbols int    `yaml:"max_symbols"`
+}
+
+// AnalyticsSpoolPath is the resolved spool directory.
+func (c *Config) AnalyticsSpoolPath() string { return c.resolve(c.Analytics.SpoolDir) }
 
 // APIDocs is the offline API reference page.
 type APIDocs struct {
@@ -233,6 +266,11 @@ func Default() Config {
 			TickersMaxStale:     Duration(2 * time.Minute),
 			InstrumentsMaxStale: Duration(24 * time.Hour),
 			CallTimeout:         Duration(10 * time.Second),
+		},
+		Analytics: Analytics{
+			Enabled: true, Database: "exhub", SpoolDir: ".data/analytics-spool", SpoolMaxMB: 1024,
+			BatchRows: 10000, FlushInterval: Duration(time.Second), Live: true, BackfillDays: 30,
+			BackfillPeriods: "5m,15m,1h,4h,1d", BackfillInterval: Duration(10 * time.Minute), MaxSymbols: 20,
 		},
 		Exchanges: []Exchange{
 			{Key: 1, Slug: "binance", Name: "Binance", Plugin: "binance", Website: "https://www.binance.com",
@@ -486,7 +524,8 @@ func (c *Config) Validate() error {
 		"valkey.dial_timeout":    c.Valkey.DialTimeout,
 		"market.ticker_interval": c.Market.TickerInterval, "market.instruments_ttl": c.Market.InstrumentsTTL,
 		"market.tickers_max_stale": c.Market.TickersMaxStale, "market.instruments_max_stale": c.Market.InstrumentsMaxStale,
-		"market.call_timeout": c.Market.CallTimeout,
+		"market.call_timeout":      c.Market.CallTimeout,
+		"analytics.flush_interval": c.Analytics.FlushInterval, "analytics.backfill_interval": c.Analytics.BackfillInterval,
 	} {
 		if d <= 0 {
 			bad(key, "must be a positive duration, got %s", d.D())
@@ -521,6 +560,23 @@ func (c *Config) Validate() error {
 			if err := checkHostPort(a, true); err != nil {
 				bad(key, "%v", err)
 			}
+		}
+	}
+	if c.Analytics.Enabled {
+		if c.Analytics.Database == "" {
+			bad("analytics.database", "is required")
+		}
+		if c.Analytics.SpoolDir == "" {
+			bad("analytics.spool_dir", "is required")
+		}
+		for key, n := range map[string]int{"analytics.spool_max_mb": c.Analytics.SpoolMaxMB,
+			"analytics.batch_rows": c.Analytics.BatchRows, "analytics.max_symbols": c.Analytics.MaxSymbols} {
+			if n < 1 {
+				bad(key, "must be at least 1, got %d", n)
+			}
+		}
+		if c.Analytics.BackfillDays < 0 {
+			bad("analytics.backfill_days", "must not be negative")
 		}
 	}
 	for key, u := range map[string]string{"kratos.public_url": c.Kratos.PublicURL, "kratos.admin_url": c.Kratos.AdminURL} {

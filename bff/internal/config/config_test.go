@@ -187,3 +187,27 @@ func TestValidationNamesTheKey(t *testing.T) {
 		}
 	}
 }
+
+func TestAnalyticsOverrides(t *testing.T) {
+	env := map[string]string{"EXHUB_ANALYTICS_ENABLED": "false", "EXHUB_ANALYTICS_CLUSTER": "main",
+		"EXHUB_ANALYTICS_BATCH_ROWS": "500", "EXHUB_ANALYTICS_FLUSH_INTERVAL": "250ms", "EXHUB_ANALYTICS_BACKFILL_DAYS": "7"}
+	cfg, err := LoadWith("", func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := cfg.Analytics
+	if a.Enabled || a.Cluster != "main" || a.BatchRows != 500 || a.FlushInterval.D() != 250*time.Millisecond || a.BackfillDays != 7 {
+		t.Fatalf("analytics overrides: %+v", a)
+	}
+	if !strings.HasSuffix(cfg.AnalyticsSpoolPath(), "/.data/analytics-spool") {
+		t.Fatalf("spool path %s", cfg.AnalyticsSpoolPath())
+	}
+	if _, err := LoadWith("", func(k string) (string, bool) {
+		if k == "EXHUB_ANALYTICS_BATCH_ROWS" {
+			return "0", true
+		}
+		return "", false
+	}); err == nil || !strings.Contains(err.Error(), "analytics.batch_rows") {
+		t.Fatalf("batch_rows 0: %v", err)
+	}
+}
