@@ -27,7 +27,7 @@ UI_SRC     := $(shell find ui/app ui/public -type f 2>/dev/null) $(wildcard ui/*
 
 help:
 	@echo "make run     build what is missing and start the whole stack (demo mode): http://127.0.0.1:8080"
-	@echo "make test    every test: go vet, go test -race, edge tests, plugin conformance, UI typecheck + Vitest, Chromium e2e"
+	@echo "make test    every test: go vet, go test -race, edge tests, conformance of every plugin, UI typecheck + Vitest, Chromium e2e"
 	@echo "make deps    install Debian packages (as root), npm packages, the local ClickHouse library"
 	@echo "make build   build every binary into bin/ and the UI into ui/build/client"
 	@echo "make gen     regenerate protobuf code and the UI's typed API client"
@@ -101,7 +101,7 @@ edge-test:
 	cd edge && $(GO) test -count=1 ./...
 
 conformance:
-	$(BIN)/pluginctl conformance --account-key conformance $(BIN)/plugins/reference
+	scripts/conformance.sh
 
 ui-test:
 	cd ui && $(NPM) run typecheck --silent && $(NPM) test --silent
