@@ -33,6 +33,8 @@ type Server struct {
 	rest        *RESTClient
 	instruments map[Market]*instrumentCache
 
+	transfers transferIDs
+
 	// userKeepalive is how often StreamAccount renews its listen keys (Binance: every 30 minutes).
 	userKeepalive time.Duration
 }

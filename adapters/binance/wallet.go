@@ -7,7 +7,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	"google.golang.org/protobuf/proto"
 
 	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
 	"github.com/exhub/exhub/plugin-sdk/sdk"
@@ -52,9 +55,56 @@ func (s *Server) ListAssets(ctx context.Context, req *exchangev1.ListAssetsReque
 	return &exchangev1.ListAssetsResponse{Assets: as}, nil
 }
 
+// transferIDs remembers the transfers made per (api key, client_id), so a retried Transfer returns the first one:
+// Binance's universal transfer takes no client id. Bounded; it lives as long as the plugin process.
+type transferIDs struct {
+	mu    sync.Mutex // also serialises transfers that carry a client id
+	order []string
+	recs  map[string]*exchangev1.TransferRecord
+}
+
+const transferIDsKeep = 1000
+
+func (t *transferIDs) get(k string) *exchangev1.TransferRecord {
+	if t.recs == nil {
+		return nil
+	}
+	return t.recs[k]
+}
+
+func (t *transferIDs) put(k string, r *exchangev1.TransferRecord) {
+	if t.recs == nil {
+		t.recs = map[string]*exchangev1.TransferRecord{}
+	}
+	if len(t.order) >= transferIDsKeep {
+		delete(t.recs, t.order[0])
+		t.order = t.order[1:]
+	}
+	t.order = append(t.order, k)
+	t.recs[k] = r
+}
+
 // Transfer moves funds between the funding and the trading (spot) wallet with a universal transfer. Binance has no
-// client id for transfers: client_id is echoed, not sent.
+// client id for transfers: a repeated client_id returns the transfer this plugin process made for it.
 func (s *Server) Transfer(ctx context.Context, req *exchangev1.TransferRequest) (*exchangev1.TransferResponse, error) {
+	if req.GetClientId() == "" {
+		return s.transfer(ctx, req)
+	}
+	k := req.GetAccount().GetApiKey() + "\x00" + req.GetClientId()
+	s.transfers.mu.Lock()
+	defer s.transfers.mu.Unlock()
+	if r := s.transfers.get(k); r != nil {
+		return &exchangev1.TransferResponse{Transfer: proto.Clone(r).(*exchangev1.TransferRecord)}, nil
+	}
+	r, err := s.transfer(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	s.transfers.put(k, proto.Clone(r.GetTransfer()).(*exchangev1.TransferRecord))
+	return r, nil
+}
+
+func (s *Server) transfer(ctx context.Context, req *exchangev1.TransferRequest) (*exchangev1.TransferResponse, error) {
 	asset, err := assetParam("asset", req.GetAsset())
 	if err != nil {
 		return nil, err
@@ -228,6 +278,14 @@ func (s *Server) Withdraw(ctx context.Context, req *exchangev1.WithdrawRequest) 
 	if req.GetClientId() != "" {
 		q.Set("withdrawOrderId", req.GetClientId())
 	}
+	if req.GetClientId() != "" {
+		// Idempotency: a withdrawal already made with this client id (withdrawOrderId) is returned, not repeated.
+		if prev, err := s.findWithdrawal(ctx, req.GetAccount(), coin, req.GetClientId()); err != nil {
+			return nil, err
+		} else if prev != nil {
+			return &exchangev1.WithdrawResponse{Withdrawal: prev}, nil
+		}
+	}
 	c, _ := s.client()
 	body, err := c.signed(ctx, Spot, http.MethodPost, pathWithdraw, q, 900, creds(req.GetAccount()))
 	if err != nil {
@@ -250,6 +308,26 @@ func (s *Server) Withdraw(ctx context.Context, req *exchangev1.WithdrawRequest) 
 		}
 	}
 	return &exchangev1.WithdrawResponse{Withdrawal: rec}, nil
+}
+
+// findWithdrawal looks a withdrawal up by its client id (withdrawOrderId) in the default history window.
+func (s *Server) findWithdrawal(ctx context.Context, acct *exchangev1.AccountRef, coin, clientID string) (*exchangev1.WithdrawalRecord, error) {
+	c, _ := s.client()
+	q := url.Values{"coin": {coin}, "withdrawOrderId": {clientID}, "limit": {strconv.Itoa(walletHistoryMax)}}
+	body, err := c.signed(ctx, Spot, http.MethodGet, pathWithdrawHistory, q, 30, creds(acct))
+	if err != nil {
+		return nil, err
+	}
+	ws, err := ParseWithdrawals(body)
+	if err != nil {
+		return nil, parseErr("withdrawals", err)
+	}
+	for _, w := range ws {
+		if w.GetClientId() == clientID {
+			return w, nil
+		}
+	}
+	return nil, nil
 }
 
 // ListWithdrawals lists withdrawals, newest first (Binance's default: the last 90 days).

@@ -72,6 +72,15 @@ func TestEmulatorWallet(t *testing.T) {
 	if got := avail(t, s, exchangev1.WalletType_WALLET_TYPE_TRADING, "USDT"); !got.Equal(trading0.Sub(decimal.RequireFromString("25.5"))) {
 		t.Fatalf("trading USDT %s after -25.5 from %s", got, trading0)
 	}
+	// The same client id again: the first transfer, nothing moved.
+	again, err := s.Transfer(ctx, &exchangev1.TransferRequest{Account: acct, Asset: "usdt", Amount: "25.5",
+		From: exchangev1.WalletType_WALLET_TYPE_TRADING, To: exchangev1.WalletType_WALLET_TYPE_FUNDING, ClientId: "t1"})
+	if err != nil || again.Transfer.Id != tr.Transfer.Id {
+		t.Fatalf("repeated transfer: %v %+v", err, again)
+	}
+	if got := avail(t, s, exchangev1.WalletType_WALLET_TYPE_FUNDING, "USDT"); !got.Equal(funding0.Add(decimal.RequireFromString("25.5"))) {
+		t.Fatalf("funding USDT %s after a repeated transfer", got)
+	}
 	if _, err := s.Transfer(ctx, &exchangev1.TransferRequest{Account: acct, Asset: "USDT", Amount: "5",
 		From: exchangev1.WalletType_WALLET_TYPE_FUNDING, To: exchangev1.WalletType_WALLET_TYPE_TRADING}); err != nil {
 		t.Fatal(err)
@@ -117,6 +126,13 @@ func TestEmulatorWallet(t *testing.T) {
 	}
 	if got := avail(t, s, exchangev1.WalletType_WALLET_TYPE_FUNDING, "USDT"); !got.Equal(funding1.Sub(decimal.NewFromInt(12)).Sub(fee)) {
 		t.Fatalf("funding USDT %s after withdrawing 12 + fee %s from %s", got, fee, funding1)
+	}
+	wd2, err := s.Withdraw(ctx, &exchangev1.WithdrawRequest{Account: acct, Asset: "USDT", Amount: "12", Address: "sim-addr-1", ClientId: "w-1"})
+	if err != nil || wd2.Withdrawal.Id != wd.Withdrawal.Id {
+		t.Fatalf("repeated withdrawal: %v %+v", err, wd2)
+	}
+	if got := avail(t, s, exchangev1.WalletType_WALLET_TYPE_FUNDING, "USDT"); !got.Equal(funding1.Sub(decimal.NewFromInt(12)).Sub(fee)) {
+		t.Fatalf("funding USDT %s after a repeated withdrawal", got)
 	}
 	lw, err := s.ListWithdrawals(ctx, &exchangev1.ListWithdrawalsRequest{Account: acct})
 	if err != nil || len(lw.Withdrawals) != 1 || lw.Withdrawals[0].Id != wd.Withdrawal.Id || lw.Withdrawals[0].Time == 0 {
