@@ -66,3 +66,60 @@ func TestEmulatorStreamTickerCandlesMark(t *testing.T) {
 		t.Fatalf("mark: %+v", mark)
 	}
 }
+
+// The emulator drops the sockets, then loses depth updates: each time the book stream says so (RECONNECTING /
+// RESYNCED) and a fresh snapshot follows.
+func TestEmulatorBookRecovers(t *testing.T) {
+	s, e := emu(t)
+	c, stop, err := sdktest.ServeInProcess(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer cancel()
+	st, err := c.StreamMarket(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := &exchangev1.Subscription{Channel: exchangev1.Channel_CHANNEL_BOOK, MarketType: exchangev1.MarketType_MARKET_TYPE_SWAP, Symbol: "BTCUSDT", Depth: 10}
+	if err := st.Send(&exchangev1.StreamMarketRequest{Op: exchangev1.StreamMarketRequest_OP_SUBSCRIBE, Subscriptions: []*exchangev1.Subscription{sub}}); err != nil {
+		t.Fatal(err)
+	}
+	// next reads until ok, failing on a stream error.
+	next := func(what string, ok func(*exchangev1.MarketEvent) bool) {
+		t.Helper()
+		for {
+			ev, err := st.Recv()
+			if err != nil {
+				t.Fatalf("waiting for %s: %v", what, err)
+			}
+			if ev.GetStatus().GetState() == exchangev1.StreamStatus_STATE_ERROR {
+				t.Fatalf("waiting for %s: %v", what, ev.GetStatus())
+			}
+			if ok(ev) {
+				return
+			}
+		}
+	}
+	snapshot := func(ev *exchangev1.MarketEvent) bool { return len(ev.GetBookSnapshot().GetBids()) > 0 }
+	delta := func(ev *exchangev1.MarketEvent) bool { return ev.GetBookDelta() != nil }
+	status := func(st exchangev1.StreamStatus_State) func(*exchangev1.MarketEvent) bool {
+		return func(ev *exchangev1.MarketEvent) bool { return ev.GetStatus().GetState() == st }
+	}
+	next("first snapshot", snapshot)
+	next("a delta", delta)
+
+	if n := e.DropConnections(); n == 0 {
+		t.Fatal("no connection to drop")
+	}
+	next("RECONNECTING", status(exchangev1.StreamStatus_STATE_RECONNECTING))
+	next("RESYNCED after the reconnect", status(exchangev1.StreamStatus_STATE_RESYNCED))
+	next("snapshot after the reconnect", snapshot)
+	next("a delta after the reconnect", delta)
+
+	e.DropDepthUpdates(true, 3)
+	next("RESYNCED after the gap", status(exchangev1.StreamStatus_STATE_RESYNCED))
+	next("snapshot after the gap", snapshot)
+	next("a delta after the gap", delta)
+}
