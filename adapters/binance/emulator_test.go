@@ -118,3 +118,35 @@ func TestConfigure(t *testing.T) {
 		t.Fatalf("describe: %+v", d.Exchange)
 	}
 }
+
+// The emulator answers 429 with Retry-After: the call is RATE_LIMITED; calls during the ban fail at once without
+// reaching the exchange; after Retry-After they go through again. 418 is RATE_LIMITED too.
+func TestEmulatorRateLimitBackoff(t *testing.T) {
+	s, e := emu(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	req := &exchangev1.GetTickersRequest{MarketType: exchangev1.MarketType_MARKET_TYPE_SPOT, Symbols: []string{"BTCUSDT"}}
+	if _, err := s.GetTickers(ctx, req); err != nil { // instruments loaded before the injection
+		t.Fatal(err)
+	}
+	e.InjectRateLimit(429, time.Second, 1)
+	_, err := s.GetTickers(ctx, req)
+	if d := sdk.DetailOf(err); d.GetReason() != exchangev1.ErrorReason_ERROR_REASON_RATE_LIMITED || d.GetExchangeCode() != "-1003" {
+		t.Fatalf("429: %v", err)
+	}
+	// A second injected failure would show if a call reached the emulator during the ban.
+	e.InjectRateLimit(429, time.Second, 1)
+	_, err = s.GetTickers(ctx, req)
+	if d := sdk.DetailOf(err); d.GetReason() != exchangev1.ErrorReason_ERROR_REASON_RATE_LIMITED || d.GetExchangeCode() != "" || d.GetRetryAfterMs() <= 0 {
+		t.Fatalf("during the ban: %v (%+v)", err, d)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	e.InjectRateLimit(0, 0, 0)
+	if _, err := s.GetTickers(ctx, req); err != nil {
+		t.Fatalf("after the ban: %v", err)
+	}
+	e.InjectRateLimit(418, 0, 1)
+	if _, err := s.GetTickers(ctx, req); sdk.DetailOf(err).GetReason() != exchangev1.ErrorReason_ERROR_REASON_RATE_LIMITED {
+		t.Fatalf("418: %v", err)
+	}
+}
