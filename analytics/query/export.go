@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -96,9 +97,23 @@ func (e *Exporter) SQL(r ExportRequest) (string, error) {
 
 // Export writes the export to w. Nothing is written when the query fails to start.
 func (e *Exporter) Export(ctx context.Context, w io.Writer, r ExportRequest) (int64, error) {
-	sql, err := e.SQL(r)
+	body, err := e.Open(ctx, r)
 	if err != nil {
 		return 0, err
+	}
+	defer body.Close()
+	n, err := io.Copy(w, body)
+	if err != nil {
+		return n, fmt.Errorf("export: stream: %w", err)
+	}
+	return n, nil
+}
+
+// Open starts the export and returns the formatted bytes as a stream once ClickHouse has accepted the query.
+func (e *Exporter) Open(ctx context.Context, r ExportRequest) (io.ReadCloser, error) {
+	sql, err := e.SQL(r)
+	if err != nil {
+		return nil, err
 	}
 	v := url.Values{}
 	v.Set("param_exchange", r.Exchange)
@@ -117,7 +132,7 @@ func (e *Exporter) Export(ctx context.Context, w io.Writer, r ExportRequest) (in
 	v.Set("user", user)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+e.HTTPAddr+"/?"+v.Encode(), strings.NewReader(sql))
 	if err != nil {
-		return 0, fmt.Errorf("export: %w", err)
+		return nil, fmt.Errorf("export: %w", err)
 	}
 	client := e.Client
 	if client == nil {
@@ -125,16 +140,15 @@ func (e *Exporter) Export(ctx context.Context, w io.Writer, r ExportRequest) (in
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("export: clickhouse: %w", err)
+		return nil, fmt.Errorf("export: %w: %w", ErrUnavailable, err)
 	}
-	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		return 0, fmt.Errorf("export: clickhouse answered %d: %s", resp.StatusCode, strings.TrimSpace(string(msg)))
+		resp.Body.Close()
+		return nil, fmt.Errorf("export: clickhouse answered %d: %s", resp.StatusCode, strings.TrimSpace(string(msg)))
 	}
-	n, err := io.Copy(w, resp.Body)
-	if err != nil {
-		return n, fmt.Errorf("export: stream: %w", err)
-	}
-	return n, nil
+	return resp.Body, nil
 }
+
+// ErrUnavailable marks ClickHouse not answering.
+var ErrUnavailable = errors.New("clickhouse unavailable")

@@ -240,8 +240,8 @@ GROUP BY t ORDER BY t`, bucket("funding_time", step), s.table(schema.FundingRate
 	return out, err
 }
 
-// Candle is one rolled-up candle.
-type Candle struct {
+// HistoryCandle is one rolled-up candle.
+type HistoryCandle struct {
 	OpenTime    int64  `json:"openTime" doc:"Open time (Unix ms)." example:"1767199980000"`
 	Open        string `json:"open" example:"65001.2"`
 	High        string `json:"high" example:"65020"`
@@ -258,7 +258,7 @@ var CandleIntervals = []string{"1m", "3m", "5m", "15m", "30m", "1h", "2h", "4h",
 
 // Candles returns up to limit candles of interval whose open time is at or before end (Unix ms; 0: now),
 // ascending, rolled up at query time from the one-minute candles.
-func (s *Store) Candles(ctx context.Context, exchange, marketType, symbol, interval string, end int64, limit int) ([]Candle, error) {
+func (s *Store) Candles(ctx context.Context, exchange, marketType, symbol, interval string, end int64, limit int) ([]HistoryCandle, error) {
 	step, err := backfill.PeriodMs(interval)
 	if err != nil {
 		return nil, err
@@ -274,10 +274,10 @@ func (s *Store) Candles(ctx context.Context, exchange, marketType, symbol, inter
 FROM %s FINAL
 WHERE exchange = ? AND market_type = ? AND symbol = ? AND open_time >= fromUnixTimestamp64Milli(?, 'UTC') AND open_time < fromUnixTimestamp64Milli(?, 'UTC')
 GROUP BY t ORDER BY t`, bucket("open_time", step), s.table(schema.Candles1m))
-	out := []Candle{}
+	out := []HistoryCandle{}
 	now := time.Now().UnixMilli()
 	err = s.scan(ctx, q, []any{exchange, marketType, symbol, from, end + step}, func(rows driver.Rows) error {
-		var c Candle
+		var c HistoryCandle
 		if err := rows.Scan(&c.OpenTime, &c.Open, &c.High, &c.Low, &c.Close, &c.Volume, &c.QuoteVolume, &c.Trades, &c.Closed); err != nil {
 			return err
 		}

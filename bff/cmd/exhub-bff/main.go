@@ -20,6 +20,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/exhub/exhub/analytics/service"
 	"github.com/exhub/exhub/bff/internal/api"
 	"github.com/exhub/exhub/bff/internal/cache"
 	"github.com/exhub/exhub/bff/internal/config"
@@ -168,6 +169,22 @@ func serve(ctx context.Context, cfg *config.Config, logw io.Writer) error {
 		mk.Run(hostCtx)
 	}()
 
+	// Analytics: schema migrations, live ingest and backfill into ClickHouse; stops (flushing) with the plugins.
+	var analytics api.Analytics
+	if cfg.Analytics.Enabled && cfg.ClickHouse.Addr != "" {
+		ac := api.AnalyticsConfig(cfg, host)
+		ac.Logger = log
+		svc := service.New(ac)
+		analytics = svc
+		hostDone.Add(1)
+		go func() { // owned by serve; stops with hostCtx after HTTP has drained
+			defer hostDone.Done()
+			if err := svc.Run(hostCtx); err != nil {
+				log.Error("analytics stopped", "err", err)
+			}
+		}()
+	}
+
 	// The live stream gateway: replicas share upstream streams through Valkey when the cache uses it.
 	var broker stream.Broker
 	if v, ok := c.(*cache.Valkey); ok {
@@ -184,7 +201,7 @@ func serve(ctx context.Context, cfg *config.Config, logw io.Writer) error {
 	}()
 	defer func() { stopGw(); <-gwDone }()
 
-	handler, _ := api.New(api.Deps{Config: cfg, Host: host, Cache: c, Metrics: m, Logger: log, Version: version, Market: mk, Stream: gw})
+	handler, _ := api.New(api.Deps{Config: cfg, Host: host, Cache: c, Metrics: m, Logger: log, Version: version, Market: mk, Stream: gw, Analytics: analytics})
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: cfg.HTTP.ReadHeaderTimeout.D(),

@@ -47,17 +47,20 @@ type Deps struct {
 	// Stream, when set, is mounted at GET /api/v1/stream: the browser's live market WebSocket. It is not a JSON
 	// route, so it is not part of the OpenAPI document; its protocol is documented with the stream gateway.
 	Stream http.Handler
+	// Analytics serves /api/v1/analytics/*; nil answers 503 there.
+	Analytics Analytics
 }
 
 type server struct {
-	cfg     *config.Config
-	host    *pluginhost.Host
-	cache   cache.Cache
-	metrics *metrics.Metrics
-	log     *slog.Logger
-	checks  []Check
-	market  *market.Service
-	mux     *http.ServeMux
+	cfg       *config.Config
+	host      *pluginhost.Host
+	cache     cache.Cache
+	metrics   *metrics.Metrics
+	log       *slog.Logger
+	checks    []Check
+	market    *market.Service
+	analytics Analytics
+	mux       *http.ServeMux
 }
 
 // New builds the handler and the huma API (for the OpenAPI document).
@@ -80,6 +83,8 @@ func New(d Deps) (http.Handler, huma.API) {
 	api := humago.New(s.mux, apiConfig(d.Version))
 	s.registerExchanges(api)
 	s.registerMarket(api)
+	s.analytics = d.Analytics
+	s.registerAnalytics(api)
 
 	if d.Stream != nil {
 		s.mux.Handle("GET /api/v1/stream", d.Stream)

@@ -4,6 +4,126 @@
  */
 
 export interface paths {
+    "/api/v1/analytics/candles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Candle history from the analytics store
+         * @description Up to limit candles whose open time is at or before end, ascending, rolled up from stored one-minute candles. The live stream writes the forming minute within about a second, so the newest candle is current. To page back pass end = the first candle's openTime - 1.
+         */
+        get: operations["getHistoryCandles"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/analytics/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export a dataset (CSV, JSONL, Parquet)
+         * @description Streams every row of one dataset for one exchange (and optionally one symbol) between from and to, ordered by the table's key, formatted by ClickHouse: CSV with a header row, JSON lines, or Parquet (zstd). Memory stays flat whatever the range. Columns and units are in docs/analytics.md.
+         */
+        get: operations["exportAnalytics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/analytics/funding-rate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Funding rate history
+         * @description Settled funding of a perpetual swap per period: the sum of the rates settled in the period (cumulative funding), the number of settlements and the last rate. Decimals are strings. Times are Unix milliseconds; from is inclusive, to exclusive; to defaults to now and from to 30 days before to (or fewer, so that at most 5000 points come back). Periods not published by the exchange are rolled up from a finer stored period. 503 while the analytics store is not reachable; 422 for an unknown exchange, a bad range or more than 5000 points.
+         */
+        get: operations["getFundingRateHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/analytics/long-short-ratio": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Long/short ratio history
+         * @description Long/short ratio of a perpetual swap per period: all accounts, top traders by account or top traders by position. Decimals are strings. Times are Unix milliseconds; from is inclusive, to exclusive; to defaults to now and from to 30 days before to (or fewer, so that at most 5000 points come back). Periods not published by the exchange are rolled up from a finer stored period. 503 while the analytics store is not reachable; 422 for an unknown exchange, a bad range or more than 5000 points.
+         */
+        get: operations["getLongShortRatio"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/analytics/open-interest": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Open interest history
+         * @description Open interest of a perpetual swap per period: the value at the end of each period, in base and quote units. Decimals are strings. Times are Unix milliseconds; from is inclusive, to exclusive; to defaults to now and from to 30 days before to (or fewer, so that at most 5000 points come back). Periods not published by the exchange are rolled up from a finer stored period. 503 while the analytics store is not reachable; 422 for an unknown exchange, a bad range or more than 5000 points.
+         */
+        get: operations["getOpenInterest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/analytics/taker-volume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Taker buy/sell volume history
+         * @description Volume of aggressive buyers and sellers per period, in base units, and their ratio. Decimals are strings. Times are Unix milliseconds; from is inclusive, to exclusive; to defaults to now and from to 30 days before to (or fewer, so that at most 5000 points come back). Periods not published by the exchange are rolled up from a finer stored period. 503 while the analytics store is not reachable; 422 for an unknown exchange, a bad range or more than 5000 points.
+         */
+        get: operations["getTakerVolume"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/candles": {
         parameters: {
             query?: never;
@@ -329,6 +449,102 @@ export interface components {
         ExchangesOutputBody: {
             exchanges: components["schemas"]["Exchange"][];
         };
+        FundingPoint: {
+            /**
+             * @description The period's last settled rate.
+             * @example 0.0001
+             */
+            lastRate: string;
+            /**
+             * @description Mark price at the last settlement, quote per base (empty when unknown).
+             * @example 65012.3
+             */
+            markPrice: string;
+            /**
+             * @description Sum of the funding rates settled in the period (fraction; 0.0001 = 0.01 %). Positive: longs paid shorts.
+             * @example 0.0003
+             */
+            rate: string;
+            /**
+             * Format: int64
+             * @description How many settlements the period holds.
+             * @example 3
+             */
+            settlements: number;
+            /**
+             * Format: int64
+             * @description Start of the period, Unix ms.
+             * @example 1767225600000
+             */
+            time: number;
+        };
+        FundingRateOutputBody: {
+            /** @example binance */
+            exchange: string;
+            /**
+             * Format: int64
+             * @description Unix ms.
+             * @example 1767225600000
+             */
+            from: number;
+            /** @example 1h */
+            period: string;
+            /** @description Ascending by time; periods without a settlement are left out. */
+            points: components["schemas"]["FundingPoint"][];
+            /** @example BTCUSDT */
+            symbol: string;
+            /**
+             * Format: int64
+             * @description Unix ms.
+             * @example 1767312000000
+             */
+            to: number;
+        };
+        HistoryCandle: {
+            /** @example 65012.3 */
+            close: string;
+            /** @description False while any minute of the candle is still forming or the interval has not ended. */
+            closed: boolean;
+            /** @example 65020 */
+            high: string;
+            /** @example 64990.1 */
+            low: string;
+            /** @example 65001.2 */
+            open: string;
+            /**
+             * Format: int64
+             * @description Open time (Unix ms).
+             * @example 1767199980000
+             */
+            openTime: number;
+            /** @example 802468.2 */
+            quoteVolume: string;
+            /**
+             * Format: int64
+             * @example 321
+             */
+            trades: number;
+            /**
+             * @description Base units.
+             * @example 12.345
+             */
+            volume: string;
+        };
+        HistoryCandlesOutputBody: {
+            /** @description Ascending by open time; the newest may still be forming (closed: false). */
+            candles: components["schemas"]["HistoryCandle"][];
+            /** @example binance */
+            exchange: string;
+            /** @example 1h */
+            interval: string;
+            /** @example BTCUSDT */
+            symbol: string;
+            /**
+             * @example SWAP
+             * @enum {string}
+             */
+            type: "SPOT" | "SWAP";
+        };
         Instrument: {
             /** @example BTC */
             base: string;
@@ -447,6 +663,56 @@ export interface components {
              */
             type: "SPOT" | "SWAP";
         };
+        LongShortOutputBody: {
+            /** @example binance */
+            exchange: string;
+            /**
+             * Format: int64
+             * @description Unix ms.
+             * @example 1767225600000
+             */
+            from: number;
+            /**
+             * @example accounts
+             * @enum {string}
+             */
+            kind: "accounts" | "top_accounts" | "top_positions";
+            /** @example 1h */
+            period: string;
+            /** @description Ascending by time. */
+            points: components["schemas"]["LongShortPoint"][];
+            /** @example BTCUSDT */
+            symbol: string;
+            /**
+             * Format: int64
+             * @description Unix ms.
+             * @example 1767312000000
+             */
+            to: number;
+        };
+        LongShortPoint: {
+            /**
+             * @description Fraction long, 0..1.
+             * @example 0.5882
+             */
+            longRatio: string;
+            /**
+             * @description longRatio / shortRatio at the end of the period.
+             * @example 1.4286
+             */
+            longShortRatio: string;
+            /**
+             * @description Fraction short, 0..1.
+             * @example 0.4118
+             */
+            shortRatio: string;
+            /**
+             * Format: int64
+             * @description Start of the period, Unix ms.
+             * @example 1767225600000
+             */
+            time: number;
+        };
         Mover: {
             /** @example SOL */
             base: string;
@@ -496,6 +762,46 @@ export interface components {
              * @example plugin is not running
              */
             staleReason?: string;
+        };
+        OpenInterestOutputBody: {
+            /** @example binance */
+            exchange: string;
+            /**
+             * Format: int64
+             * @description Unix ms.
+             * @example 1767225600000
+             */
+            from: number;
+            /** @example 1h */
+            period: string;
+            /** @description Ascending by time. */
+            points: components["schemas"]["OpenInterestPoint"][];
+            /** @example BTCUSDT */
+            symbol: string;
+            /**
+             * Format: int64
+             * @description Unix ms.
+             * @example 1767312000000
+             */
+            to: number;
+        };
+        OpenInterestPoint: {
+            /**
+             * @description Open interest at the end of the period, base units.
+             * @example 81234.567
+             */
+            openInterest: string;
+            /**
+             * @description The same in quote units (USDT).
+             * @example 5280246855.5
+             */
+            openInterestValue: string;
+            /**
+             * Format: int64
+             * @description Start of the period, Unix ms.
+             * @example 1767225600000
+             */
+            time: number;
         };
         OrderBookOutputBody: {
             /**
@@ -568,6 +874,56 @@ export interface components {
             markPrice: boolean;
             ticker: boolean;
             trades: boolean;
+        };
+        TakerVolumeOutputBody: {
+            /** @example binance */
+            exchange: string;
+            /**
+             * Format: int64
+             * @description Unix ms.
+             * @example 1767225600000
+             */
+            from: number;
+            /** @example 1h */
+            period: string;
+            /** @description Ascending by time. */
+            points: components["schemas"]["TakerVolumePoint"][];
+            /** @example BTCUSDT */
+            symbol: string;
+            /**
+             * Format: int64
+             * @description Unix ms.
+             * @example 1767312000000
+             */
+            to: number;
+            /**
+             * @example SWAP
+             * @enum {string}
+             */
+            type: "SPOT" | "SWAP";
+        };
+        TakerVolumePoint: {
+            /**
+             * @description buyVolume / sellVolume (empty when sellVolume is 0).
+             * @example 1.1605
+             */
+            buySellRatio: string;
+            /**
+             * @description Taker buy volume in the period, base units.
+             * @example 1520.5
+             */
+            buyVolume: string;
+            /**
+             * @description Taker sell volume in the period, base units.
+             * @example 1310.25
+             */
+            sellVolume: string;
+            /**
+             * Format: int64
+             * @description Start of the period, Unix ms.
+             * @example 1767225600000
+             */
+            time: number;
         };
         Ticker: {
             /** @example 65012.3 */
@@ -756,6 +1112,369 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    getHistoryCandles: {
+        parameters: {
+            query: {
+                /** @description Exchange slug (GET /api/v1/exchanges lists them). */
+                exchange: string;
+                /** @description Market type: SPOT, or SWAP for USDT-margined perpetual futures. */
+                type: "SPOT" | "SWAP";
+                /** @description Exchange symbol as listed by GET /api/v1/instruments. */
+                symbol: string;
+                /** @description Candle interval. */
+                interval?: "1m" | "3m" | "5m" | "15m" | "30m" | "1h" | "2h" | "4h" | "6h" | "12h" | "1d";
+                /** @description Inclusive upper bound on the open time, Unix ms; absent: now. */
+                end?: number;
+                /** @description How many candles. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HistoryCandlesOutputBody"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    exportAnalytics: {
+        parameters: {
+            query: {
+                /** @description Table to export. */
+                dataset: "candles_1m" | "trades" | "funding_rates" | "mark_prices" | "open_interest" | "long_short_ratio" | "taker_volume" | "tickers";
+                /** @description Exchange slug. */
+                exchange: string;
+                /** @description Exchange symbol; absent: every symbol. */
+                symbol?: string;
+                /** @description Start, Unix ms (inclusive). */
+                from: number;
+                /** @description End, Unix ms (exclusive); absent: now. */
+                to?: number;
+                /** @description csv (with header), jsonl (one JSON object a line) or parquet. */
+                format?: "csv" | "jsonl" | "parquet";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The export file. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.apache.parquet": unknown;
+                    "application/x-ndjson": unknown;
+                    "text/csv": unknown;
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    getFundingRateHistory: {
+        parameters: {
+            query: {
+                /** @description Exchange slug. */
+                exchange: string;
+                /** @description Exchange symbol of a SWAP instrument. */
+                symbol: string;
+                /** @description Aggregation period. */
+                period?: "5m" | "15m" | "1h" | "4h" | "1d";
+                /** @description Start, Unix ms (inclusive). */
+                from?: number;
+                /** @description End, Unix ms (exclusive); absent: now. */
+                to?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FundingRateOutputBody"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    getLongShortRatio: {
+        parameters: {
+            query: {
+                /** @description Exchange slug. */
+                exchange: string;
+                /** @description Exchange symbol of a SWAP instrument. */
+                symbol: string;
+                /** @description Aggregation period. */
+                period?: "5m" | "15m" | "1h" | "4h" | "1d";
+                /** @description Start, Unix ms (inclusive). */
+                from?: number;
+                /** @description End, Unix ms (exclusive); absent: now. */
+                to?: number;
+                /** @description accounts: all accounts by count; top_accounts: top traders by count; top_positions: top traders by position size. */
+                kind?: "accounts" | "top_accounts" | "top_positions";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LongShortOutputBody"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    getOpenInterest: {
+        parameters: {
+            query: {
+                /** @description Exchange slug. */
+                exchange: string;
+                /** @description Exchange symbol of a SWAP instrument. */
+                symbol: string;
+                /** @description Aggregation period. */
+                period?: "5m" | "15m" | "1h" | "4h" | "1d";
+                /** @description Start, Unix ms (inclusive). */
+                from?: number;
+                /** @description End, Unix ms (exclusive); absent: now. */
+                to?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenInterestOutputBody"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    getTakerVolume: {
+        parameters: {
+            query: {
+                /** @description Exchange slug. */
+                exchange: string;
+                /** @description Exchange symbol of a SWAP instrument. */
+                symbol: string;
+                /** @description Aggregation period. */
+                period?: "5m" | "15m" | "1h" | "4h" | "1d";
+                /** @description Start, Unix ms (inclusive). */
+                from?: number;
+                /** @description End, Unix ms (exclusive); absent: now. */
+                to?: number;
+                /** @description Market type. */
+                type?: "SPOT" | "SWAP";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TakerVolumeOutputBody"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
     listCandles: {
         parameters: {
             query: {
