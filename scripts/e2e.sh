@@ -34,7 +34,7 @@ done
 echo "e2e: stack up at $(cat "$ready")"
 
 code=0
-EXHUB_URL="$(head -n1 "$ready")" node ui/e2e/stack.e2e.mjs || code=$?
+EXHUB_URL="$(head -n1 "$ready")" node --test ui/e2e/*.e2e.mjs || code=$?
 if [ $code -ne 0 ]; then
   echo "e2e: failed; last lines of the stack log:" >&2
   tail -n 60 "$logdir/stack.log" >&2
