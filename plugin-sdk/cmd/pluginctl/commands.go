@@ -234,6 +234,8 @@ func cmdStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	count := fs.Int("count", 0, "stop after this many events (0: no limit)")
 	duration := fs.Duration("duration", 0, "stop after this long (0: until Ctrl-C)")
 	accountKey := fs.String("account-key", "", "stream this account's events (StreamAccount) instead of market data")
+	accountSecret := fs.String("account-secret", "", "api_secret of the account")
+	accountPass := fs.String("account-passphrase", "", "passphrase of the account, for exchanges that have one")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -267,7 +269,8 @@ func cmdStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	var recv func() (proto.Message, error)
 	if *accountKey != "" {
-		st, err := l.client().StreamAccount(sctx, &exchangev1.StreamAccountRequest{Account: &exchangev1.AccountRef{ApiKey: *accountKey, AccountId: *accountKey}})
+		st, err := l.client().StreamAccount(sctx, &exchangev1.StreamAccountRequest{Account: &exchangev1.AccountRef{
+			AccountId: *accountKey, ApiKey: *accountKey, ApiSecret: *accountSecret, Passphrase: *accountPass}})
 		if err != nil {
 			return err
 		}

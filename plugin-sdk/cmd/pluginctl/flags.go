@@ -90,7 +90,7 @@ Examples:
   echo '{"symbol":"BTCUSDT"}' | pluginctl call bin/plugins/reference GetFundingRate -
 `,
 	"stream": `pluginctl stream <plugin> --sub SPEC [--sub SPEC]... [--count N] [--duration D] [flags]
-pluginctl stream <plugin> --account-key KEY [--count N] [--duration D] [flags]
+pluginctl stream <plugin> --account-key KEY [--account-secret S] [--account-passphrase P] [--count N] [--duration D] [flags]
 
 Opens StreamMarket with the given subscriptions (or StreamAccount for an account) and prints every event as one
 JSON line until --count events, --duration, or Ctrl-C.
