@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/exhub/exhub/analytics/backfill"
@@ -290,7 +291,12 @@ GROUP BY t ORDER BY t`, bucket("open_time", step), s.table(schema.Candles1m))
 	return out, err
 }
 
+// readSettings apply to every query: partitions are derived from each table's time column, which is part of the
+// sorting key, so FINAL never needs to merge across partitions and can work on them in parallel.
+var readSettings = clickhouse.Settings{"do_not_merge_across_partitions_select_final": 1, "readonly": 2}
+
 func (s *Store) scan(ctx context.Context, q string, args []any, each func(driver.Rows) error) error {
+	ctx = clickhouse.Context(ctx, clickhouse.WithSettings(readSettings))
 	rows, err := s.Conn.Query(ctx, q, args...)
 	if err != nil {
 		return fmt.Errorf("query: %w", err)

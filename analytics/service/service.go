@@ -247,7 +247,7 @@ func (s *Service) runExchange(ctx context.Context, conn driver.Conn, w *ingest.W
 		log.Info("analytics live ingest", "instruments", len(ins), "subscriptions", len(subs))
 	}
 	if s.cfg.BackfillDays > 0 {
-		bf := &backfill.Backfiller{Conn: conn, Database: s.database(), Writer: w, Logger: log}
+		bf := &backfill.Backfiller{Conn: conn, Database: s.database(), Writer: w, Logger: s.log}
 		for {
 			s.backfillOnce(ctx, bf, ex, ins, log)
 			select {
