@@ -277,3 +277,36 @@ func TestBatchesFlushAtRowCount(t *testing.T) {
 		t.Fatalf("%d rows (%v), want 2500", n, err)
 	}
 }
+
+// With ClickHouse unreachable and the spool at its bound, rows stay in memory, the alarm is raised and Add blocks
+// at MaxPendingRows instead of growing without bound.
+func TestSpoolFullBlocksAndAlarms(t *testing.T) {
+	port := chtest.FreePorts(t, 1)[0] // nothing listens there
+	conn := open(t, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	w, err := New(Config{Conn: conn, Database: "none", SpoolDir: t.TempDir(), SpoolMaxBytes: 2000, BatchRows: 10,
+		MaxPendingRows: 40, FlushInterval: 20 * time.Millisecond, RetryInterval: 20 * time.Millisecond, InsertTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); w.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	added := 0
+	for i := 0; ; i++ {
+		actx, acancel := context.WithTimeout(ctx, 2*time.Second)
+		err := w.Add(actx, schema.Trades, tradeRow(i))
+		acancel()
+		if err != nil {
+			break // blocked at the bound
+		}
+		added++
+		if added > 1000 {
+			t.Fatal("Add never blocked")
+		}
+	}
+	st := w.Stats()
+	if !st.SpoolFull || st.Pending != 40 || st.SpoolBytes > 2000 || st.SpoolRows+st.Pending != added {
+		t.Fatalf("after %d rows: %+v", added, st)
+	}
+}
