@@ -114,7 +114,7 @@ export function OrderBookPanel(p: Props) {
               <Trans>Spread</Trans> {view.spread ?? "—"}
             </span>
           </div>
-          <ol className="book-side book-bids" data-testid="book-bids">
+          <ol className="book-side book-bids" data-testid="book-bids" data-seq={view.seq}>
             {view.bids.map((r) => (
               <Row key={r.price} r={r} side="bid" pd={priceDecimals} qd={qtyDecimals} />
             ))}
