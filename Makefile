@@ -104,7 +104,7 @@ conformance:
 	scripts/conformance.sh
 
 ui-test:
-	cd ui && $(NPM) run typecheck --silent && $(NPM) test --silent
+	cd ui && $(NPM) run typecheck --silent && $(NPM) test --silent && node scripts/budget.mjs
 
 e2e:
 	scripts/e2e.sh
@@ -142,6 +142,7 @@ bench: build
 	$(GO) run ./bench/plugin
 	$(GO) run ./bench/stream
 	$(GO) run ./bench/rest --stack
+	cd ui && BUDGET_JSON=1 node scripts/budget.mjs
 	@echo "make bench: figures in bench/results/"
 
 clean:
