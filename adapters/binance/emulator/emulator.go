@@ -143,9 +143,12 @@ func New(cfg Config) (*Server, error) {
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.spotHub = newHub(s, false)
 	s.futHub = newHub(s, true)
+	// The hubs subscribe to the venue here, not in their goroutines: a client that connects right after New
+	// returns must get every book delta from then on.
+	spotSub, futSub := s.spotHub.subscribe(s.ctx), s.futHub.subscribe(s.ctx)
 	s.wg.Add(3)
-	go func() { defer s.wg.Done(); s.spotHub.run(s.ctx) }()
-	go func() { defer s.wg.Done(); s.futHub.run(s.ctx) }()
+	go func() { defer s.wg.Done(); s.spotHub.run(s.ctx, spotSub) }()
+	go func() { defer s.wg.Done(); s.futHub.run(s.ctx, futSub) }()
 	go func() { defer s.wg.Done(); s.janitor(s.ctx) }()
 	s.mux = s.routes()
 	return s, nil

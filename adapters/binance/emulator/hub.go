@@ -214,14 +214,22 @@ func (h *hub) instruments() []string {
 	return ids
 }
 
-// run consumes the venue's market events until ctx ends. A subscription that overflows is replaced; the
-// missing book deltas then show as a gap in U/pu, which clients resync from.
-func (h *hub) run(ctx context.Context) {
+// subscribe opens the hub's subscription to the venue's market events.
+func (h *hub) subscribe(ctx context.Context) *venue.Subscription {
 	filter := venue.Filter{Kinds: []venue.EventKind{venue.EvBook, venue.EvTrade}, Instruments: h.instruments()}
+	return h.s.v.Subscribe(ctx, filter, 1<<16)
+}
+
+// run consumes the venue's market events from sub (opened by the caller before any client can subscribe, so no
+// book delta after a client's subscription is missed) until ctx ends. A subscription that overflows is replaced;
+// the missing book deltas then show as a gap in U/pu, which clients resync from.
+func (h *hub) run(ctx context.Context, sub *venue.Subscription) {
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for ctx.Err() == nil {
-		sub := h.s.v.Subscribe(ctx, filter, 1<<16)
+		if sub == nil {
+			sub = h.subscribe(ctx)
+		}
 	loop:
 		for {
 			select {
@@ -234,6 +242,7 @@ func (h *hub) run(ctx context.Context) {
 						return
 					}
 					h.s.log.Warn("market event subscription ended; resubscribing", "futures", h.futures, "err", sub.Err())
+					sub = nil
 					break loop
 				}
 				h.event(ev)
