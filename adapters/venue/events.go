@@ -109,6 +109,14 @@ func (v *Venue) Subscribe(ctx context.Context, f Filter, buf int) *Subscription 
 	return s
 }
 
+// Barrier returns once no operation is publishing events. An operation's events reach the queues one by one while
+// it holds the venue lock, so a consumer can see its queue empty in the middle of an operation; a consumer that finds
+// its queue empty after Barrier has received every event of the operations finished so far.
+func (v *Venue) Barrier() {
+	v.mu.Lock()
+	v.mu.Unlock() // an empty critical section: waiting for the lock is the point
+}
+
 // Err reports why the subscription ended (nil while it runs).
 func (s *Subscription) Err() error {
 	s.mu.Lock()

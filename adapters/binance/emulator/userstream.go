@@ -197,6 +197,11 @@ func (c *wsConn) startUser(key string) {
 					return
 				}
 				t.handle(ev, emit)
+				// An empty queue can be the middle of an operation (its order event still to come after its
+				// fills): wait for the venue to finish publishing before treating the operation as complete.
+				if len(sub.C) == 0 {
+					c.s.v.Barrier()
+				}
 				if len(sub.C) == 0 {
 					t.flushPending(emit)
 					t.flushAccount(emit)
