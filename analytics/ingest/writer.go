@@ -45,6 +45,9 @@ type Config struct {
 	SpoolMaxBytes int64
 	// InsertTimeout bounds one insert (default 10s).
 	InsertTimeout time.Duration
+	// Inserters is how many inserts may be in flight at once (default 2), so that encoding one batch overlaps
+	// with the server storing another.
+	Inserters int
 	// RetryInterval is how often the spool is retried while ClickHouse fails (default 1s).
 	RetryInterval time.Duration
 	Logger        *slog.Logger
@@ -68,6 +71,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.InsertTimeout <= 0 {
 		c.InsertTimeout = 10 * time.Second
+	}
+	if c.Inserters <= 0 {
+		c.Inserters = 2
 	}
 	if c.RetryInterval <= 0 {
 		c.RetryInterval = time.Second
@@ -115,7 +121,9 @@ type Writer struct {
 	pending map[string][][]any
 	npend   int
 	space   chan struct{} // closed and replaced when pending rows shrink
-	full    chan struct{} // capacity 1: a table reached BatchRows
+	full    chan struct{} // capacity Inserters: a table reached BatchRows
+
+	replayMu sync.Mutex // one replay at a time
 
 	tokenPrefix string
 	tokenSeq    atomic.Uint64
@@ -142,7 +150,7 @@ func New(cfg Config) (*Writer, error) {
 	w := &Writer{
 		cfg: cfg, log: cfg.Logger.With("component", "analytics-ingest"), spool: sp,
 		inserts: map[string]string{}, pending: map[string][][]any{},
-		space: make(chan struct{}), full: make(chan struct{}, 1),
+		space: make(chan struct{}), full: make(chan struct{}, cfg.Inserters),
 		tokenPrefix: hex.EncodeToString(rnd[:]) + "-" + fmt.Sprint(time.Now().UnixMilli()),
 	}
 	for _, t := range schema.Tables {
@@ -206,19 +214,38 @@ func (w *Writer) Run(ctx context.Context) {
 	defer tick.Stop()
 	retry := time.NewTicker(w.cfg.RetryInterval)
 	defer retry.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			w.flush(context.Background(), true)
-			return
-		case <-w.full:
-			w.flush(ctx, false)
-		case <-tick.C:
-			w.flush(ctx, true)
-		case <-retry.C:
-			w.replay(ctx)
-		}
+	var wg sync.WaitGroup
+	for i := 0; i < w.cfg.Inserters; i++ {
+		wg.Add(1)
+		go func() { // owned by Run: one inserter; ends with ctx
+			defer wg.Done()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-w.full:
+					for ctx.Err() == nil && w.flushOne(ctx) {
+					}
+				case <-tick.C:
+					w.flush(ctx, true)
+				case <-retry.C:
+					w.replay(ctx)
+				}
+			}
+		}()
 	}
+	wg.Wait()
+	w.flush(context.Background(), true)
+}
+
+// flushOne writes one full batch, if any; it reports whether it found one and placed it (in ClickHouse or the
+// spool).
+func (w *Writer) flushOne(ctx context.Context) bool {
+	bs := w.take(false, 1)
+	if len(bs) == 0 {
+		return false
+	}
+	return w.write(ctx, bs)
 }
 
 // Flush writes everything pending now (tests and shutdown paths).
@@ -226,12 +253,12 @@ func (w *Writer) Flush(ctx context.Context) { w.flush(ctx, true) }
 
 // take removes up to BatchRows rows of each table with pending rows (all tables when all is set, else only
 // those at BatchRows).
-func (w *Writer) take(all bool) []*batch {
+func (w *Writer) take(all bool, maxBatches int) []*batch {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var out []*batch
 	for table, rows := range w.pending {
-		for len(rows) > 0 && (all || len(rows) >= w.cfg.BatchRows) {
+		for len(rows) > 0 && (all || len(rows) >= w.cfg.BatchRows) && (maxBatches <= 0 || len(out) < maxBatches) {
 			n := min(len(rows), w.cfg.BatchRows)
 			out = append(out, &batch{table: table, token: w.nextToken(), rows: rows[:n:n]})
 			rows = rows[n:]
@@ -268,11 +295,17 @@ func (w *Writer) nextToken() string {
 }
 
 func (w *Writer) flush(ctx context.Context, all bool) {
-	bs := w.take(all)
+	bs := w.take(all, 0)
 	if len(bs) == 0 {
 		w.replay(ctx)
 		return
 	}
+	w.write(ctx, bs)
+}
+
+// write sends batches to ClickHouse, or to the spool when it fails; batches that fit nowhere go back to pending
+// and write reports false.
+func (w *Writer) write(ctx context.Context, bs []*batch) bool {
 	// While older batches wait in the spool, replay them first; if that fails ClickHouse is still down and new
 	// batches go straight to the spool.
 	down := !w.replay(ctx)
@@ -311,11 +344,17 @@ func (w *Writer) flush(ctx context.Context, all bool) {
 	}
 	if len(keep) > 0 {
 		w.giveBack(keep)
+		return false
 	}
+	return true
 }
 
 // replay writes spooled batches oldest first; it reports whether the spool is now empty.
 func (w *Writer) replay(ctx context.Context) bool {
+	if !w.replayMu.TryLock() {
+		return true // another inserter is replaying; new batches may go straight in
+	}
+	defer w.replayMu.Unlock()
 	for ctx.Err() == nil {
 		b, name, err := w.spool.oldest()
 		if err != nil {
