@@ -29,6 +29,8 @@ type service struct {
 	args  []string
 	env   []string
 	setup []*exec.Cmd // run to completion before the service starts (migrations)
+	// prepare, when set, runs after every binary and port check passed, before anything starts.
+	prepare func(svc *service) error
 	// ready probes once; Start polls it until it succeeds or readyTimeout passes.
 	ready        func(ctx context.Context) error
 	readyTimeout time.Duration
@@ -136,23 +138,25 @@ func (s *Stack) services() ([]*service, error) {
 		hint:         "run `make build`",
 	})
 
-	// The plugins follow the emulators wherever they listen: their settings come from the emulators themselves.
-	emuSettings, err := emulatorSettings(c)
-	if err != nil {
-		return nil, err
-	}
+	// The plugins follow the emulators wherever they listen: their settings come from the emulators themselves,
+	// asked once the binaries are known to exist (see prepare).
 	svcs = append(svcs, &service{
 		name: "bff",
 		path: c.bin("exhub-bff"),
 		args: []string{"--config", filepath.Join(c.Root, "bff", "exhub.yaml")},
-		env: append([]string{
+		env: []string{
 			"EXHUB_HTTP_ADDR=" + c.BFFAddr,
 			"EXHUB_VALKEY_ADDR=" + valkeyAddr,
 			"EXHUB_CLICKHOUSE_ADDR=" + c.chNative(),
 			"EXHUB_KRATOS_PUBLIC_URL=http://" + c.KratosPublicAddr,
 			"EXHUB_KRATOS_ADMIN_URL=http://" + c.KratosAdminAddr,
 			"EXHUB_PLUGIN_DIR=" + filepath.Join(c.BinDir, "plugins"),
-		}, emuSettings...),
+		},
+		prepare: func(svc *service) error {
+			env, err := emulatorSettings(c)
+			svc.env = append(svc.env, env...)
+			return err
+		},
 		ready:        func(ctx context.Context) error { return httpProbe(ctx, "http://"+c.BFFAddr+"/readyz", "") },
 		readyTimeout: 60 * time.Second,
 		hint:         "run `make build`",
@@ -207,6 +211,13 @@ func (s *Stack) Start(ctx context.Context) error {
 	for _, d := range []string{"clickhouse", "valkey", "kratos", "caddy/data", "caddy/config"} {
 		if err := os.MkdirAll(s.cfg.data(d), 0o755); err != nil {
 			return fmt.Errorf("data dir: %w", err)
+		}
+	}
+	for _, svc := range svcs {
+		if svc.prepare != nil {
+			if err := svc.prepare(svc); err != nil {
+				return err
+			}
 		}
 	}
 	s.log.Info("starting exhub", "root", s.cfg.Root, "ports", s.cfg.String())
