@@ -142,6 +142,7 @@ bench: build
 	$(GO) run ./bench/plugin
 	$(GO) run ./bench/stream
 	$(GO) run ./bench/rest --stack
+	$(GO) run ./bench/analytics
 	cd ui && BUDGET_JSON=1 node scripts/budget.mjs
 	@echo "make bench: figures in bench/results/"
 
