@@ -347,18 +347,23 @@ func TestKillMidStreamRecoversWithinTwoSeconds(t *testing.T) {
 func TestFailingPluginBacksOff(t *testing.T) {
 	h := startHost(t, []string{"TESTPLUGIN_EXIT=1"}, Options{Backoff: Backoff{Initial: 100 * time.Millisecond, Max: 400 * time.Millisecond}})
 	time.Sleep(1500 * time.Millisecond)
-	st := h.sup.Status()
-	if st.State != StateFailed && st.State != StateRestarting {
-		t.Fatalf("state %s, want failed (or retrying)", st.State)
-	}
-	if !strings.Contains(st.LastError, "launch") {
-		t.Fatalf("last error %q does not say the launch failed", st.LastError)
-	}
 	// Delays 50-100, 100-200, 200-400, then 200-400 ms: 4 to 8 attempts fit in 1.5 s; without backoff there would be
 	// dozens.
 	n := h.logCount("start")
 	if n < 3 || n > 9 {
 		t.Fatalf("%d launch attempts in 1.5 s, want 3..9 with backoff", n)
+	}
+	// Each retry passes through "starting" while the process is launched; wait for the state between attempts.
+	st := h.sup.Status()
+	for deadline := time.Now().Add(5 * time.Second); st.State == StateStarting && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+		st = h.sup.Status()
+	}
+	if st.State != StateFailed && st.State != StateRestarting {
+		t.Fatalf("state %s, want failed (or retrying)", st.State)
+	}
+	if !strings.Contains(st.LastError, "launch") {
+		t.Fatalf("last error %q does not say the launch failed", st.LastError)
 	}
 	if _, err := h.sup.Client(); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("Client() on a failed plugin: %v", err)
