@@ -450,8 +450,10 @@ func TestSlowConsumerDropsAndResyncsBook(t *testing.T) {
 		good    int
 		resyncs int
 	)
-	deadline := time.After(5 * time.Second)
-	for good < 500 {
+	// The plugin keeps flooding faster than a -race reader on a busy machine drains, so further drops and resyncs
+	// may follow; what must hold is that every delta after a snapshot chains, and that the stream keeps delivering.
+	deadline := time.After(10 * time.Second)
+	for good < 200 {
 		select {
 		case ev := <-ms.Events():
 			switch e := ev.GetEvent().(type) {
