@@ -144,6 +144,7 @@ bench: build
 	$(GO) run ./bench/rest --stack
 	$(GO) run ./bench/analytics
 	cd ui && BUDGET_JSON=1 node scripts/budget.mjs
+	scripts/e2e.sh --perf
 	@echo "make bench: figures in bench/results/"
 
 clean:

@@ -34,7 +34,10 @@ done
 echo "e2e: stack up at $(cat "$ready")"
 
 code=0
-EXHUB_URL="$(head -n1 "$ready")" node --test ui/e2e/*.e2e.mjs || code=$?
+# --perf runs the performance checks (ui/e2e/perf/) instead, for `make bench` on an idle machine.
+files=(ui/e2e/*.e2e.mjs)
+[ "${1:-}" = "--perf" ] && files=(ui/e2e/perf/*.e2e.mjs)
+EXHUB_URL="$(head -n1 "$ready")" node --test --test-timeout=300000 "${files[@]}" || code=$?
 if [ $code -ne 0 ]; then
   echo "e2e: failed; last lines of the stack log:" >&2
   tail -n 60 "$logdir/stack.log" >&2
