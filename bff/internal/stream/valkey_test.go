@@ -85,12 +85,17 @@ func TestTwoReplicasOneValkey(t *testing.T) {
 	}
 	var clients []*client
 	var books []*localBook
-	for _, r := range reps {
+	for i, r := range reps {
 		c := dial(t, r.srv)
 		c.send(sub("book", "BTCUSDT", "depth", 10))
 		c.send(sub("trades", "BTCUSDT"))
 		clients = append(clients, c)
 		books = append(books, newLocalBook(t, 10))
+		if i == 0 {
+			// The first replica takes both leases before the second replica's client arrives, so the second must
+			// join the existing upstreams rather than open its own.
+			waitFor(t, 5*time.Second, "replica 0 to lead both topics", func() bool { return r.gw.Stats().Leading == 2 })
+		}
 	}
 	trades := make([]int, 2)
 	read := func(i int, wantUpdates, wantTrades int) {
