@@ -7,72 +7,9 @@
 // EXHUB_URL (default http://127.0.0.1:8080) is the edge; CHROMIUM_PATH
 // overrides /usr/bin/chromium.
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { test } from "node:test";
-import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
+import { READY_BUDGET_MS, withPage } from "./trade-page.mjs";
 
-const baseURL = process.env.EXHUB_URL ?? "http://127.0.0.1:8080";
-const executablePath = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const outDir = path.join(path.dirname(fileURLToPath(import.meta.url)), "out");
-const TIMEOUT = 30_000;
-const READY_BUDGET_MS = 1500;
-
-const chromiumArgs = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
-
-async function withPage(name, { locale = "en", theme = "dark" } = {}, fn) {
-  const profile = await mkdtemp(path.join(tmpdir(), "exhub-trade-e2e-"));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath,
-    headless: true,
-    args: chromiumArgs,
-    locale: locale === "ja" ? "ja-JP" : "en-US",
-    viewport: { width: 1440, height: 900 },
-    baseURL,
-  });
-  context.setDefaultTimeout(TIMEOUT);
-  const page = context.pages()[0] ?? (await context.newPage());
-  await page.addInitScript(
-    ([l, t]) => {
-      localStorage.setItem("exhub.locale", l);
-      localStorage.setItem("exhub.theme", t);
-    },
-    [locale, theme],
-  );
-  const problems = [];
-  page.on("pageerror", (err) => problems.push(`page error: ${err.message}`));
-  page.on("console", (msg) => {
-    if (msg.type() === "error") problems.push(`console error: ${msg.text()}`);
-  });
-  await mkdir(outDir, { recursive: true });
-  try {
-    await fn(page);
-    await page.screenshot({ path: path.join(outDir, `trade-${name}.png`) });
-    assert.deepEqual(problems, [], "the page logged errors");
-  } catch (err) {
-    const file = path.join(outDir, `trade-${name}-failed.png`);
-    await page.screenshot({ path: file, fullPage: true }).catch(() => undefined);
-    console.error(`screenshot: ${file}`);
-    if (problems.length) console.error(problems.join("\n"));
-    throw err;
-  } finally {
-    await context.close();
-    await rm(profile, { recursive: true, force: true });
-  }
-}
-
-// Milliseconds from navigation start to the screen's ready mark.
 async function readyTime(page) {
   await page.locator('[data-ready="true"]').waitFor();
   return page.evaluate(() => performance.getEntriesByName("exhub:trade-ready")[0]?.startTime ?? -1);
