@@ -28,9 +28,10 @@ func instMatch(a map[string]string, i *inst) bool {
 // orderFeed pushes the account's order updates with the latest fill's fields (fillPx, fillSz, tradeId,
 // execType, fillFee), as OKX's orders channel does.
 func (c *wsConn) orderFeed(a map[string]string, acct string) feed {
-	return func(ctx context.Context) {
+	return func(ctx context.Context, ready func()) {
 		for ctx.Err() == nil {
 			sub := c.s.v.Subscribe(ctx, venue.Filter{Account: acct, Kinds: []venue.EventKind{venue.EvOrder, venue.EvFill}}, 8192)
+			ready()
 			fills := map[uint64]venue.Fill{}
 			fees := map[uint64]decimal.Decimal{}
 			for e := range sub.C {
@@ -74,8 +75,9 @@ func (c *wsConn) orderFeed(a map[string]string, acct string) feed {
 
 // positionFeed pushes the current positions on subscribe, then each change (a closed position with pos "0").
 func (c *wsConn) positionFeed(a map[string]string, acct string) feed {
-	return func(ctx context.Context) {
+	return func(ctx context.Context, ready func()) {
 		sub := c.s.v.Subscribe(ctx, venue.Filter{Account: acct, Kinds: []venue.EventKind{venue.EvPosition}}, 8192)
+		ready()
 		ps, _ := c.s.v.Positions(acct)
 		rows := []obj{}
 		for _, p := range ps {
@@ -99,7 +101,7 @@ func (c *wsConn) positionFeed(a map[string]string, acct string) feed {
 
 // accountFeed pushes the trading account on subscribe, then the changed currencies on each balance change.
 func (c *wsConn) accountFeed(a map[string]string, acct string) feed {
-	return func(ctx context.Context) {
+	return func(ctx context.Context, ready func()) {
 		only := splitComma(a["ccy"])
 		filter := func(ccys []string) func(string) bool {
 			return func(x string) bool {
@@ -107,6 +109,7 @@ func (c *wsConn) accountFeed(a map[string]string, acct string) feed {
 			}
 		}
 		sub := c.s.v.Subscribe(ctx, venue.Filter{Account: acct, Kinds: []venue.EventKind{venue.EvBalance}}, 8192)
+		ready()
 		if o, err := c.s.accountObj(acct, filter(nil)); err == nil {
 			c.send(push(a, []obj{o}))
 		}

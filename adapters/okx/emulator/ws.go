@@ -266,8 +266,10 @@ func (c *wsConn) badChannel(a map[string]string) {
 		"channel and parameters referring to API document.", a["channel"], a["instId"]))
 }
 
-// feed is a running subscription: it pushes frames through c until ctx ends.
-type feed func(ctx context.Context)
+// feed is a running subscription: it pushes frames through c until ctx ends. It calls ready once it receives the
+// venue's events (and before it pushes anything): ready sends the subscribe acknowledgement, so an event that
+// happens after a client saw the ack reaches it. Calling ready again does nothing.
+type feed func(ctx context.Context, ready func())
 
 func (c *wsConn) subscribe(a map[string]string) {
 	ch := a["channel"]
@@ -330,12 +332,23 @@ func (c *wsConn) subscribe(a map[string]string) {
 	ctx, cancel := context.WithCancel(c.ctx)
 	c.subs[key] = cancel
 	c.mu.Unlock()
-	c.send(obj{"event": "subscribe", "arg": a, "connId": c.id})
+	// The ack goes out from the feed once it has subscribed to the venue, ahead of its first push; the reader
+	// waits for it so replies keep the order of the requests.
+	acked := make(chan struct{})
+	var once sync.Once
+	ready := func() {
+		once.Do(func() {
+			c.send(obj{"event": "subscribe", "arg": a, "connId": c.id})
+			close(acked)
+		})
+	}
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		f(ctx)
+		defer ready() // a feed that ended early (the connection closed) still releases the reader
+		f(ctx, ready)
 	}()
+	<-acked
 }
 
 func (c *wsConn) unsubscribe(a map[string]string) {
@@ -355,7 +368,8 @@ func (c *wsConn) unsubscribe(a map[string]string) {
 func push(arg map[string]string, data any) obj { return obj{"arg": arg, "data": data} }
 
 func (c *wsConn) tickerFeed(a map[string]string, i *inst) feed {
-	return func(ctx context.Context) {
+	return func(ctx context.Context, ready func()) {
+		ready() // polls the venue: nothing to subscribe to
 		t := time.NewTicker(100 * time.Millisecond)
 		defer t.Stop()
 		var prev string
@@ -378,10 +392,11 @@ func (c *wsConn) tickerFeed(a map[string]string, i *inst) feed {
 }
 
 func (c *wsConn) tradeFeed(a map[string]string, i *inst) feed {
-	return func(ctx context.Context) {
+	return func(ctx context.Context, ready func()) {
 		for ctx.Err() == nil {
 			sub := c.s.v.Subscribe(ctx, venue.Filter{Kinds: []venue.EventKind{venue.EvTrade},
 				Instruments: []string{i.v.ID}}, 4096)
+			ready()
 			for e := range sub.C {
 				o := tradeObj(i, *e.Trade)
 				o["count"] = "1"
@@ -392,7 +407,7 @@ func (c *wsConn) tradeFeed(a map[string]string, i *inst) feed {
 }
 
 func (c *wsConn) markFeed(a map[string]string, i *inst, ch string) feed {
-	return func(ctx context.Context) {
+	return func(ctx context.Context, ready func()) {
 		var prev string
 		emit := func() {
 			if ch == "mark-price" {
@@ -414,19 +429,24 @@ func (c *wsConn) markFeed(a map[string]string, i *inst, ch string) feed {
 				c.send(push(a, []obj{o}))
 			}
 		}
+		subscribe := func() *venue.Subscription {
+			return c.s.v.Subscribe(ctx, venue.Filter{Kinds: []venue.EventKind{venue.EvMark}, Instruments: []string{i.v.ID}}, 1024)
+		}
+		sub := subscribe()
+		ready()
 		emit()
 		for ctx.Err() == nil {
-			sub := c.s.v.Subscribe(ctx, venue.Filter{Kinds: []venue.EventKind{venue.EvMark},
-				Instruments: []string{i.v.ID}}, 1024)
 			for range sub.C {
 				emit()
 			}
+			sub = subscribe()
 		}
 	}
 }
 
 func (c *wsConn) candleFeed(a map[string]string, i *inst, code string) feed {
-	return func(ctx context.Context) {
+	return func(ctx context.Context, ready func()) {
+		ready() // polls the candle store: nothing to subscribe to
 		t := time.NewTicker(250 * time.Millisecond)
 		defer t.Stop()
 		var prevTs int64
@@ -515,17 +535,18 @@ func rowsOf(ls []*lvl, n int) [][]string {
 // bookFeed serves books (400 levels: a snapshot then updates every 100 ms with seqId/prevSeqId and a checksum),
 // books5 (the top five every 100 ms when changed) and bbo-tbt (the best level on each change).
 func (c *wsConn) bookFeed(a map[string]string, i *inst, ch string) feed {
-	return func(ctx context.Context) {
+	return func(ctx context.Context, ready func()) {
 		for ctx.Err() == nil {
-			c.runBook(ctx, a, i, ch)
+			c.runBook(ctx, a, i, ch, ready)
 		}
 	}
 }
 
-func (c *wsConn) runBook(ctx context.Context, a map[string]string, i *inst, ch string) {
+func (c *wsConn) runBook(ctx context.Context, a map[string]string, i *inst, ch string, ready func()) {
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sub := c.s.v.Subscribe(sctx, venue.Filter{Kinds: []venue.EventKind{venue.EvBook}, Instruments: []string{i.v.ID}}, 8192)
+	ready()
 	snap, err := c.s.v.BookSnapshot(i.v.ID, 0)
 	if err != nil {
 		return

@@ -13,6 +13,8 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/shopspring/decimal"
+
+	"github.com/exhub/exhub/adapters/venue"
 )
 
 // live keeps the harness market moving in real time (250 ms of venue time every 10 ms) until the test ends.
@@ -356,5 +358,66 @@ func TestWSLogin(t *testing.T) {
 	w.write(sub(map[string]string{"channel": "orders", "instType": "ANY"}))
 	if m := w.readObj(); m["event"] != "subscribe" {
 		t.Fatalf("subscribe after login: %v", m)
+	}
+}
+
+// TestWSAckAfterFeedSubscribed: the subscribe ack goes out once the feed receives the venue's events, so the first
+// trade after a client saw the ack reaches it (the feed used to subscribe to the venue after acking).
+func TestWSAckAfterFeedSubscribed(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	w := h.dial("/ws/v5/public")
+	inst, ok := h.s.lookup("BTC-USDT-SWAP")
+	if !ok {
+		t.Fatal("no BTC-USDT-SWAP")
+	}
+	arg := map[string]string{"channel": "trades", "instId": "BTC-USDT-SWAP"}
+	for round := range 10 {
+		w.write(sub(arg))
+		w.until(func(m map[string]any) bool { return m["event"] == "subscribe" })
+		// Right after the ack: trades on the venue, counted by the test's own venue subscription.
+		vctx, cancel := context.WithCancel(context.Background())
+		vs := h.v.Subscribe(vctx, venue.Filter{Kinds: []venue.EventKind{venue.EvTrade}, Instruments: []string{inst.v.ID}}, 1<<16)
+		var first uint64
+		for first == 0 {
+			h.step(time.Second)
+			h.v.Barrier()
+		drain:
+			for {
+				select {
+				case e := <-vs.C:
+					if first == 0 {
+						first = e.Trade.ID
+					}
+				default:
+					break drain
+				}
+			}
+		}
+		cancel()
+		// The previous round's feed may still push its last trades (older ids): skip those.
+		for {
+			var m struct {
+				Data []struct {
+					TradeID string `json:"tradeId"`
+				} `json:"data"`
+			}
+			if err := json.Unmarshal(w.until(isPush("trades")), &m); err != nil || len(m.Data) == 0 {
+				t.Fatalf("round %d: bad trades push: %v", round, err)
+			}
+			id, err := strconv.ParseUint(m.Data[0].TradeID, 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if id < first {
+				continue
+			}
+			if id != first {
+				t.Fatalf("round %d: first pushed trade %d, want the venue's first trade after the ack %d", round, id, first)
+			}
+			break
+		}
+		w.write(map[string]any{"op": "unsubscribe", "args": []map[string]string{arg}})
+		w.until(func(m map[string]any) bool { return m["event"] == "unsubscribe" })
 	}
 }
