@@ -28,6 +28,8 @@ type world struct {
 	srv  *okx.Server
 	c    exchangev1.ExchangeClient
 	acct *exchangev1.AccountRef
+	// hits counts the emulator's REST requests by path.
+	hits *pathCounter
 }
 
 var (
@@ -46,7 +48,8 @@ func newWorld() (*world, error) {
 	if err != nil {
 		return nil, err
 	}
-	ts := httptest.NewServer(emu.Handler())
+	hits := &pathCounter{n: map[string]int{}}
+	ts := httptest.NewServer(hits.wrap(emu.Handler()))
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	if testing.Verbose() {
 		log = slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -64,7 +67,7 @@ func newWorld() (*world, error) {
 		return nil, err
 	}
 	return &world{v: v, emu: emu, ts: ts, srv: srv, c: c, acct: &exchangev1.AccountRef{AccountId: "demo",
-		ApiKey: emulator.DemoAPIKey, ApiSecret: emulator.DemoAPISecret, Passphrase: emulator.DemoPassphrase}}, nil
+		ApiKey: emulator.DemoAPIKey, ApiSecret: emulator.DemoAPISecret, Passphrase: emulator.DemoPassphrase}, hits: hits}, nil
 }
 
 // shared returns one world per test binary (history generation is the slow part).

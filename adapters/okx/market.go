@@ -137,8 +137,9 @@ func (s *Server) ListInstruments(ctx context.Context, req *exchangev1.ListInstru
 	return out, nil
 }
 
-// GetTickers returns tickers; for SWAP it adds mark and index prices, open interest, and (for a few symbols) the
-// funding rate. Those extras are best effort: a failing one is logged and left empty.
+// GetTickers returns tickers; for SWAP it adds mark and index prices, open interest, and the funding rate with the
+// next funding time (from a bounded cache, see funding.go). Those extras are best effort: a failing one is logged
+// and left empty.
 func (s *Server) GetTickers(ctx context.Context, req *exchangev1.GetTickersRequest) (*exchangev1.GetTickersResponse, error) {
 	mt := req.GetMarketType()
 	if mt == exchangev1.MarketType_MARKET_TYPE_UNSPECIFIED {
@@ -165,7 +166,6 @@ func (s *Server) GetTickers(ctx context.Context, req *exchangev1.GetTickersReque
 		marks = map[string]string{}
 		index = map[string]string{}
 		ois   = map[string]decimal.Decimal{}
-		fund  = map[string]rawFunding{}
 		mu    sync.Mutex
 	)
 	g := &group{}
@@ -250,20 +250,6 @@ func (s *Server) GetTickers(ctx context.Context, req *exchangev1.GetTickersReque
 			}
 			return nil
 		})
-		if len(want) > 0 && len(want) <= 5 {
-			for sym := range want {
-				best("funding-rate", func() error {
-					f, err := s.fundingRate(gctx, sym)
-					if err != nil {
-						return err
-					}
-					mu.Lock()
-					fund[sym] = f
-					mu.Unlock()
-					return nil
-				})
-			}
-		}
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
@@ -287,11 +273,20 @@ func (s *Server) GetTickers(ctx context.Context, req *exchangev1.GetTickersReque
 		if oi, ok := ois[r.InstID]; ok {
 			t.OpenInterest = canon(oi)
 		}
-		if f, ok := fund[r.InstID]; ok {
-			t.FundingRate, _ = canonStr("fundingRate", f.FundingRate)
-			t.NextFundingTime, _ = parseMs("fundingTime", f.FundingTime)
-		}
 		out.Tickers = append(out.Tickers, t)
+	}
+	if mt == exchangev1.MarketType_MARKET_TYPE_SWAP {
+		// Funding rates: refresh a bounded few (see funding.go), then fill every ticker with a fresh one.
+		fc := s.fundingRates()
+		volumes := make(map[string]decimal.Decimal, len(out.Tickers))
+		for _, t := range out.Tickers {
+			v, _, _ := parseDec("volCcy24h", t.GetQuoteVolume_24H())
+			volumes[t.GetSymbol()] = v
+		}
+		s.refreshFunding(ctx, fc.candidates(want, volumes, fundingPerCall))
+		for _, t := range out.Tickers {
+			fc.fill(t)
+		}
 	}
 	return out, nil
 }

@@ -49,8 +49,9 @@ type Server struct {
 	settings Settings
 	rest     *Client
 
-	insts *instrumentCache
-	state *accountState
+	insts   *instrumentCache
+	funding *fundingCache
+	state   *accountState
 
 	// ctx bounds every stream; Close cancels it.
 	ctx    context.Context
@@ -82,6 +83,7 @@ func (s *Server) apply(st Settings) {
 	s.mu.Lock()
 	s.settings, s.rest = st, rest
 	s.insts = newInstrumentCache()
+	s.funding = newFundingCache()
 	s.mu.Unlock()
 }
 
@@ -89,6 +91,12 @@ func (s *Server) client() *Client {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.rest
+}
+
+func (s *Server) fundingRates() *fundingCache {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.funding
 }
 
 func (s *Server) cfg() Settings {

@@ -274,6 +274,9 @@ func (m *marketSession) onMsg(ctx context.Context, msg *wsMsg) {
 				m.s.log.Warn("okx: bad ticker", "error", err)
 				continue
 			}
+			if in.MarketType == exchangev1.MarketType_MARKET_TYPE_SWAP {
+				m.s.fundingRates().fill(t)
+			}
 			m.emit(ctx, &exchangev1.MarketEvent{Subscription: subs[0].sub, Time: t.Time, Event: &exchangev1.MarketEvent_Ticker{Ticker: t}})
 		}
 	case channel == "mark-price" || channel == "funding-rate":
@@ -315,6 +318,7 @@ func (m *marketSession) onMark(ctx context.Context, subs []*msub, channel string
 	} else {
 		rows, err := decodeList[rawFunding](data)
 		if err == nil && len(rows) > 0 {
+			m.s.fundingRates().put(rows[0])
 			st.rate, _ = canonStr("fundingRate", rows[0].FundingRate)
 			st.next, _ = parseMs("fundingTime", rows[0].FundingTime)
 			ts, _ = parseMs("ts", rows[0].Ts)

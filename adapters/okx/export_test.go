@@ -1,0 +1,4 @@
+package okx
+
+// FundingPerCall is fundingPerCall for the external tests.
+const FundingPerCall = fundingPerCall
