@@ -96,7 +96,8 @@ type MoversOutput struct {
 // CandlesOutput is the answer of GET /api/v1/candles.
 type CandlesOutput struct {
 	MarketHeaders
-	Body struct {
+	Source string `header:"X-Exhub-Source" doc:"Where the candles came from, for debugging: clickhouse (the analytics store; the newest candle is the exchange's live one), plugin (the exchange), or clickhouse+plugin (the store, with the ranges it does not hold from the exchange)."`
+	Body   struct {
 		Exchange string `json:"exchange" example:"binance"`
 		Type     string `json:"type" enum:"SPOT,SWAP" example:"SWAP"`
 		Symbol   string `json:"symbol" example:"BTCUSDT"`
@@ -202,9 +203,13 @@ func (s *server) registerMarket(api huma.API) {
 		Path:        "/api/v1/candles",
 		Summary:     "Candles (OHLCV)",
 		Description: "Up to limit candles whose open time is at or before end, ascending by open time. To page back " +
-			"in history, pass end = the first candle's openTime - 1. Requests larger than the exchange's own page " +
-			"size (capabilities.pageLimits.candles) are split into several exchange calls; fewer candles come back " +
-			"when the history ends. Intervals are the exchange's capabilities.intervals. " + staleDoc,
+			"in history, pass end = the first candle's openTime - 1. Intervals are the exchange's " +
+			"capabilities.intervals. History comes from the analytics store (ClickHouse) when it holds the range: " +
+			"one-minute candles, and coarser intervals up to 1d rolled up from them, with the exchange's live " +
+			"candle as the newest one. Ranges the store does not hold (or every range, when it is not reachable) " +
+			"come from the exchange, whose page size (capabilities.pageLimits.candles) splits large requests into " +
+			"several calls; fewer candles come back when the history ends. The header X-Exhub-Source says which " +
+			"source answered. " + staleDoc,
 		Tags:   []string{"Market"},
 		Errors: marketErrors,
 	}, func(ctx context.Context, in *struct {
@@ -213,7 +218,7 @@ func (s *server) registerMarket(api huma.API) {
 		End      int64  `query:"end" minimum:"0" doc:"Inclusive upper bound on the open time, Unix milliseconds; absent or 0: now." example:"1767225600000"`
 		Limit    int    `query:"limit" default:"500" minimum:"1" maximum:"1500" doc:"How many candles." example:"500"`
 	}) (*CandlesOutput, error) {
-		data, fr, err := s.market.Candles(ctx, in.Exchange, in.Type, in.Symbol, in.Interval, in.End, in.Limit)
+		data, fr, src, err := s.candles(ctx, in.Exchange, in.Type, in.Symbol, in.Interval, in.End, in.Limit)
 		if err != nil {
 			return nil, marketError(err)
 		}
@@ -221,7 +226,7 @@ func (s *server) registerMarket(api huma.API) {
 		if d := market.IntervalDuration(in.Interval); in.End > 0 && d > 0 && time.UnixMilli(in.End).Add(d).Before(time.Now()) {
 			cc = ccCandlesClosed // every candle of the answer is closed: history does not change
 		}
-		out := &CandlesOutput{MarketHeaders: headersFor(fr, cc)}
+		out := &CandlesOutput{MarketHeaders: headersFor(fr, cc), Source: src}
 		b := &out.Body
 		b.Exchange, b.Type, b.Symbol, b.Interval, b.Freshness, b.Candles = in.Exchange, in.Type, in.Symbol, in.Interval, fr, data
 		return out, nil

@@ -49,6 +49,14 @@ func referencePlugin(t *testing.T) string {
 // startReference serves the API with the real reference exchange plugin (slug reference) and Bybit coming soon.
 func startReference(t *testing.T) *httptest.Server {
 	t.Helper()
+	srv, _, _ := startReferenceWith(t, nil)
+	return srv
+}
+
+// startReferenceWith is startReference with analytics: analytics builds it from the configuration and the running
+// plugin host (nil: none). It returns the host and the market service too.
+func startReferenceWith(t *testing.T, analytics func(*config.Config, *pluginhost.Host) Analytics) (*httptest.Server, *pluginhost.Host, *market.Service) {
+	t.Helper()
 	cfg := config.Default()
 	cfg.Valkey.Addr, cfg.ClickHouse.Addr, cfg.ClickHouse.HTTPAddr = "", "", ""
 	cfg.Exchanges = []config.Exchange{
@@ -67,10 +75,14 @@ func startReference(t *testing.T) *httptest.Server {
 		t.Fatal(err)
 	}
 	mk := market.New(market.Options{Exchanges: MarketExchanges(&cfg, host), Cache: cache.NewMemory(100)})
-	h, _ := New(Deps{Config: &cfg, Host: host, Market: mk, Checks: []Check{}})
+	var an Analytics
+	if analytics != nil {
+		an = analytics(&cfg, host)
+	}
+	h, _ := New(Deps{Config: &cfg, Host: host, Market: mk, Checks: []Check{}, Analytics: an})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return srv
+	return srv, host, mk
 }
 
 func getJSON(t *testing.T, url string, v any) *http.Response {

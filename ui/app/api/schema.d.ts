@@ -133,7 +133,7 @@ export interface paths {
         };
         /**
          * Candles (OHLCV)
-         * @description Up to limit candles whose open time is at or before end, ascending by open time. To page back in history, pass end = the first candle's openTime - 1. Requests larger than the exchange's own page size (capabilities.pageLimits.candles) are split into several exchange calls; fewer candles come back when the history ends. Intervals are the exchange's capabilities.intervals. Answers carry asOf (when the data was fetched). When the exchange or its plugin fails and a last good value is recent enough, it is served with stale: true, a staleReason and the header X-Exhub-Stale: true; otherwise the answer is 503 (plugin down, exchange unavailable or rate limited) or 502 (the exchange answered with an error), as problem+json with a Retry-After header in seconds. Unknown exchange, type, symbol or interval and limits out of range are 422 problem+json whose errors[].location names the query parameter.
+         * @description Up to limit candles whose open time is at or before end, ascending by open time. To page back in history, pass end = the first candle's openTime - 1. Intervals are the exchange's capabilities.intervals. History comes from the analytics store (ClickHouse) when it holds the range: one-minute candles, and coarser intervals up to 1d rolled up from them, with the exchange's live candle as the newest one. Ranges the store does not hold (or every range, when it is not reachable) come from the exchange, whose page size (capabilities.pageLimits.candles) splits large requests into several calls; fewer candles come back when the history ends. The header X-Exhub-Source says which source answered. Answers carry asOf (when the data was fetched). When the exchange or its plugin fails and a last good value is recent enough, it is served with stale: true, a staleReason and the header X-Exhub-Stale: true; otherwise the answer is 503 (plugin down, exchange unavailable or rate limited) or 502 (the exchange answered with an error), as problem+json with a Retry-After header in seconds. Unknown exchange, type, symbol or interval and limits out of range are 422 problem+json whose errors[].location names the query parameter.
          */
         get: operations["listCandles"];
         put?: never;
@@ -1501,6 +1501,7 @@ export interface operations {
             200: {
                 headers: {
                     "Cache-Control"?: string;
+                    "X-Exhub-Source"?: string;
                     "X-Exhub-Stale"?: string;
                     [name: string]: unknown;
                 };
