@@ -168,6 +168,15 @@ func TestValidationNamesTheKey(t *testing.T) {
 		{yaml: "exchanges:\n  - {key: 3, slug: bybit, name: Bybit}\n", want: []string{"exchanges[0].status", "needs a status"}},
 		{yaml: "", env: map[string]string{"EXHUB_PLUGINS_STREAM_BUFFER": "many"}, want: []string{"plugins.stream_buffer", "EXHUB_PLUGINS_STREAM_BUFFER"}},
 		{yaml: "", env: map[string]string{"EXHUB_VALKEY_ADDR": "", "EXHUB_VALKEY_REQUIRED": "true"}, want: []string{"valkey.required"}},
+		{yaml: "stream:\n  max_subscriptions: 0\n  max_message_bytes: 10\n  ping_interval: 0s\n  lease_ttl: 10ms\n",
+			want: []string{"stream.max_subscriptions", "stream.max_message_bytes", "stream.ping_interval", "stream.lease_ttl"}},
+		{yaml: "stream:\n  ping_interval: 5s\n  pong_timeout: 6s\n  upstream_linger: 1s\n  max_frame_bytes: 100\n",
+			want: []string{"stream.pong_timeout", "stream.upstream_linger", "stream.max_frame_bytes"}},
+		{yaml: "stream:\n  max_depth: 5000\n  origin_patterns: \"a.example.com, [x\"\n", want: []string{"stream.max_depth", "stream.origin_patterns", "[x"}},
+		{yaml: "stream:\n  valkey_prefix: \"\"\n", want: []string{"stream.valkey_prefix"}},
+		{yaml: "stream:\n  max_conections: 5\n", want: []string{"max_conections"}},
+		{yaml: "", env: map[string]string{"EXHUB_STREAM_MAX_PENDING_CONTROL": "-1"}, want: []string{"stream.max_pending_control"}},
+		{yaml: "", env: map[string]string{"EXHUB_STREAM_WRITE_TIMEOUT": "later"}, want: []string{"stream.write_timeout", "EXHUB_STREAM_WRITE_TIMEOUT"}},
 	}
 	for _, c := range cases {
 		p := write(t, t.TempDir(), "exhub.yaml", c.yaml)
@@ -209,5 +218,35 @@ func TestAnalyticsOverrides(t *testing.T) {
 		return "", false
 	}); err == nil || !strings.Contains(err.Error(), "analytics.batch_rows") {
 		t.Fatalf("batch_rows 0: %v", err)
+	}
+}
+
+func TestStreamOverrides(t *testing.T) {
+	env := map[string]string{"EXHUB_STREAM_MAX_SUBSCRIPTIONS": "16", "EXHUB_STREAM_PING_INTERVAL": "5s",
+		"EXHUB_STREAM_PONG_TIMEOUT": "2s", "EXHUB_STREAM_LEASE_TTL": "1500ms", "EXHUB_STREAM_VALKEY_PREFIX": "t:",
+		"EXHUB_STREAM_UPSTREAM_LINGER": "0s", "EXHUB_STREAM_ORIGIN_PATTERNS": " app.example.com ,*.example.org,"}
+	p := write(t, t.TempDir(), "exhub.yaml", "stream:\n  max_message_bytes: 8192\n  max_subscriptions: 32\n")
+	cfg, err := LoadWith(p, envOf(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := cfg.Stream
+	if s.MaxSubscriptions != 16 || s.MaxMessageBytes != 8192 || s.PingInterval.D() != 5*time.Second ||
+		s.PongTimeout.D() != 2*time.Second || s.LeaseTTL.D() != 1500*time.Millisecond || s.ValkeyPrefix != "t:" ||
+		s.UpstreamLinger != 0 {
+		t.Fatalf("stream overrides: %+v", s)
+	}
+	// Keys the file and the environment leave alone keep their defaults.
+	if s.MaxConnections != 20000 || s.WriteTimeout.D() != 10*time.Second || s.MaxFrameBytes != 64<<10 {
+		t.Fatalf("stream defaults: %+v", s)
+	}
+	if got := cfg.Stream.Origins(); !reflect.DeepEqual(got, []string{"app.example.com", "*.example.org"}) {
+		t.Fatalf("origins %q", got)
+	}
+	keys := strings.Join(EnvKeys(), " ")
+	for _, k := range []string{"EXHUB_STREAM_MAX_CONNECTIONS", "EXHUB_STREAM_LEASE_TTL", "EXHUB_STREAM_MAX_COALESCED_TRADES"} {
+		if !strings.Contains(keys, k) {
+			t.Errorf("EnvKeys lacks %s", k)
+		}
 	}
 }
