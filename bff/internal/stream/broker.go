@@ -18,6 +18,8 @@ type Broker interface {
 	Publish(msgs []Message)
 
 	bind(h brokerHandler)
+	// stats: leases held (Valkey) and errors by operation.
+	stats() (leases int, errs map[string]uint64)
 }
 
 // Message is one published topic message. State marks a message that replaces everything before it (a book,
@@ -31,7 +33,7 @@ type Message struct {
 }
 
 type brokerHandler struct {
-	deliver func(topic string, payload []byte, initial bool)
+	deliver func(topic string, payload []byte, initial bool) bool // false: the payload does not decode
 	batch   func(msgs []Message)
 	lead    func(topic string)
 	unlead  func(topic string)
@@ -49,6 +51,8 @@ type MemoryBroker struct {
 func NewMemoryBroker() *MemoryBroker { return &MemoryBroker{counts: map[string]int{}} }
 
 func (m *MemoryBroker) bind(h brokerHandler) { m.h = h }
+
+func (m *MemoryBroker) stats() (int, map[string]uint64) { return 0, map[string]uint64{} }
 
 // Run waits for ctx.
 func (m *MemoryBroker) Run(ctx context.Context) error {

@@ -57,7 +57,6 @@ type conn struct {
 
 	subs map[string]*connSub // owned by the reader
 
-	coalesced    uint64
 	writingSince atomic.Int64
 	pinging      atomic.Bool
 }
@@ -71,40 +70,42 @@ func (c *conn) signal() {
 	}
 }
 
-// offer queues a replaceable message under key. Callers wake the writer afterwards (signal), once per batch.
-func (c *conn) offer(key string, msg *lazy, kind itemKind) {
+// offer queues a replaceable message under key and reports whether it replaced a pending one (conflated).
+// Callers wake the writer afterwards (signal), once per batch.
+func (c *conn) offer(key string, msg *lazy, kind itemKind) (conflated bool) {
 	c.mu.Lock()
 	if old, ok := c.pending[key]; ok {
 		old.msg, old.kind, old.trades, old.snap, old.src = msg, kind, nil, nil, nil
-		c.coalesced++
 		c.mu.Unlock()
-		return
+		return true
 	}
 	c.pending[key] = &item{kind: kind, msg: msg}
 	c.order = append(c.order, key)
 	c.mu.Unlock()
+	return false
 }
 
 // offerBook queues a book message; snap (nil for a snapshot) gives the latest snapshot to send instead when an
-// earlier message of the same view is still pending.
-func (c *conn) offerBook(key string, msg *lazy, snap func() *lazy) {
+// earlier message of the same view is still pending (conflated: true).
+func (c *conn) offerBook(key string, msg *lazy, snap func() *lazy) (conflated bool) {
 	c.mu.Lock()
 	if old, ok := c.pending[key]; ok {
 		if snap != nil {
 			msg = snap()
 		}
 		old.msg, old.kind, old.snap = msg, kindBook, nil
-		c.coalesced++
 		c.mu.Unlock()
-		return
+		return true
 	}
 	c.pending[key] = &item{kind: kindBook, msg: msg}
 	c.order = append(c.order, key)
 	c.mu.Unlock()
+	return false
 }
 
-// offerTrades queues a trades batch; batches pending together merge, keeping the newest MaxCoalescedTrades.
-func (c *conn) offerTrades(key string, l *lazy, m *tradesMsg) {
+// offerTrades queues a trades batch; batches pending together merge, keeping the newest MaxCoalescedTrades. It
+// reports whether the batch merged into a pending one and how many trades the merge left out.
+func (c *conn) offerTrades(key string, l *lazy, m *tradesMsg) (conflated bool, dropped int) {
 	c.mu.Lock()
 	if old, ok := c.pending[key]; ok {
 		merged := old.trades
@@ -118,15 +119,16 @@ func (c *conn) offerTrades(key string, l *lazy, m *tradesMsg) {
 		if over := len(merged.Trades) - c.g.cfg.MaxCoalescedTrades; over > 0 {
 			merged.Trades = append(merged.Trades[:0:0], merged.Trades[over:]...)
 			merged.Dropped += over
+			dropped = over
 		}
 		old.trades = merged
-		c.coalesced++
 		c.mu.Unlock()
-		return
+		return true, dropped
 	}
 	c.pending[key] = &item{kind: kindTrades, msg: l, src: m}
 	c.order = append(c.order, key)
 	c.mu.Unlock()
+	return false, 0
 }
 
 // prevTrades returns the batch a pending trades item holds (its shared message).
@@ -173,9 +175,6 @@ func (c *conn) take(buf []*item) []*item {
 	return buf
 }
 
-// maxBatchBytes bounds one batched frame.
-const maxBatchBytes = 64 << 10
-
 // writeLoop sends queued messages until the connection ends. One pending message goes out as its own frame; when
 // several are pending (the client or the network is behind), they go out together as one frame holding a JSON
 // array of messages, so a busy connection costs one write per wake-up instead of one per message.
@@ -199,7 +198,7 @@ func (c *conn) writeLoop() error {
 			if b == nil {
 				continue
 			}
-			if n > 0 && len(frame)+len(b) > maxBatchBytes {
+			if n > 0 && len(frame)+len(b) > c.g.cfg.MaxFrameBytes {
 				if err := c.writeFrame(frame, n); err != nil {
 					return err
 				}
@@ -239,6 +238,7 @@ func (c *conn) writeFrame(frame []byte, n int) error {
 	}
 	c.g.sent.Add(uint64(n))
 	c.g.frames.Add(1)
+	c.g.bytes.Add(uint64(len(frame)))
 	return nil
 }
 

@@ -45,6 +45,9 @@ type Config struct {
 	MaxCoalescedTrades int
 	// MaxPendingControl bounds unread replies (acks, errors, pongs) per connection (256).
 	MaxPendingControl int
+	// MaxFrameBytes bounds one frame that batches several pending messages (64 KiB); a single bigger message
+	// still goes out, alone.
+	MaxFrameBytes int
 	// PingInterval and PongTimeout: heartbeat (20 s, 10 s).
 	PingInterval, PongTimeout time.Duration
 	// WriteTimeout bounds one message write (10 s).
@@ -79,6 +82,9 @@ func (c Config) withDefaults() Config {
 	if c.MaxPendingControl <= 0 {
 		c.MaxPendingControl = 256
 	}
+	if c.MaxFrameBytes <= 0 {
+		c.MaxFrameBytes = 64 << 10
+	}
 	if c.PingInterval <= 0 {
 		c.PingInterval = 20 * time.Second
 	}
@@ -110,6 +116,8 @@ type Gateway struct {
 
 	sent   atomic.Uint64
 	frames atomic.Uint64
+	bytes  atomic.Uint64
+	closes [numCloseReasons]atomic.Uint64
 }
 
 // Options builds a gateway.
@@ -169,26 +177,71 @@ func (g *Gateway) Run(ctx context.Context) error {
 	return nil
 }
 
-// Stats are counters for tests and benchmarks.
+// Stats are the gateway's gauges and counters (bff/internal/metrics exports them on /metrics; tests and
+// benchmarks read them directly). Counters only grow for the life of the gateway.
 type Stats struct {
-	Connections    int
-	Delivered      uint64 // messages queued to clients
-	Sent           uint64 // messages written to clients
-	Frames         uint64 // WebSocket frames written (a frame may batch several messages)
+	Connections int
+	// Subscriptions of this replica's clients by channel (book, trades, ticker, candles).
+	Subscriptions map[string]int
+	Delivered     uint64 // messages queued to clients
+	Sent          uint64 // messages written to clients
+	Frames        uint64 // WebSocket frames written (a frame may batch several messages)
+	BytesSent     uint64 // payload bytes of those frames
+	// Conflated counts queued messages replaced or merged by a newer one before the client read them (a slow
+	// client); TradesDropped the trades left out of merged trades messages past MaxCoalescedTrades.
+	Conflated     uint64
+	TradesDropped uint64
+	// Closes counts ended connections by reason: client (closed or dropped by the client), message_too_big (1009),
+	// heartbeat (1008), unread_replies (1008), write_timeout (a slow client not reading), write_error, shutdown.
+	Closes         map[string]uint64
 	Published      uint64 // topic messages published by this replica as leader
 	Leading        int    // topics this replica leads (holds the upstream subscription of)
 	UpstreamEvents uint64
+	// Upstream subscriptions held by this replica by channel (their sum is Leading once the control loop ran).
+	Upstream map[string]int
+	// Resyncs counts book resyncs by reason: gap (a sequence gap), crossed (a crossed book), invalid (another book
+	// error), upstream (the plugin reported its stream re-established).
+	Resyncs map[string]uint64
+	// Leases is how many topic leases this replica holds in Valkey (0 with the in-process broker).
+	Leases int
+	// BrokerErrors counts Valkey failures by operation: publish, receive (subscription connection lost, or a
+	// payload that does not decode), subscribe, interest, lease, last (reading a topic's last state).
+	BrokerErrors map[string]uint64
 }
 
-// Stats returns the gateway's counters.
+// Stats returns the gateway's gauges and counters.
 func (g *Gateway) Stats() Stats {
 	g.mu.Lock()
 	n := len(g.conns)
 	g.mu.Unlock()
 	pub, lead, evs := g.up.stats()
-	return Stats{Connections: n, Delivered: g.hub.delivered.Load(), Sent: g.sent.Load(), Frames: g.frames.Load(), Published: pub, Leading: lead,
-		UpstreamEvents: evs}
+	st := Stats{Connections: n, Subscriptions: g.hub.subscriptions(), Delivered: g.hub.delivered.Load(),
+		Sent: g.sent.Load(), Frames: g.frames.Load(), BytesSent: g.bytes.Load(), Conflated: g.hub.conflated.Load(),
+		TradesDropped: g.hub.tradesDropped.Load(), Closes: map[string]uint64{}, Published: pub, Leading: lead,
+		UpstreamEvents: evs, Upstream: g.up.byChannel(), Resyncs: g.up.resyncCounts()}
+	for r := range numCloseReasons {
+		st.Closes[closeReasonNames[r]] = g.closes[r].Load()
+	}
+	st.Leases, st.BrokerErrors = g.broker.stats()
+	return st
 }
+
+// Why connections end (Stats.Closes).
+type closeReason int
+
+const (
+	closeClient closeReason = iota
+	closeTooBig
+	closeHeartbeat
+	closeUnread
+	closeWriteTimeout
+	closeWriteError
+	closeShutdown
+	numCloseReasons
+)
+
+var closeReasonNames = [numCloseReasons]string{"client", "message_too_big", "heartbeat", "unread_replies",
+	"write_timeout", "write_error", "shutdown"}
 
 // ServeHTTP upgrades GET /api/v1/stream to a WebSocket.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -235,6 +288,9 @@ func (g *Gateway) serveConn(c *conn) {
 	go func() { // owned by serveConn; ends with the connection
 		defer wg.Done()
 		err := c.writeLoop()
+		if c.ctx.Err() == nil {
+			err = errWrite{err}
+		}
 		c.cancel(err)
 	}()
 	go func() { // owned by serveConn: heartbeat, then closes the socket with a code saying why it ended
@@ -244,19 +300,30 @@ func (g *Gateway) serveConn(c *conn) {
 		}
 		<-c.ctx.Done()
 		cause := context.Cause(c.ctx)
+		reason := closeClient
 		switch {
 		case errors.Is(cause, errTooManyPending):
+			reason = closeUnread
 			_ = c.ws.Close(websocket.StatusPolicyViolation, "too many unanswered requests: read your messages")
 		case errors.Is(cause, errHeartbeat):
+			reason = closeHeartbeat
 			_ = c.ws.Close(websocket.StatusPolicyViolation, "heartbeat timeout")
 		case errors.Is(cause, errWriteTimeout):
+			reason = closeWriteTimeout
 			_ = c.ws.CloseNow() // a close frame would wait behind the stuck write
 		case errors.Is(cause, errShutdown):
+			reason = closeShutdown
 			_ = c.ws.Close(websocket.StatusGoingAway, "server shutting down")
 		default:
 			// The client closed, the read limit fired (coder/websocket already sent 1009) or a write failed.
+			if errors.Is(cause, websocket.ErrMessageTooBig) {
+				reason = closeTooBig
+			} else if errors.As(cause, new(errWrite)) {
+				reason = closeWriteError
+			}
 			_ = c.ws.CloseNow()
 		}
+		g.closes[reason].Add(1)
 	}()
 	c.control(&helloMsg{Type: "hello", Version: 1, MaxSubscriptions: g.cfg.MaxSubscriptions,
 		MaxMessageBytes: g.cfg.MaxMessageBytes, HeartbeatSeconds: int(g.cfg.PingInterval / time.Second)})
@@ -268,6 +335,12 @@ func (g *Gateway) serveConn(c *conn) {
 }
 
 var errShutdown = errors.New("server shutting down")
+
+// errWrite is a failed write that ended a connection still open on our side.
+type errWrite struct{ err error }
+
+func (e errWrite) Error() string { return "write: " + e.err.Error() }
+func (e errWrite) Unwrap() error { return e.err }
 
 func (g *Gateway) isClosed() bool {
 	g.mu.Lock()

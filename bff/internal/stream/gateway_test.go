@@ -3,6 +3,7 @@ package stream
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
@@ -358,5 +359,38 @@ func TestHeartbeatTimeout(t *testing.T) {
 			}
 			return
 		}
+	}
+}
+
+// TestConflationCounted: the hub counts what a slow client's queue conflated and the trades merging left out, and
+// subscriptions by channel.
+func TestConflationCounted(t *testing.T) {
+	g := &Gateway{cfg: Config{MaxCoalescedTrades: 5}.withDefaults()}
+	h := newHub(func(string) {}, func(string) {})
+	c := &conn{g: g, pending: map[string]*item{}, notify: make(chan struct{}, 1)}
+	s := &Sub{Channel: "trades", Exchange: "x", MarketType: "SPOT", Symbol: "S"}
+	cs := &connSub{c: c, sub: s, key: s.key()}
+	h.add(cs)
+	if n := h.subscriptions()["trades"]; n != 1 {
+		t.Fatalf("%d trades subscriptions", n)
+	}
+	for i := range 10 {
+		p := fmt.Sprintf(`{"k":"trades","seq":%d,"trades":[{"id":"%da","price":"1","qty":"1","side":"buy","time":1},`+
+			`{"id":"%db","price":"1","qty":"1","side":"sell","time":1}]}`, i+1, i, i)
+		if !h.deliver(s.Topic(), []byte(p), false) {
+			t.Fatal("a valid payload did not decode")
+		}
+	}
+	// Nobody read: the first batch waits, the nine others merged into it; 20 trades, 5 kept.
+	if d, cf, dr := h.delivered.Load(), h.conflated.Load(), h.tradesDropped.Load(); d != 10 || cf != 9 || dr != 15 {
+		t.Fatalf("delivered %d, conflated %d, dropped %d; want 10, 9, 15", d, cf, dr)
+	}
+	if h.deliver(s.Topic(), []byte(`{"k":`), false) {
+		t.Fatal("a broken payload reported as delivered")
+	}
+	h.remove(cs)
+	h.remove(cs) // twice: counted once
+	if n := h.subscriptions()["trades"]; n != 0 {
+		t.Fatalf("%d trades subscriptions after remove", n)
 	}
 }

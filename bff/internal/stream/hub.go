@@ -53,7 +53,33 @@ type hub struct {
 	join   func(topic string)
 	leave  func(topic string)
 
-	delivered atomic.Uint64 // messages handed to client queues
+	delivered     atomic.Uint64 // messages handed to client queues
+	conflated     atomic.Uint64 // of those, messages that replaced or merged into a pending one
+	tradesDropped atomic.Uint64 // trades left out of merged trades messages
+	subs          [numChannels]atomic.Int64
+}
+
+// channelNames are the client channels in the order of the per-channel counters.
+var channelNames = [...]string{"book", "trades", "ticker", "candles"}
+
+const numChannels = len(channelNames)
+
+func channelIndex(ch string) int {
+	for i, n := range channelNames {
+		if n == ch {
+			return i
+		}
+	}
+	return 0 // parseSub admits the four channels only
+}
+
+// subscriptions counts this replica's client subscriptions by channel.
+func (h *hub) subscriptions() map[string]int {
+	out := make(map[string]int, numChannels)
+	for i, n := range channelNames {
+		out[n] = int(h.subs[i].Load())
+	}
+	return out
 }
 
 type hubTopic struct {
@@ -97,6 +123,7 @@ func newHub(join, leave func(string)) *hub {
 
 // add registers a subscription and queues its initial state (a book snapshot, the last ticker and candle).
 func (h *hub) add(cs *connSub) {
+	h.subs[channelIndex(cs.sub.Channel)].Add(1)
 	topic := cs.sub.Topic()
 	h.mu.Lock()
 	t, ok := h.topics[topic]
@@ -179,6 +206,9 @@ func (h *hub) remove(cs *connSub) {
 		return
 	}
 	t.mu.Lock()
+	if _, ok := t.subs[cs]; ok {
+		h.subs[channelIndex(cs.sub.Channel)].Add(-1)
+	}
 	delete(t.subs, cs)
 	if v, ok := t.views[cs.sub.viewKey()]; ok && cs.sub.Channel == "book" {
 		delete(v.subs, cs)
@@ -204,33 +234,41 @@ func (h *hub) wants(topic string) bool {
 
 // deliver hands one published topic message to every local subscriber. initial marks a cached last state fetched
 // when this replica joined: it is used only when nothing newer has arrived.
-func (h *hub) deliver(topic string, payload []byte, initial bool) {
+// It reports false when the payload does not decode.
+func (h *hub) deliver(topic string, payload []byte, initial bool) bool {
 	var w wakeSet
-	h.deliverInto(topic, payload, nil, initial, &w)
+	ok := h.deliverInto(topic, payload, nil, initial, &w)
 	w.flush()
+	return ok
 }
 
-func (h *hub) deliverInto(topic string, payload []byte, decoded *pubMsg, initial bool, w *wakeSet) {
+func (h *hub) deliverInto(topic string, payload []byte, decoded *pubMsg, initial bool, w *wakeSet) bool {
 	h.mu.RLock()
 	t, ok := h.topics[topic]
 	h.mu.RUnlock()
 	if !ok {
-		return
+		return true
 	}
 	m := decoded
 	if m == nil {
 		m = &pubMsg{}
 		if err := json.Unmarshal(payload, m); err != nil {
-			return
+			return false
 		}
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if initial && t.hasMsg {
-		return
+		return true
 	}
 	t.hasMsg = true
-	n := 0
+	n, conflated, dropped := 0, 0, 0
+	count := func(c bool) {
+		n++
+		if c {
+			conflated++
+		}
+	}
 	switch m.K {
 	case "status":
 		if t.canon.Channel == "book" {
@@ -245,13 +283,12 @@ func (h *hub) deliverInto(topic string, payload []byte, decoded *pubMsg, initial
 		}
 		for cs := range t.subs {
 			msg := newLazy(&statusMsg{header: headerOf("status", cs.sub, m.Seq), State: m.State, Message: m.Message})
-			cs.c.offer(cs.key+"|status", msg, kindReplace)
-			n++
+			count(cs.c.offer(cs.key+"|status", msg, kindReplace))
 		}
 	case "book":
 		b := book.New()
 		if err := b.Snapshot(toProto(m.Bids), toProto(m.Asks), m.Seq); err != nil {
-			return
+			return false
 		}
 		if t.state != nil && m.Seq <= t.seq {
 			// The sequence went back (a new leader with its own upstream): every view starts over with a snapshot.
@@ -272,29 +309,27 @@ func (h *hub) deliverInto(topic string, payload []byte, decoded *pubMsg, initial
 						snap = v.snapshot(m.Time)
 					}
 					cs.needSnap = false
-					cs.c.offerBook(cs.key, snap, nil)
-					n++
+					count(cs.c.offerBook(cs.key, snap, nil))
 					continue
 				}
 				if diff == nil {
 					continue
 				}
-				cs.c.offerBook(cs.key, diff, func() *lazy { return v.snapshot(m.Time) })
-				n++
+				count(cs.c.offerBook(cs.key, diff, func() *lazy { return v.snapshot(m.Time) }))
 			}
 		}
 	case "trades":
 		msg := &tradesMsg{header: headerOf("trades", t.canon, m.Seq), Trades: m.Trades}
 		l := newLazy(msg)
 		for cs := range t.subs {
-			cs.c.offerTrades(cs.key, l, msg)
-			n++
+			c, d := cs.c.offerTrades(cs.key, l, msg)
+			count(c)
+			dropped += d
 		}
 	case "ticker":
 		t.ticker = newLazy(&tickerMsg{header: headerOf("ticker", t.canon, m.Seq), Ticker: m.Ticker})
 		for cs := range t.subs {
-			cs.c.offer(cs.key, t.ticker, kindReplace)
-			n++
+			count(cs.c.offer(cs.key, t.ticker, kindReplace))
 		}
 	case "candle":
 		for i, c := range m.Candles {
@@ -306,8 +341,7 @@ func (h *hub) deliverInto(topic string, payload []byte, decoded *pubMsg, initial
 				}
 			}
 			for cs := range t.subs {
-				cs.c.offer(candleKey(cs.key, c.OpenTime), l, kindReplace)
-				n++
+				count(cs.c.offer(candleKey(cs.key, c.OpenTime), l, kindReplace))
 			}
 		}
 	}
@@ -317,6 +351,13 @@ func (h *hub) deliverInto(topic string, payload []byte, decoded *pubMsg, initial
 		}
 	}
 	h.delivered.Add(uint64(n))
+	if conflated > 0 {
+		h.conflated.Add(uint64(conflated))
+	}
+	if dropped > 0 {
+		h.tradesDropped.Add(uint64(dropped))
+	}
+	return true
 }
 
 func candleKey(key string, openTime int64) string {

@@ -35,6 +35,8 @@ type upstream struct {
 	published atomic.Uint64
 	events    atomic.Uint64
 	leading   atomic.Int64
+	held      [numChannels]atomic.Int64 // upstream subscriptions by client channel
+	resyncs   [numResyncReasons]atomic.Uint64
 
 	runOnce sync.Once
 	ctx     context.Context
@@ -108,6 +110,40 @@ func (u *upstream) stats() (published uint64, leading int, events uint64) {
 	return u.published.Load(), int(u.leading.Load()), u.events.Load()
 }
 
+// byChannel counts the upstream subscriptions held by client channel.
+func (u *upstream) byChannel() map[string]int {
+	out := make(map[string]int, numChannels)
+	for i, n := range channelNames {
+		out[n] = int(u.held[i].Load())
+	}
+	return out
+}
+
+// Why a book was resynced (Stats.Resyncs).
+const (
+	resyncGap = iota
+	resyncCrossed
+	resyncInvalid
+	resyncUpstream
+	numResyncReasons
+)
+
+var resyncReasonNames = [numResyncReasons]string{"gap", "crossed", "invalid", "upstream"}
+
+func (u *upstream) resyncCounts() map[string]uint64 {
+	out := make(map[string]uint64, numResyncReasons)
+	for i, n := range resyncReasonNames {
+		out[n] = u.resyncs[i].Load()
+	}
+	return out
+}
+
+// protoChannels maps the plugin's channels to the client channel counters.
+var protoChannels = map[exchangev1.Channel]int{
+	exchangev1.Channel_CHANNEL_BOOK: 0, exchangev1.Channel_CHANNEL_TRADES: 1,
+	exchangev1.Channel_CHANNEL_TICKER: 2, exchangev1.Channel_CHANNEL_CANDLES: 3,
+}
+
 // close stops every upstream stream and waits for the loops.
 func (u *upstream) close() {
 	u.cancel()
@@ -152,6 +188,13 @@ func (u *upstream) run() {
 			}
 		}
 		u.leading.Store(int64(len(u.active)))
+		var held [numChannels]int64
+		for _, lt := range u.active {
+			held[protoChannels[lt.sub.GetChannel()]]++
+		}
+		for i := range held {
+			u.held[i].Store(held[i])
+		}
 	}
 }
 
@@ -359,6 +402,14 @@ func (u *upstream) apply(es *exStream, ev *exchangev1.MarketEvent, dirty []*lead
 
 // bookBroken drops a book that cannot be trusted, tells clients, and asks for a fresh snapshot.
 func (u *upstream) bookBroken(lt *leadTopic, err error, dirty []*leadTopic) []*leadTopic {
+	switch {
+	case errors.Is(err, book.ErrGap):
+		u.resyncs[resyncGap].Add(1)
+	case errors.Is(err, book.ErrCrossed):
+		u.resyncs[resyncCrossed].Add(1)
+	default:
+		u.resyncs[resyncInvalid].Add(1)
+	}
 	lt.book.Reset()
 	u.log.Info("stream: book resync", "topic", lt.topic, "err", err)
 	lt.status = &pubMsg{K: "status", State: "resyncing", Message: "order book resync; a snapshot follows"}
@@ -387,6 +438,7 @@ func (u *upstream) applyStatus(es *exStream, ev *exchangev1.MarketEvent, st *exc
 			m = &pubMsg{K: "status", State: "reconnecting", Message: "exchange stream interrupted; reconnecting"}
 		case exchangev1.StreamStatus_STATE_RESYNCED:
 			if lt.book != nil {
+				u.resyncs[resyncUpstream].Add(1)
 				m = &pubMsg{K: "status", State: "resyncing", Message: "order book resync; a snapshot follows"}
 			} else {
 				m = &pubMsg{K: "status", State: "live", Message: "exchange stream re-established"}

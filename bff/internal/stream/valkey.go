@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/valkey-io/valkey-go"
@@ -42,6 +43,30 @@ type ValkeyBroker struct {
 	// owned by Run
 	subscribed map[string]bool
 	held       map[string]bool
+
+	leases atomic.Int64 // len(held), for Stats
+	errs   [numValkeyOps]atomic.Uint64
+}
+
+// Valkey operations that can fail (Stats.BrokerErrors).
+const (
+	opPublish = iota
+	opReceive
+	opSubscribe
+	opInterest
+	opLease
+	opLast
+	numValkeyOps
+)
+
+var valkeyOpNames = [numValkeyOps]string{"publish", "receive", "subscribe", "interest", "lease", "last"}
+
+func (v *ValkeyBroker) stats() (int, map[string]uint64) {
+	errs := make(map[string]uint64, numValkeyOps)
+	for i, n := range valkeyOpNames {
+		errs[n] = v.errs[i].Load()
+	}
+	return int(v.leases.Load()), errs
 }
 
 // ValkeyOptions configures a ValkeyBroker.
@@ -122,6 +147,7 @@ func (v *ValkeyBroker) Publish(msgs []Message) {
 	defer cancel()
 	for _, r := range v.c.DoMulti(ctx, cmds...) {
 		if err := r.Error(); err != nil {
+			v.errs[opPublish].Add(1)
 			v.log.Warn("stream: valkey publish", "err", err)
 			return
 		}
@@ -152,7 +178,9 @@ func (v *ValkeyBroker) Run(ctx context.Context) error {
 		if dc == nil {
 			dc, release = v.c.Dedicate()
 			dcErr = dc.SetPubSubHooks(valkey.PubSubHooks{OnMessage: func(m valkey.PubSubMessage) {
-				v.h.deliver(strings.TrimPrefix(m.Channel, v.prefix+"ev:"), []byte(m.Message), false)
+				if !v.h.deliver(strings.TrimPrefix(m.Channel, v.prefix+"ev:"), []byte(m.Message), false) {
+					v.errs[opReceive].Add(1)
+				}
 			}})
 			v.subscribed = map[string]bool{}
 		}
@@ -163,6 +191,7 @@ func (v *ValkeyBroker) Run(ctx context.Context) error {
 		case <-v.kick:
 		case <-tick.C:
 		case err := <-dcErr:
+			v.errs[opReceive].Add(1)
 			v.log.Warn("stream: valkey subscription connection lost; reconnecting", "err", err)
 			release()
 			dc, release = nil, nil
@@ -204,13 +233,20 @@ func (v *ValkeyBroker) reconcile(ctx context.Context, dc valkey.DedicatedClient)
 			chans[i] = v.prefix + "ev:" + t
 		}
 		if err := dc.Do(cctx, dc.B().Subscribe().Channel(chans...).Build()).Error(); err != nil {
+			v.errs[opSubscribe].Add(1)
 			v.log.Warn("stream: valkey subscribe", "err", err)
 			return
 		}
 		for _, t := range sub {
 			v.subscribed[t] = true
-			if b, err := v.c.Do(cctx, v.c.B().Get().Key(v.prefix+"last:"+t).Build()).AsBytes(); err == nil {
-				v.h.deliver(t, b, true)
+			b, err := v.c.Do(cctx, v.c.B().Get().Key(v.prefix+"last:"+t).Build()).AsBytes()
+			switch {
+			case err == nil:
+				if !v.h.deliver(t, b, true) {
+					v.errs[opReceive].Add(1)
+				}
+			case !valkey.IsValkeyNil(err):
+				v.errs[opLast].Add(1)
 			}
 		}
 	}
@@ -221,6 +257,7 @@ func (v *ValkeyBroker) reconcile(ctx context.Context, dc valkey.DedicatedClient)
 			delete(v.subscribed, t)
 		}
 		if err := dc.Do(cctx, dc.B().Unsubscribe().Channel(chans...).Build()).Error(); err != nil {
+			v.errs[opSubscribe].Add(1)
 			v.log.Warn("stream: valkey unsubscribe", "err", err)
 		}
 	}
@@ -236,6 +273,7 @@ func (v *ValkeyBroker) reconcile(ctx context.Context, dc valkey.DedicatedClient)
 	}
 	for _, r := range v.c.DoMulti(cctx, cmds...) {
 		if err := r.Error(); err != nil {
+			v.errs[opInterest].Add(1)
 			v.log.Warn("stream: valkey interest", "err", err)
 			break
 		}
@@ -257,6 +295,9 @@ func (v *ValkeyBroker) reconcile(ctx context.Context, dc valkey.DedicatedClient)
 			}
 		}
 		n, err := renewScript.Exec(cctx, v.c, []string{key}, []string{v.id, ttl}).AsInt64()
+		if err != nil {
+			v.errs[opLease].Add(1)
+		}
 		if err != nil || n == 0 {
 			// Lost (or cannot prove we hold it): stop leading; another replica may take over.
 			v.log.Info("stream: lease lost", "topic", t, "err", err)
@@ -271,6 +312,7 @@ func (v *ValkeyBroker) reconcile(ctx context.Context, dc valkey.DedicatedClient)
 		}
 		ok, err := v.c.Do(cctx, v.c.B().Set().Key(v.prefix+"lease:"+t).Value(v.id).Nx().Px(v.ttl).Build()).AsBool()
 		if err != nil && !valkey.IsValkeyNil(err) {
+			v.errs[opLease].Add(1)
 			v.log.Warn("stream: valkey lease", "topic", t, "err", err)
 			continue
 		}
@@ -280,6 +322,7 @@ func (v *ValkeyBroker) reconcile(ctx context.Context, dc valkey.DedicatedClient)
 			v.h.lead(t)
 		}
 	}
+	v.leases.Store(int64(len(v.held)))
 }
 
 // stop gives up every lease and interest (unless simulating a crash) and stops leading.
@@ -293,6 +336,7 @@ func (v *ValkeyBroker) stop() {
 		v.h.unlead(t)
 	}
 	v.held = map[string]bool{}
+	v.leases.Store(0)
 	if v.releaseOnStop {
 		v.mu.Lock()
 		defer v.mu.Unlock()

@@ -15,6 +15,13 @@ import (
 // valkey-server fails the test (`make deps` installs it).
 func startValkey(t *testing.T) string {
 	t.Helper()
+	addr, _ := startValkeyStoppable(t)
+	return addr
+}
+
+// startValkeyStoppable is startValkey that also returns a function stopping the server early (SIGKILL, by PID).
+func startValkeyStoppable(t *testing.T) (string, func()) {
+	t.Helper()
 	bin, err := exec.LookPath("valkey-server")
 	if err != nil {
 		t.Fatalf("valkey-server not found (install it with `make deps`): %v", err)
@@ -30,10 +37,10 @@ func startValkey(t *testing.T) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }() // owned by the test: ends with the server process
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
 		select {
 		case <-done:
 		case <-time.After(5 * time.Second):
@@ -41,13 +48,17 @@ func startValkey(t *testing.T) string {
 			<-done
 		}
 	})
+	kill := func() {
+		_ = cmd.Process.Kill()
+		<-done
+	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		c, err := net.Dial("tcp", addr)
 		if err == nil {
 			c.Close()
-			return addr
+			return addr, kill
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("valkey-server did not listen on %s: %v", addr, err)
@@ -118,6 +129,10 @@ func TestTwoReplicasOneValkey(t *testing.T) {
 	for i := range 2 {
 		read(i, 5, 3)
 	}
+	// Leases follow the upstreams: both on one replica.
+	waitFor(t, 5*time.Second, "the leases to be counted", func() bool {
+		return reps[0].gw.Stats().Leases+reps[1].gw.Stats().Leases == 2 && reps[0].gw.Stats().Leases != 1
+	})
 	l0, l1 := reps[0].gw.Stats().Leading, reps[1].gw.Stats().Leading
 	if l0+l1 != 2 || (l0 != 0 && l1 != 0) {
 		t.Fatalf("upstream topics held: replica 0 %d, replica 1 %d; want both on one replica", l0, l1)
@@ -134,6 +149,9 @@ func TestTwoReplicasOneValkey(t *testing.T) {
 	killed := time.Now()
 	waitFor(t, 3*ttl+time.Second, "the other replica to take over", func() bool { return reps[other].gw.Stats().Leading == 2 })
 	took := time.Since(killed)
+	if st := reps[other].gw.Stats(); st.Leases != 2 || st.BrokerErrors["publish"] != 0 {
+		t.Fatalf("after the takeover: %d leases, %d publish errors", st.Leases, st.BrokerErrors["publish"])
+	}
 	t.Logf("replica %d took over %s after replica %d died (lease TTL %s)", other, took, holder, ttl)
 	if took > 3*ttl {
 		t.Fatalf("takeover after %s, lease TTL %s", took, ttl)
@@ -143,4 +161,30 @@ func TestTwoReplicasOneValkey(t *testing.T) {
 	if !books[other].have {
 		t.Fatal("surviving client has no book")
 	}
+}
+
+// TestValkeyErrorsCounted: when Valkey dies under a leader, its failed publishes, the lost subscription connection
+// and the failed re-subscriptions are counted (Stats.BrokerErrors, exported on /metrics).
+func TestValkeyErrorsCounted(t *testing.T) {
+	addr, kill := startValkeyStoppable(t)
+	vc := valkeyClient(t, addr)
+	b := NewValkeyBroker(ValkeyOptions{Client: vc, LeaseTTL: 900 * time.Millisecond})
+	r := startReplica(t, b, Config{}, fast)
+	t.Cleanup(vc.Close)
+	c := dial(t, r.srv)
+	c.send(sub("trades", "ETHUSDT"))
+	c.until(10*time.Second, func(m map[string]any) bool { return m["type"] == "trades" })
+	if st := r.gw.Stats(); st.Leases != 1 || st.Leading != 1 {
+		t.Fatalf("before: %d leases, leading %d", st.Leases, st.Leading)
+	}
+	for op, n := range r.gw.Stats().BrokerErrors {
+		if n != 0 {
+			t.Fatalf("%d %s errors with Valkey up", n, op)
+		}
+	}
+	kill()
+	waitFor(t, 15*time.Second, "Valkey errors to be counted", func() bool {
+		e := r.gw.Stats().BrokerErrors
+		return e["publish"] > 0 && e["receive"] > 0 && e["subscribe"] > 0
+	})
 }
