@@ -95,8 +95,10 @@ type batch struct {
 
 // Stats are the writer's counters.
 type Stats struct {
-	// Added rows accepted by Add; Written rows acknowledged by ClickHouse (directly or replayed).
+	// Added rows accepted by Add; Written rows acknowledged by ClickHouse (directly or replayed), in all and by
+	// table.
 	Added, Written uint64
+	WrittenByTable map[string]uint64
 	// Spooled rows ever written to the spool; Replayed rows later written from it.
 	Spooled, Replayed uint64
 	// InsertErrors counts failed inserts; Rejected rows were dropped because they did not fit their table.
@@ -129,6 +131,7 @@ type Writer struct {
 	tokenSeq    atomic.Uint64
 
 	added, written, spooled, replayed, insertErrs, rejected atomic.Uint64
+	writtenBy                                               map[string]*atomic.Uint64 // by table; fixed after New
 	spoolFull                                               atomic.Bool
 }
 
@@ -153,7 +156,9 @@ func New(cfg Config) (*Writer, error) {
 		space: make(chan struct{}), full: make(chan struct{}, cfg.Inserters),
 		tokenPrefix: hex.EncodeToString(rnd[:]) + "-" + fmt.Sprint(time.Now().UnixMilli()),
 	}
+	w.writtenBy = make(map[string]*atomic.Uint64, len(schema.Tables))
 	for _, t := range schema.Tables {
+		w.writtenBy[t.Name] = new(atomic.Uint64)
 		w.inserts[t.Name] = fmt.Sprintf("INSERT INTO `%s`.`%s` (%s)", cfg.Database, t.Name, strings.Join(t.ColumnNames(), ", "))
 	}
 	if files, rows, _ := sp.stats(); files > 0 {
@@ -200,10 +205,22 @@ func (w *Writer) Stats() Stats {
 	pend := w.npend
 	w.mu.Unlock()
 	files, rows, bytes := w.spool.stats()
+	by := make(map[string]uint64, len(w.writtenBy))
+	for t, n := range w.writtenBy {
+		by[t] = n.Load()
+	}
 	return Stats{
-		Added: w.added.Load(), Written: w.written.Load(), Spooled: w.spooled.Load(), Replayed: w.replayed.Load(),
+		Added: w.added.Load(), Written: w.written.Load(), WrittenByTable: by, Spooled: w.spooled.Load(), Replayed: w.replayed.Load(),
 		InsertErrors: w.insertErrs.Load(), Rejected: w.rejected.Load(), Pending: pend, SpoolFiles: files, SpoolRows: rows, SpoolBytes: bytes,
 		SpoolFull: w.spoolFull.Load(),
+	}
+}
+
+// wrote counts rows ClickHouse acknowledged.
+func (w *Writer) wrote(table string, n int) {
+	w.written.Add(uint64(n))
+	if c := w.writtenBy[table]; c != nil {
+		c.Add(uint64(n))
 	}
 }
 
@@ -313,7 +330,7 @@ func (w *Writer) write(ctx context.Context, bs []*batch) bool {
 	for _, b := range bs {
 		if !down {
 			if err := w.insert(ctx, b); err == nil {
-				w.written.Add(uint64(len(b.rows)))
+				w.wrote(b.table, len(b.rows))
 				w.released(len(b.rows))
 				continue
 			} else if errors.Is(err, errBadRow) {
@@ -379,7 +396,7 @@ func (w *Writer) replay(ctx context.Context) bool {
 			w.rejected.Add(uint64(len(b.rows)))
 			w.log.Error("analytics spooled batch rejected", "file", name, "err", err)
 		} else {
-			w.written.Add(uint64(len(b.rows)))
+			w.wrote(b.table, len(b.rows))
 			w.replayed.Add(uint64(len(b.rows)))
 		}
 		if w.spoolFull.Swap(false) {
@@ -435,7 +452,7 @@ func (w *Writer) WriteNow(ctx context.Context, table string, rows [][]any) (stor
 	if w.spool.empty() {
 		ierr := w.insert(ctx, b)
 		if ierr == nil {
-			w.written.Add(uint64(len(rows)))
+			w.wrote(table, len(rows))
 			return true, nil
 		}
 		if errors.Is(ierr, errBadRow) {
