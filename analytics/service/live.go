@@ -57,9 +57,9 @@ func Subscriptions(mt exchangev1.MarketType, symbol string) []*exchangev1.Subscr
 	return out
 }
 
-// consume moves a stream's events into the writer until the stream ends or ctx ends. Add blocks while the writer
+// consume moves a stream's events into the writer until the stream ends or ctx ends, calling added per row. Add blocks while the writer
 // is at its memory bound; the stream then drops (and counts) events at its own bounded buffer.
-func consume(ctx context.Context, w *ingest.Writer, exchange string, s Stream) {
+func consume(ctx context.Context, w *ingest.Writer, exchange string, s Stream, added func(table string)) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -75,6 +75,7 @@ func consume(ctx context.Context, w *ingest.Writer, exchange string, s Stream) {
 			if err := w.Add(ctx, table, row); err != nil {
 				return
 			}
+			added(table)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -59,7 +60,32 @@ type Config struct {
 	// Live turns on live stream ingest.
 	Live      bool
 	Exchanges []Exchange
-	Logger    *slog.Logger
+	// Lease, when set, makes live ingest and backfill of each exchange run on one replica at a time (the holder of
+	// "ingest:<exchange>"); nil: this replica runs them for every exchange.
+	Lease  Lease
+	Logger *slog.Logger
+}
+
+// ExchangeStatus is what the service is doing for one exchange.
+type ExchangeStatus struct {
+	Exchange string
+	// Leading is true while this replica runs the exchange's ingest (always, without a Lease, once it started).
+	Leading bool
+	// LiveRows counts rows taken from the live stream, by table.
+	LiveRows map[string]uint64
+	// BackfillInstruments of the pass under way (or the last one); BackfillDone of them are done.
+	BackfillInstruments, BackfillDone int
+	// BackfillRows counts rows written by backfill; BackfillPasses completed passes; BackfillLastPass is when the
+	// last one ended (Unix ms, 0: none yet).
+	BackfillRows, BackfillPasses uint64
+	BackfillLastPass             int64
+}
+
+// exchangeState holds one exchange's ExchangeStatus, guarded by Service.mu, and its live row counters by table
+// (fixed after New, counted without the lock).
+type exchangeState struct {
+	ExchangeStatus
+	live map[string]*atomic.Uint64
 }
 
 // Service is the running analytics.
@@ -71,6 +97,7 @@ type Service struct {
 	mu     sync.Mutex
 	conn   driver.Conn
 	writer *ingest.Writer
+	status map[string]*exchangeState
 }
 
 // New prepares the service; nothing connects before Run.
@@ -84,7 +111,50 @@ func New(cfg Config) *Service {
 	if cfg.BackfillInterval <= 0 {
 		cfg.BackfillInterval = 10 * time.Minute
 	}
-	return &Service{cfg: cfg, log: cfg.Logger.With("component", "analytics")}
+	s := &Service{cfg: cfg, log: cfg.Logger.With("component", "analytics"), status: map[string]*exchangeState{}}
+	for _, ex := range cfg.Exchanges {
+		st := &exchangeState{ExchangeStatus: ExchangeStatus{Exchange: ex.Slug()}, live: map[string]*atomic.Uint64{}}
+		for _, t := range schema.Tables {
+			st.live[t.Name] = new(atomic.Uint64)
+		}
+		s.status[ex.Slug()] = st
+	}
+	return s
+}
+
+// Exchanges reports what the service does for each exchange, sorted by slug.
+func (s *Service) Exchanges() []ExchangeStatus {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]ExchangeStatus, 0, len(s.status))
+	for _, st := range s.status {
+		c := st.ExchangeStatus
+		c.LiveRows = make(map[string]uint64, len(st.live))
+		for t, n := range st.live {
+			if v := n.Load(); v > 0 {
+				c.LiveRows[t] = v
+			}
+		}
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b ExchangeStatus) int { return strings.Compare(a.Exchange, b.Exchange) })
+	return out
+}
+
+// Leading reports whether this replica runs the ingest of the exchange.
+func (s *Service) Leading(slug string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.status[slug]
+	return st != nil && st.Leading
+}
+
+func (s *Service) update(slug string, fn func(*ExchangeStatus)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st := s.status[slug]; st != nil {
+		fn(&st.ExchangeStatus)
+	}
 }
 
 // ErrNotReady is returned by Store and Exporter before the schema is in place.
@@ -207,8 +277,33 @@ func (s *Service) instruments(ctx context.Context, c exchangev1.ExchangeClient) 
 	return out, nil
 }
 
+// runExchange runs one exchange's ingest until ctx ends; with a Lease only while this replica holds it, taking it
+// again whenever it is free.
 func (s *Service) runExchange(ctx context.Context, conn driver.Conn, w *ingest.Writer, ex Exchange) {
 	log := s.log.With("exchange", ex.Slug())
+	if s.cfg.Lease == nil {
+		s.update(ex.Slug(), func(st *ExchangeStatus) { st.Leading = true })
+		s.ingestExchange(ctx, conn, w, ex, log)
+		return
+	}
+	for ctx.Err() == nil {
+		held, release, err := s.cfg.Lease.Acquire(ctx, "ingest:"+ex.Slug())
+		if err != nil {
+			return
+		}
+		log.Info("analytics: this replica runs the exchange's ingest (lease taken)")
+		s.update(ex.Slug(), func(st *ExchangeStatus) { st.Leading = true })
+		s.ingestExchange(held, conn, w, ex, log)
+		<-held.Done() // ingest ends with the lease; with nothing to run the lease is still held until then
+		release()
+		s.update(ex.Slug(), func(st *ExchangeStatus) { st.Leading = false })
+		if ctx.Err() == nil {
+			log.Warn("analytics: ingest lease lost; another replica runs the exchange's ingest")
+		}
+	}
+}
+
+func (s *Service) ingestExchange(ctx context.Context, conn driver.Conn, w *ingest.Writer, ex Exchange, log *slog.Logger) {
 	if err := ex.WaitRunning(ctx); err != nil {
 		return
 	}
@@ -242,7 +337,12 @@ func (s *Service) runExchange(ctx context.Context, conn driver.Conn, w *ingest.W
 		go func() { // owned by runExchange; ends with ctx or the stream
 			defer wg.Done()
 			defer st.Close()
-			consume(ctx, w, ex.Slug(), st)
+			counters := s.status[ex.Slug()].live // fixed after New
+			consume(ctx, w, ex.Slug(), st, func(table string) {
+				if c := counters[table]; c != nil {
+					c.Add(1)
+				}
+			})
 		}()
 		log.Info("analytics live ingest", "instruments", len(ins), "subscriptions", len(subs))
 	}
@@ -272,6 +372,7 @@ func (s *Service) backfillOnce(ctx context.Context, bf *backfill.Backfiller, ex 
 	to := start.UnixMilli()
 	from := to - int64(s.cfg.BackfillDays)*86_400_000
 	var rows int
+	s.update(ex.Slug(), func(st *ExchangeStatus) { st.BackfillInstruments, st.BackfillDone = len(ins), 0 })
 	for _, in := range ins {
 		if ctx.Err() != nil {
 			return
@@ -279,9 +380,11 @@ func (s *Service) backfillOnce(ctx context.Context, bf *backfill.Backfiller, ex 
 		r, err := bf.Symbol(ctx, c, d, backfill.Plan{Exchange: ex.Slug(), MarketType: in.mt, Symbol: in.symbol,
 			From: from, To: to, Periods: s.cfg.BackfillPeriods})
 		rows += r.Rows
+		s.update(ex.Slug(), func(st *ExchangeStatus) { st.BackfillDone++; st.BackfillRows += uint64(r.Rows) })
 		if err != nil && ctx.Err() == nil {
 			log.Warn("analytics: backfill incomplete", "symbol", in.symbol, "err", err)
 		}
 	}
+	s.update(ex.Slug(), func(st *ExchangeStatus) { st.BackfillPasses++; st.BackfillLastPass = time.Now().UnixMilli() })
 	log.Info("analytics backfill pass done", "instruments", len(ins), "rows", rows, "duration_ms", time.Since(start).Milliseconds())
 }

@@ -3,9 +3,15 @@ package service
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
+	"os/exec"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/valkey-io/valkey-go"
 
 	"github.com/exhub/exhub/analytics/chtest"
 	"github.com/exhub/exhub/analytics/schema"
@@ -119,5 +125,135 @@ func TestServiceBackfillsAndIngestsLive(t *testing.T) {
 	syms, err := st.Symbols(context.Background())
 	if err != nil || len(syms) != 2 {
 		t.Fatalf("symbols %v %v: want one SWAP and one SPOT", syms, err)
+	}
+}
+
+// startValkey runs a real valkey-server on a free loopback port, stopped by PID when the test ends. A missing
+// valkey-server fails the test (`make deps` installs it).
+func startValkey(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("valkey-server")
+	if err != nil {
+		t.Fatalf("valkey-server not found (install it with `make deps`): %v", err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cmd := exec.Command(bin, "--bind", "127.0.0.1", "--port", fmt.Sprint(port), "--save", "", "--appendonly", "no",
+		"--dir", t.TempDir())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			return addr
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("valkey-server did not listen on %s: %v", addr, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestIngestLeaseAcrossReplicas runs two services, each with its own Valkey client, against one valkey-server, one
+// ClickHouse and one exchange: exactly one runs the exchange's live ingest at any time. When that replica dies
+// without giving the lease back, the other takes over within the lease TTL.
+func TestIngestLeaseAcrossReplicas(t *testing.T) {
+	ch := chtest.Start(t)
+	vaddr := startValkey(t)
+	_, client := sdktest.Start(t, sdktest.Options{TickInterval: 50 * time.Millisecond, HistoryDays: 1})
+	desc, err := client.Describe(context.Background(), &exchangev1.DescribeRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type replica struct {
+		svc    *Service
+		lease  *ValkeyLease
+		cancel context.CancelFunc
+		done   chan error
+	}
+	start := func() *replica {
+		vc, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{vaddr}, DisableCache: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(vc.Close)
+		l := NewValkeyLease(ValkeyLeaseOptions{Client: vc, TTL: 2 * time.Second})
+		svc := New(Config{
+			Addr: ch.TCPAddr, HTTPAddr: ch.HTTPAddr, Schema: schema.Options{Database: "lease"}, SpoolDir: t.TempDir(),
+			FlushInterval: 200 * time.Millisecond, MaxSymbols: 1, Live: true, Lease: l,
+			Exchanges: []Exchange{&refExchange{client: client, desc: desc}},
+		})
+		ctx, cancel := context.WithCancel(context.Background())
+		r := &replica{svc: svc, lease: l, cancel: cancel, done: make(chan error, 1)}
+		go func() { r.done <- svc.Run(ctx) }()
+		t.Cleanup(func() { cancel(); <-r.done })
+		return r
+	}
+	live := func(r *replica) uint64 {
+		var n uint64
+		for _, e := range r.svc.Exchanges() {
+			for _, v := range e.LiveRows {
+				n += v
+			}
+		}
+		return n
+	}
+	waitFor := func(what string, d time.Duration, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(d)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+
+	a := start()
+	waitFor("replica a to lead and ingest", 60*time.Second, func() bool { return a.svc.Leading("reference") && live(a) > 0 })
+	b := start()
+	waitFor("replica b to be ready", 60*time.Second, func() bool { _, err := b.svc.Store(); return err == nil })
+	// For three lease lifetimes, a keeps the lease and b ingests nothing.
+	for end := time.Now().Add(6 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		if b.svc.Leading("reference") || live(b) != 0 || !a.svc.Leading("reference") {
+			t.Fatalf("a leads %v, b leads %v with %d live rows", a.svc.Leading("reference"), b.svc.Leading("reference"), live(b))
+		}
+	}
+	before := live(a)
+	if before == 0 || a.svc.Stats().WrittenByTable[schema.Trades] == 0 {
+		t.Fatalf("a ingested nothing: %+v", a.svc.Stats())
+	}
+
+	// a dies without giving the lease back: b takes over once it lapses, and ingests.
+	a.lease.keepOnRelease = true
+	died := time.Now()
+	a.cancel()
+	<-a.done
+	a.done <- nil // for the cleanup
+	waitFor("replica b to take over", 15*time.Second, func() bool { return b.svc.Leading("reference") && live(b) > 0 })
+	if took := time.Since(died); took > 2*time.Second+2*time.Second/3+3*time.Second {
+		t.Fatalf("takeover took %s", took)
+	}
+	if a.svc.Leading("reference") {
+		t.Fatal("a still leads after it stopped")
 	}
 }
