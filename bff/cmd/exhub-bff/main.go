@@ -170,11 +170,17 @@ func serve(ctx context.Context, cfg *config.Config, logw io.Writer) error {
 	}()
 
 	// Analytics: schema migrations, live ingest and backfill into ClickHouse; stops (flushing) with the plugins.
+	// With Valkey, replicas share it: one at a time runs each exchange's ingest (a lease, taken over when the
+	// holder dies); without it this replica runs them all.
 	var analytics api.Analytics
 	if cfg.Analytics.Enabled && cfg.ClickHouse.Addr != "" {
 		ac := api.AnalyticsConfig(cfg, host)
 		ac.Logger = log
+		if v, ok := c.(*cache.Valkey); ok {
+			ac.Lease = service.NewValkeyLease(service.ValkeyLeaseOptions{Client: v.Client(), Logger: log})
+		}
 		svc := service.New(ac)
+		m.RegisterAnalytics(svc)
 		analytics = svc
 		hostDone.Add(1)
 		go func() { // owned by serve; stops with hostCtx after HTTP has drained

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/exhub/exhub/analytics/service"
 	"github.com/exhub/exhub/bff/internal/config"
 	"github.com/exhub/exhub/bff/internal/market"
+	"github.com/exhub/exhub/bff/internal/metrics"
 	"github.com/exhub/exhub/bff/internal/pluginhost"
 )
 
@@ -107,6 +109,34 @@ func TestCandlesFromTheStore(t *testing.T) {
 			t.Fatalf("backfill: %d closed minutes stored; stats %+v", n, svc.Stats())
 		}
 		time.Sleep(250 * time.Millisecond)
+	}
+
+	// The BFF's /metrics shows what ingest did: rows by table, the lease-less leader, the finished backfill pass.
+	waitPass := time.Now().Add(60 * time.Second)
+	for svc.Exchanges()[0].BackfillPasses == 0 {
+		if time.Now().After(waitPass) {
+			t.Fatalf("backfill pass not done: %+v", svc.Exchanges())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	m := metrics.New()
+	m.RegisterAnalytics(svc)
+	ms := httptest.NewServer(m.Handler())
+	defer ms.Close()
+	_, mb := get(t, ms.URL)
+	for _, re := range []string{
+		`(?m)^exhub_analytics_rows_written_total\{table="candles_1m"\} [1-9][0-9]{3,}$`,
+		`(?m)^exhub_analytics_ingest_leader\{exchange="reference"\} 1$`,
+		`(?m)^exhub_analytics_backfill_passes_total\{exchange="reference"\} 1$`,
+		`(?m)^exhub_analytics_backfill_instruments_done\{exchange="reference"\} [12]$`,
+		`(?m)^exhub_analytics_backfill_rows_total\{exchange="reference"\} [1-9][0-9]{3,}$`,
+		`(?m)^exhub_analytics_live_rows_total\{exchange="reference",table="trades"\} [1-9]`,
+		`(?m)^exhub_analytics_spool_full 0$`,
+		`(?m)^exhub_analytics_spool_bytes 0$`,
+	} {
+		if !regexp.MustCompile(re).Match(mb) {
+			t.Errorf("/metrics does not match %s:\n%s", re, regexp.MustCompile(`(?m)^exhub_analytics.*$`).FindAll(mb, -1))
+		}
 	}
 
 	// A stored minute 10 hours back gets a marker only the store knows: the store answers.
