@@ -1,5 +1,5 @@
 import { render } from "@testing-library/react";
-import { createRoutesStub, Outlet } from "react-router";
+import { createRoutesStub, Outlet, useLocation } from "react-router";
 import { AppShell } from "~/components/AppShell";
 import { AppProviders } from "~/providers";
 import Home, { clientLoader as homeLoader } from "~/routes/home";
@@ -10,12 +10,19 @@ import Protected, { clientLoader as protectedLoader } from "~/routes/protected";
 import Spot from "~/routes/spot";
 import Futures from "~/routes/futures";
 
+// The in-memory location, for tests of pages that keep state in the URL.
+function LocationProbe() {
+  const { pathname, search } = useLocation();
+  return <output hidden data-testid="location">{`${pathname}${search}`}</output>;
+}
+
 function Shell() {
   return (
     <AppProviders>
       <AppShell>
         <Outlet />
       </AppShell>
+      <LocationProbe />
     </AppProviders>
   );
 }

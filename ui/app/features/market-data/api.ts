@@ -1,0 +1,63 @@
+import { api, ApiError, fetchInstrumentList, fetchTickerList, type Instrument, type Ticker } from "~/api/client";
+import type { components } from "~/api/schema";
+import type { Period } from "./data";
+
+export type OpenInterestPoint = components["schemas"]["OpenInterestPoint"];
+export type LongShortPoint = components["schemas"]["LongShortPoint"];
+export type TakerVolumePoint = components["schemas"]["TakerVolumePoint"];
+export type FundingPoint = components["schemas"]["FundingPoint"];
+export type HistoryCandle = components["schemas"]["HistoryCandle"];
+export type LongShortKind = "accounts" | "top_accounts" | "top_positions";
+export type { Instrument, Ticker };
+
+export type SeriesQuery = { exchange: string; symbol: string; period: Period; from: number; to: number };
+
+function fail(what: string, response: Response, error: unknown): never {
+  const detail = error && typeof error === "object" && "detail" in error ? String(error.detail) : response.statusText;
+  throw new ApiError(response.status, `${what}: ${response.status} ${detail}`);
+}
+
+export async function fetchOpenInterest(q: SeriesQuery, signal?: AbortSignal): Promise<OpenInterestPoint[]> {
+  const { data, error, response } = await api().GET("/api/v1/analytics/open-interest", { params: { query: q }, signal });
+  if (error !== undefined || data === undefined) fail("GET /api/v1/analytics/open-interest", response, error);
+  return data.points ?? [];
+}
+
+export async function fetchLongShort(q: SeriesQuery, kind: LongShortKind, signal?: AbortSignal): Promise<LongShortPoint[]> {
+  const { data, error, response } = await api().GET("/api/v1/analytics/long-short-ratio", {
+    params: { query: { ...q, kind } },
+    signal,
+  });
+  if (error !== undefined || data === undefined) fail("GET /api/v1/analytics/long-short-ratio", response, error);
+  return data.points ?? [];
+}
+
+export async function fetchTakerVolume(q: SeriesQuery, signal?: AbortSignal): Promise<TakerVolumePoint[]> {
+  const { data, error, response } = await api().GET("/api/v1/analytics/taker-volume", {
+    params: { query: { ...q, type: "SWAP" } },
+    signal,
+  });
+  if (error !== undefined || data === undefined) fail("GET /api/v1/analytics/taker-volume", response, error);
+  return data.points ?? [];
+}
+
+export async function fetchFunding(q: SeriesQuery, signal?: AbortSignal): Promise<FundingPoint[]> {
+  const { data, error, response } = await api().GET("/api/v1/analytics/funding-rate", { params: { query: q }, signal });
+  if (error !== undefined || data === undefined) fail("GET /api/v1/analytics/funding-rate", response, error);
+  return data.points ?? [];
+}
+
+// Candles of the same periods (the volume under open interest): the ones
+// whose open time lies in [from, to).
+export async function fetchPeriodCandles(q: SeriesQuery, signal?: AbortSignal): Promise<HistoryCandle[]> {
+  const step = { "5m": 300_000, "15m": 900_000, "1h": 3_600_000, "4h": 14_400_000, "1d": 86_400_000 }[q.period];
+  const limit = Math.min(5000, Math.ceil((q.to - q.from) / step));
+  const { data, error, response } = await api().GET("/api/v1/analytics/candles", {
+    params: { query: { exchange: q.exchange, type: "SWAP", symbol: q.symbol, interval: q.period, end: q.to - 1, limit } },
+    signal,
+  });
+  if (error !== undefined || data === undefined) fail("GET /api/v1/analytics/candles", response, error);
+  return (data.candles ?? []).filter((c) => c.openTime >= q.from);
+}
+
+export { fetchInstrumentList, fetchTickerList };
