@@ -4,11 +4,13 @@ import { useEffect, useRef, useState } from "react";
 import { useTheme } from "~/theme";
 import { fetchCandles, type MarketType } from "./api";
 import { candlePageSize, toKLine } from "./chart-data";
+import { HIDDEN_BARS, registerSeriesIndicator, SERIES_INDICATOR, type SeriesExtend } from "./chart-draw";
+import { NATIVE_TYPES, type ChartTypeId } from "./chart-types";
 import { stepDecimals } from "./decimal";
 import type { Resolution } from "./intervals";
 import type { StreamClient, StreamMessage } from "./stream";
 
-export type ChartTypeId = "candles" | "hollow" | "bars" | "line" | "area";
+export type { ChartTypeId };
 
 type Props = {
   stream: StreamClient;
@@ -17,6 +19,7 @@ type Props = {
   symbol: string;
   resolution: Resolution;
   chartType: ChartTypeId;
+  chartTypeLabel: string;
   indicators: string[];
   tickSize: string;
   stepSize: string;
@@ -42,6 +45,7 @@ export function Chart(props: Props) {
   // Create once.
   useEffect(() => {
     if (!el.current) return;
+    registerSeriesIndicator();
     const c = init(el.current, { styles: theme });
     if (!c) return;
     chart.current = c;
@@ -115,35 +119,40 @@ export function Chart(props: Props) {
     c.setPeriod(props.resolution.period);
   }, [props.exchange, props.marketType, props.symbol, props.resolution, props.tickSize, props.stepSize]);
 
-  useEffect(() => {
-    chart.current?.setStyles(theme);
-  }, [theme]);
-
+  // Theme and chart type: native types style the candles; the custom ones
+  // hide them and draw the series indicator over them.
   useEffect(() => {
     const c = chart.current;
     if (!c) return;
-    const type: CandleType = {
-      candles: "candle_solid",
-      hollow: "candle_up_stroke",
-      bars: "ohlc",
-      line: "area",
-      area: "area",
-    }[props.chartType] as CandleType;
+    c.setStyles(theme);
+    const native = NATIVE_TYPES.has(props.chartType);
+    const type: CandleType = native
+      ? ({ Candles: "candle_solid", HollowCandles: "candle_up_stroke", Bars: "ohlc", Line: "area", Area: "area" }[
+          props.chartType as "Candles"
+        ] as CandleType)
+      : "candle_solid";
     c.setStyles({
       candle: {
         type,
+        ...(native ? {} : { bar: HIDDEN_BARS }),
         area:
-          props.chartType === "line"
+          props.chartType === "Line"
             ? { lineSize: 2, backgroundColor: [{ offset: 0, color: "rgba(0,0,0,0)" }, { offset: 1, color: "rgba(0,0,0,0)" }] }
             : { lineSize: 2, backgroundColor: [{ offset: 0, color: "rgba(33,150,243,0.01)" }, { offset: 1, color: "rgba(33,150,243,0.2)" }] },
       },
     });
-  }, [props.chartType, theme]);
+    c.removeIndicator({ name: SERIES_INDICATOR });
+    if (!native) {
+      const extendData: SeriesExtend = { kind: props.chartType, theme: theme === "light" ? "light" : "dark", label: props.chartTypeLabel };
+      c.createIndicator({ name: SERIES_INDICATOR, paneId: "candle_pane", extendData }, true);
+    }
+    el.current?.setAttribute("data-chart-type", props.chartType);
+  }, [props.chartType, props.chartTypeLabel, theme]);
 
   useEffect(() => {
     const c = chart.current;
     if (!c) return;
-    c.removeIndicator();
+    for (const name of ["MA", "EMA", "BOLL", "VOL", "MACD", "RSI"]) c.removeIndicator({ name });
     for (const name of props.indicators) {
       if (MAIN_INDICATORS.has(name)) c.createIndicator({ name, paneId: "candle_pane" }, true);
       else c.createIndicator(name);

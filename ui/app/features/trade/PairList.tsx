@@ -1,5 +1,6 @@
 import { useLingui } from "@lingui/react/macro";
-import { useMemo, useState } from "react";
+import { useVirtualizer } from "@tanstack/react-virtual";
+import { useEffect, useMemo, useRef, useState } from "react";
 import { Link } from "react-router";
 import type { Instrument, Ticker } from "./api";
 import { fixDecimals, groupThousands, isDecimal } from "./decimal";
@@ -14,7 +15,10 @@ type Props = {
   tickers: Map<string, Ticker>;
 };
 
-const MAX_ROWS = 300;
+// Rows are virtualized: only those in view (plus a few) are in the page, so
+// thousands of pairs scroll smoothly.
+export const PAIR_ROW_HEIGHT = 26;
+const LIST_HEIGHT = 560;
 
 export function PairList(p: Props) {
   const { t } = useLingui();
@@ -25,9 +29,23 @@ export function PairList(p: Props) {
     const q = query.trim().toUpperCase().replace(/[-_/ ]/g, "");
     return p.instruments
       .filter((i) => !onlyFavorites || favorites.has(favoriteKey(p.exchange, p.marketType, i.symbol)))
-      .filter((i) => !q || i.symbol.toUpperCase().replace(/[-_/]/g, "").includes(q) || i.base.toUpperCase().includes(q))
-      .slice(0, MAX_ROWS);
+      .filter((i) => !q || i.symbol.toUpperCase().replace(/[-_/]/g, "").includes(q) || i.base.toUpperCase().includes(q));
   }, [p.instruments, p.exchange, p.marketType, query, onlyFavorites, favorites]);
+  const scrollRef = useRef<HTMLDivElement>(null);
+  const virtualizer = useVirtualizer({
+    count: rows.length,
+    getScrollElement: () => scrollRef.current,
+    estimateSize: () => PAIR_ROW_HEIGHT,
+    overscan: 10,
+    initialRect: { width: 220, height: LIST_HEIGHT },
+  });
+  // The current pair scrolls into view when it changes or the list is filtered.
+  const currentIndex = rows.findIndex((i) => i.symbol === p.current);
+  useEffect(() => {
+    if (currentIndex >= 0) virtualizer.scrollToIndex(currentIndex, { align: "auto" });
+    // virtualizer is stable for the component's life
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [currentIndex, query, onlyFavorites]);
 
   return (
     <nav className="trade-panel trade-pairs" aria-label={t`Pairs`}>
@@ -50,34 +68,41 @@ export function PairList(p: Props) {
       {rows.length === 0 ? (
         <p className="trade-empty">{onlyFavorites ? t`No favorites yet.` : t`No pairs match.`}</p>
       ) : (
-        <ul className="pair-list" data-testid="pair-list">
-          {rows.map((i) => {
-            const key = favoriteKey(p.exchange, p.marketType, i.symbol);
-            const fav = favorites.has(key);
-            const tk = p.tickers.get(i.symbol);
-            const ch = tk?.changePct24h;
-            return (
-              <li key={i.symbol} className={i.symbol === p.current ? "pair current" : "pair"}>
-                <button
-                  type="button"
-                  className={fav ? "fav on" : "fav"}
-                  aria-pressed={fav}
-                  aria-label={fav ? t`Remove ${i.symbol} from favorites` : t`Add ${i.symbol} to favorites`}
-                  onClick={() => setFavorites(toggleFavorite(key))}
+        <div ref={scrollRef} className="pair-scroll" data-testid="pair-scroll">
+          <ul className="pair-list" data-testid="pair-list" data-count={rows.length} style={{ height: virtualizer.getTotalSize() }}>
+            {virtualizer.getVirtualItems().map((v) => {
+              const i = rows[v.index]!;
+              const key = favoriteKey(p.exchange, p.marketType, i.symbol);
+              const fav = favorites.has(key);
+              const tk = p.tickers.get(i.symbol);
+              const ch = tk?.changePct24h;
+              return (
+                <li
+                  key={i.symbol}
+                  className={i.symbol === p.current ? "pair current" : "pair"}
+                  style={{ transform: `translateY(${v.start}px)`, height: PAIR_ROW_HEIGHT }}
                 >
-                  {fav ? "★" : "☆"}
-                </button>
-                <Link to={`/${p.area}/${p.exchange}/${i.symbol}`} aria-current={i.symbol === p.current ? "page" : undefined}>
-                  <span className="pair-symbol">{i.symbol}</span>
-                  <span className="pair-last">{tk?.last && isDecimal(tk.last) ? groupThousands(tk.last) : ""}</span>
-                  <span className={isDecimal(ch) ? (ch.startsWith("-") ? "pair-ch tick-down" : "pair-ch tick-up") : "pair-ch"}>
-                    {isDecimal(ch) ? `${fixDecimals(ch, 2)}%` : ""}
-                  </span>
-                </Link>
-              </li>
-            );
-          })}
-        </ul>
+                  <button
+                    type="button"
+                    className={fav ? "fav on" : "fav"}
+                    aria-pressed={fav}
+                    aria-label={fav ? t`Remove ${i.symbol} from favorites` : t`Add ${i.symbol} to favorites`}
+                    onClick={() => setFavorites(toggleFavorite(key))}
+                  >
+                    {fav ? "★" : "☆"}
+                  </button>
+                  <Link to={`/${p.area}/${p.exchange}/${i.symbol}`} aria-current={i.symbol === p.current ? "page" : undefined}>
+                    <span className="pair-symbol">{i.symbol}</span>
+                    <span className="pair-last">{tk?.last && isDecimal(tk.last) ? groupThousands(tk.last) : ""}</span>
+                    <span className={isDecimal(ch) ? (ch.startsWith("-") ? "pair-ch tick-down" : "pair-ch tick-up") : "pair-ch"}>
+                      {isDecimal(ch) ? `${fixDecimals(ch, 2)}%` : ""}
+                    </span>
+                  </Link>
+                </li>
+              );
+            })}
+          </ul>
+        </div>
       )}
     </nav>
   );

@@ -5,7 +5,8 @@ import { fetchExchanges } from "~/api/client";
 import { displayState } from "~/api/exchange-state";
 import { PageTitle } from "~/components/PageTitle";
 import { defaultSymbol, fetchInstruments, fetchTickers, type Exchange, type Instrument, type MarketType, type Ticker } from "./api";
-import { Chart, type ChartTypeId } from "./Chart";
+import { Chart } from "./Chart";
+import { CHART_TYPE_IDS, CHART_TYPES, parseChartType, type ChartTypeId } from "./chart-types";
 import { useFrameScheduler } from "./frame";
 import { availableResolutions, pickResolution } from "./intervals";
 import { MarketHeader } from "./Header";
@@ -24,25 +25,27 @@ export const StreamContext = createContext<() => StreamClient>(sharedStream);
 
 const TICKER_POLL_MS = 10_000;
 const CHART_PREFS_KEY = "exhub.trade.chart";
-export const CHART_TYPES: ChartTypeId[] = ["candles", "hollow", "bars", "line", "area"];
 export const INDICATORS = ["MA", "EMA", "BOLL", "VOL", "MACD", "RSI"];
 
 type ChartPrefs = { interval: string | null; chartType: ChartTypeId; indicators: string[] };
 
 function readChartPrefs(): ChartPrefs {
-  const d: ChartPrefs = { interval: null, chartType: "candles", indicators: ["MA", "VOL"] };
+  const d: ChartPrefs = { interval: null, chartType: "Candles", indicators: ["MA", "VOL"] };
   try {
     const v = JSON.parse(window.localStorage.getItem(CHART_PREFS_KEY) ?? "null") as Partial<ChartPrefs> | null;
     if (!v) return d;
     return {
       interval: typeof v.interval === "string" ? v.interval : null,
-      chartType: CHART_TYPES.includes(v.chartType as ChartTypeId) ? (v.chartType as ChartTypeId) : d.chartType,
+      chartType: parseChartType(v.chartType) ?? d.chartType,
       indicators: Array.isArray(v.indicators) ? v.indicators.filter((x) => INDICATORS.includes(x)) : d.indicators,
     };
   } catch {
     return d;
   }
 }
+
+const MOBILE_PANELS = ["book", "trades", "pairs", "rules"] as const;
+type MobilePanel = (typeof MOBILE_PANELS)[number];
 
 type Loaded =
   | { state: "loading" }
@@ -56,6 +59,7 @@ export function TradeScreen({ area, exchange, symbol }: { area: Area; exchange: 
   const title = area === "spot" ? t`Spot trading` : t`Futures trading`;
   const [data, setData] = useState<Loaded>({ state: "loading" });
   const [attempt, setAttempt] = useState(0);
+  const [mobilePanel, setMobilePanel] = useState<MobilePanel>("book");
   const tickerMap = useMemo(
     () => new Map(data.state === "ready" ? data.tickers.map((x) => [x.symbol ?? "", x] as const) : []),
     [data],
@@ -135,17 +139,28 @@ export function TradeScreen({ area, exchange, symbol }: { area: Area; exchange: 
     );
   }
   const instrument = symbol ? data.instruments.find((i) => i.symbol === symbol) : undefined;
+  const panelLabel: Record<MobilePanel, string> = { book: t`Order book`, trades: t`Last trades`, pairs: t`Pairs`, rules: t`Trading rules` };
   return (
     <div className="trade-page trade-grid" data-testid="trade-screen">
       <PageTitle page={symbol ? `${symbol} ${title}` : title} />
-      <PairList
-        area={area}
-        exchange={exchange}
-        marketType={marketType}
-        current={symbol ?? ""}
-        instruments={data.instruments}
-        tickers={tickerMap}
-      />
+      {/* On a phone the panels under the chart are shown one at a time. */}
+      <div className="trade-mobile-tabs" role="group" aria-label={t`Panels`} data-testid="mobile-tabs">
+        {MOBILE_PANELS.map((k) => (
+          <button key={k} type="button" aria-pressed={mobilePanel === k} onClick={() => setMobilePanel(k)} data-panel={k}>
+            {panelLabel[k]}
+          </button>
+        ))}
+      </div>
+      <div className="trade-pairs-area" data-mobile-hidden={mobilePanel !== "pairs" || undefined}>
+        <PairList
+          area={area}
+          exchange={exchange}
+          marketType={marketType}
+          current={symbol ?? ""}
+          instruments={data.instruments}
+          tickers={tickerMap}
+        />
+      </div>
       {symbol && instrument ? (
         <Market
           key={`${exchange}:${marketType}:${symbol}`}
@@ -155,6 +170,7 @@ export function TradeScreen({ area, exchange, symbol }: { area: Area; exchange: 
           instrument={instrument}
           initialTicker={data.tickers.find((x) => x.symbol === symbol) ?? null}
           onTickers={(list) => setData({ ...data, tickers: list })}
+          mobilePanel={mobilePanel}
         />
       ) : (
         <div className="trade-main">
@@ -187,9 +203,10 @@ type MarketProps = {
   instrument: Instrument;
   initialTicker: Ticker | null;
   onTickers: (list: Ticker[]) => void;
+  mobilePanel: MobilePanel;
 };
 
-function Market({ area, ex, marketType, instrument, initialTicker, onTickers }: MarketProps) {
+function Market({ area, ex, marketType, instrument, initialTicker, onTickers, mobilePanel }: MarketProps) {
   const { t } = useLingui();
   const stream = useContext(StreamContext)();
   const futures = area === "futures";
@@ -234,7 +251,22 @@ function Market({ area, ex, marketType, instrument, initialTicker, onTickers }: 
   useEffect(() => {
     let timer: ReturnType<typeof setInterval> | null = null;
     const poll = () =>
-      fetchTickers(ex.slug, marketType).then(onTickers, () => undefined);
+      fetchTickers(ex.slug, marketType).then((list) => {
+        onTickers(list);
+        // The stream's ticker may lack the slower fields (funding, mark, index):
+        // the polled ones fill them in, never the last price.
+        const x = list.find((k) => k.symbol === symbol);
+        if (!x) return;
+        const l = latest.current;
+        const extra: Partial<Ticker> = {};
+        if (x.fundingRate) extra.fundingRate = x.fundingRate;
+        if (x.nextFundingTime) extra.nextFundingTime = x.nextFundingTime;
+        if (x.markPrice && !l.ticker?.markPrice) extra.markPrice = x.markPrice;
+        if (x.indexPrice && !l.ticker?.indexPrice) extra.indexPrice = x.indexPrice;
+        if (Object.keys(extra).length === 0) return;
+        l.ticker = { ...l.ticker, ...extra };
+        flush();
+      }, () => undefined);
     const start = () => {
       if (timer === null && !document.hidden) timer = setInterval(poll, TICKER_POLL_MS);
     };
@@ -251,7 +283,7 @@ function Market({ area, ex, marketType, instrument, initialTicker, onTickers }: 
     };
     // onTickers changes with every poll; the timer must not restart for it.
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [ex.slug, marketType]);
+  }, [ex.slug, marketType, symbol]);
 
   const prefs = useMemo(readChartPrefs, []);
   const resolutions = useMemo(() => availableResolutions(ex.capabilities.intervals), [ex.capabilities.intervals]);
@@ -261,7 +293,7 @@ function Market({ area, ex, marketType, instrument, initialTicker, onTickers }: 
   const [indicators, setIndicators] = useState<string[]>(prefs.indicators);
   useEffect(() => {
     try {
-      window.localStorage.setItem(CHART_PREFS_KEY, JSON.stringify({ interval: resolution?.code ?? null, chartType, indicators }));
+      window.localStorage.setItem(CHART_PREFS_KEY, JSON.stringify({ interval: resolution?.code ?? null, chartType: CHART_TYPES[chartType], indicators }));
     } catch {
       // not persisted
     }
@@ -278,11 +310,18 @@ function Market({ area, ex, marketType, instrument, initialTicker, onTickers }: 
   const onBookFilled = useCallback(() => setBookReady(true), []);
 
   const chartTypeLabel: Record<ChartTypeId, string> = {
-    candles: t`Candles`,
-    hollow: t`Hollow candles`,
-    bars: t`Bars`,
-    line: t`Line`,
-    area: t`Area`,
+    Bars: t`Bars`,
+    Candles: t`Candles`,
+    HollowCandles: t`Hollow candles`,
+    Columns: t`Columns`,
+    Line: t`Line`,
+    LineWithMarkers: t`Line with markers`,
+    StepLine: t`Step line`,
+    Area: t`Area`,
+    HLCArea: t`HLC area`,
+    Baseline: t`Baseline`,
+    HighLow: t`High-low`,
+    HeikinAshi: t`Heikin Ashi`,
   };
   const fixToCoin = futures && ex.key === 2;
 
@@ -319,9 +358,13 @@ function Market({ area, ex, marketType, instrument, initialTicker, onTickers }: 
             </div>
             <label className="trade-select">
               <span className="visually-hidden">{t`Chart type`}</span>
-              <select value={chartType} onChange={(e) => setChartType(e.target.value as ChartTypeId)} data-testid="chart-type">
-                {CHART_TYPES.map((c) => (
-                  <option key={c} value={c}>
+              <select
+                value={String(CHART_TYPES[chartType])}
+                onChange={(e) => setChartType(parseChartType(e.target.value) ?? "Candles")}
+                data-testid="chart-type"
+              >
+                {CHART_TYPE_IDS.map((c) => (
+                  <option key={c} value={String(CHART_TYPES[c])} data-type={c}>
                     {chartTypeLabel[c]}
                   </option>
                 ))}
@@ -348,6 +391,7 @@ function Market({ area, ex, marketType, instrument, initialTicker, onTickers }: 
               symbol={symbol}
               resolution={resolution}
               chartType={chartType}
+              chartTypeLabel={chartTypeLabel[chartType]}
               indicators={indicators}
               tickSize={instrument.tickSize}
               stepSize={instrument.stepSize}
@@ -360,31 +404,35 @@ function Market({ area, ex, marketType, instrument, initialTicker, onTickers }: 
         </section>
       </div>
       <div className="trade-side">
-        <OrderBookPanel
-          stream={stream}
-          exchange={ex.slug}
-          marketType={marketType}
-          symbol={symbol}
-          tickSize={instrument.tickSize}
-          stepSize={instrument.stepSize}
-          base={instrument.base}
-          quote={instrument.quote}
-          last={ticker?.last}
-          lastDirection={direction}
-          onFilled={onBookFilled}
-        />
-        <TradesPanel
-          stream={stream}
-          exchange={ex.slug}
-          marketType={marketType}
-          symbol={symbol}
-          tickSize={instrument.tickSize}
-          stepSize={instrument.stepSize}
-          base={instrument.base}
-          quote={instrument.quote}
-        />
+        <div className="trade-side-part" data-mobile-hidden={mobilePanel !== "book" || undefined}>
+          <OrderBookPanel
+            stream={stream}
+            exchange={ex.slug}
+            marketType={marketType}
+            symbol={symbol}
+            tickSize={instrument.tickSize}
+            stepSize={instrument.stepSize}
+            base={instrument.base}
+            quote={instrument.quote}
+            last={ticker?.last}
+            lastDirection={direction}
+            onFilled={onBookFilled}
+          />
+        </div>
+        <div className="trade-side-part" data-mobile-hidden={mobilePanel !== "trades" || undefined}>
+          <TradesPanel
+            stream={stream}
+            exchange={ex.slug}
+            marketType={marketType}
+            symbol={symbol}
+            tickSize={instrument.tickSize}
+            stepSize={instrument.stepSize}
+            base={instrument.base}
+            quote={instrument.quote}
+          />
+        </div>
       </div>
-      <aside className="trade-right">
+      <aside className="trade-right" data-mobile-hidden={mobilePanel !== "rules" || undefined}>
         <RulesPanel instrument={instrument} futures={futures} fixToCoin={fixToCoin} />
       </aside>
     </>
