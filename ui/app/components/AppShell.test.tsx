@@ -152,3 +152,26 @@ describe("navigation", () => {
     expect(within(menu).getByRole("link", { name: "Contact us" }).getAttribute("href")).toBe(links.contact);
   });
 });
+
+describe("footer links", () => {
+  it("has no empty or '#' links, and shows unset deployment pages as not configured", async () => {
+    setApiFetch(async () => jsonResponse({ exchanges: demoExchanges }));
+    renderApp("/");
+    await screen.findByRole("heading", { name: "Reference Exchange" });
+    const footer = document.querySelector("footer")!;
+    for (const a of footer.querySelectorAll("a")) {
+      const href = a.getAttribute("href") ?? "";
+      expect(href === "" || href.startsWith("#"), `${a.textContent}: ${href}`).toBe(false);
+    }
+    // Terms and privacy have no default destination.
+    expect(links.terms).toBeNull();
+    expect(within(footer).queryByRole("link", { name: "Terms of Use" })).toBeNull();
+    const terms = within(footer).getByText("Terms of Use");
+    expect(terms.closest("[data-setting]")?.getAttribute("data-setting")).toBe("VITE_EXHUB_TERMS_URL");
+    expect(terms.closest("[data-setting]")?.textContent).toContain("(not configured)");
+    expect(within(footer).getByText("Privacy Policy").closest("[data-setting]")?.getAttribute("data-setting")).toBe("VITE_EXHUB_PRIVACY_URL");
+    // The project's own pages have defaults.
+    expect(within(footer).getByRole("link", { name: "About Us" }).getAttribute("href")).toBe(links.about);
+    expect(within(footer).getByRole("link", { name: "Help Center" }).getAttribute("href")).toBe(links.helpCenter);
+  });
+});

@@ -1,7 +1,7 @@
 import { Trans, useLingui } from "@lingui/react/macro";
 import { useEffect, useState, type ReactNode } from "react";
 import { Link, useLocation } from "react-router";
-import { links, xLink } from "~/lib/links";
+import { links, linkSettings, xLink } from "~/lib/links";
 import { useNetworkDown } from "~/lib/network";
 import { useSession } from "~/lib/session";
 import { useVisibilityReload } from "~/lib/visibility";
@@ -82,6 +82,24 @@ function CommunityIcon({ href, label, path }: { href: string; label: string; pat
   );
 }
 
+// A page the deployment supplies (terms, privacy): a link once its build
+// variable is set, and until then plain text saying it is not configured.
+function OptionalLink({ href, setting, children }: { href: string | null; setting: string; children: string }) {
+  const { t } = useLingui();
+  if (href) {
+    return (
+      <a href={href} target="_blank" rel="noopener noreferrer">
+        {children}
+      </a>
+    );
+  }
+  return (
+    <span className="link-unset" aria-disabled="true" title={t`Set ${setting} when building the interface.`} data-setting={setting} style={{ color: "var(--text-muted)" }}>
+      {children} <small>{t`(not configured)`}</small>
+    </span>
+  );
+}
+
 export function Footer() {
   const { t, i18n } = useLingui();
   const session = useSession();
@@ -97,10 +115,10 @@ export function Footer() {
               <a href={links.about} target="_blank" rel="noopener noreferrer">{t`About Us`}</a>
             </li>
             <li>
-              <a href={links.terms} target="_blank" rel="noopener noreferrer">{t`Terms of Use`}</a>
+              <OptionalLink href={links.terms} setting={linkSettings.terms}>{t`Terms of Use`}</OptionalLink>
             </li>
             <li>
-              <a href={links.privacy} target="_blank" rel="noopener noreferrer">{t`Privacy Policy`}</a>
+              <OptionalLink href={links.privacy} setting={linkSettings.privacy}>{t`Privacy Policy`}</OptionalLink>
             </li>
             <li>
               <a href={links.announcement} target="_blank" rel="noopener noreferrer">{t`Announcement`}</a>

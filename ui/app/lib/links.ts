@@ -1,24 +1,42 @@
 import type { Locale } from "~/preferences";
 
-// External pages of the product (help center, legal pages, community).
-// Each can be set at build time with a VITE_EXHUB_* variable; the defaults
-// point at the project's public home.
+// External pages of the product. Each is set at build time with a
+// VITE_EXHUB_*_URL variable (see ui/README.md). Pages the project itself has
+// default to its public home (the repository: read-me, docs, releases,
+// issues); the community accounts default to the project's handles. Pages a
+// deployment must supply itself (terms of use, privacy policy) have no
+// default: until set, the footer shows them as "not configured" instead of a
+// link that leads nowhere.
 const env = import.meta.env as Record<string, string | undefined>;
-const home = env.VITE_EXHUB_HOME_URL ?? "https://github.com/exhub/exhub";
+
+function setting(name: string): string | null {
+  const v = env[name]?.trim();
+  return v ? v : null;
+}
+
+const home = setting("VITE_EXHUB_HOME_URL") ?? "https://github.com/exhub/exhub";
 
 export const links = {
-  helpCenter: env.VITE_EXHUB_HELP_URL ?? `${home}/wiki`,
-  announcement: env.VITE_EXHUB_ANNOUNCEMENT_URL ?? `${home}/releases`,
-  about: env.VITE_EXHUB_ABOUT_URL ?? `${home}#readme`,
-  terms: env.VITE_EXHUB_TERMS_URL ?? `${home}/blob/main/LICENSE`,
-  privacy: env.VITE_EXHUB_PRIVACY_URL ?? `${home}/blob/main/docs/privacy.md`,
-  contact: env.VITE_EXHUB_CONTACT_URL ?? `${home}/issues`,
-  telegram: env.VITE_EXHUB_TELEGRAM_URL ?? "https://t.me/exhub",
-  youtube: env.VITE_EXHUB_YOUTUBE_URL ?? "https://www.youtube.com/@exhub",
-  discord: env.VITE_EXHUB_DISCORD_URL ?? "https://discord.gg/exhub",
-  x: env.VITE_EXHUB_X_URL ?? "https://x.com/exhub",
-  xJapan: env.VITE_EXHUB_X_JA_URL ?? "https://x.com/exhub_jp",
+  home,
+  helpCenter: setting("VITE_EXHUB_HELP_URL") ?? `${home}/tree/main/docs`,
+  announcement: setting("VITE_EXHUB_ANNOUNCEMENT_URL") ?? `${home}/releases`,
+  about: setting("VITE_EXHUB_ABOUT_URL") ?? `${home}#readme`,
+  contact: setting("VITE_EXHUB_CONTACT_URL") ?? `${home}/issues`,
+  terms: setting("VITE_EXHUB_TERMS_URL"),
+  privacy: setting("VITE_EXHUB_PRIVACY_URL"),
+  telegram: setting("VITE_EXHUB_TELEGRAM_URL") ?? "https://t.me/exhub",
+  youtube: setting("VITE_EXHUB_YOUTUBE_URL") ?? "https://www.youtube.com/@exhub",
+  discord: setting("VITE_EXHUB_DISCORD_URL") ?? "https://discord.gg/exhub",
+  x: setting("VITE_EXHUB_X_URL") ?? "https://x.com/exhub",
+  xJapan: setting("VITE_EXHUB_X_JA_URL") ?? "https://x.com/exhub_jp",
 };
+
+// The build variable behind each optional link, named in the "not
+// configured" note.
+export const linkSettings = {
+  terms: "VITE_EXHUB_TERMS_URL",
+  privacy: "VITE_EXHUB_PRIVACY_URL",
+} as const;
 
 // The X account differs for Japanese: the Japanese interface or a user
 // flagged as Japanese gets the Japanese account.
