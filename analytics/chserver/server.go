@@ -59,7 +59,14 @@ type Config struct {
 	ReadyTimeout time.Duration // how long to wait for /ping; default 60s
 	StopTimeout  time.Duration // how long to wait for the engine to stop; default 15s
 	Logger       *slog.Logger  // default slog.Default()
+	// The read-only analyst user: readonly = 1, SELECT on AnalystDatabase only. Defaults: user "analyst",
+	// password DefaultAnalystPassword, database "exhub".
+	AnalystUser, AnalystPassword, AnalystDatabase string
 }
+
+// DefaultAnalystPassword is the demo password of the read-only analyst user; set another one with
+// --analyst-password (EXHUB_CLICKHOUSE_ANALYST_PASSWORD) for anything but a demo.
+const DefaultAnalystPassword = "analyst"
 
 func (c *Config) normalize() error {
 	if c.Path == "" {
@@ -86,6 +93,21 @@ func (c *Config) normalize() error {
 	}
 	if c.TCPPort == c.HTTPPort {
 		return fmt.Errorf("clickhouse: tcp and http ports are both %d", c.TCPPort)
+	}
+	if c.AnalystUser == "" {
+		c.AnalystUser = "analyst"
+	}
+	if c.AnalystPassword == "" {
+		c.AnalystPassword = DefaultAnalystPassword
+	}
+	if c.AnalystDatabase == "" {
+		c.AnalystDatabase = "exhub"
+	}
+	if !identRe.MatchString(c.AnalystUser) || c.AnalystUser == "default" {
+		return fmt.Errorf("clickhouse: analyst user %q: use letters, digits and underscores, not \"default\"", c.AnalystUser)
+	}
+	if !identRe.MatchString(c.AnalystDatabase) {
+		return fmt.Errorf("clickhouse: analyst database %q: use letters, digits and underscores", c.AnalystDatabase)
 	}
 	if c.ReadyTimeout <= 0 {
 		c.ReadyTimeout = 60 * time.Second
@@ -122,6 +144,7 @@ func (c Config) Args() []string {
 		"--listen_host=" + c.ListenHost,
 		"--tcp_port=" + strconv.Itoa(c.TCPPort),
 		"--http_port=" + strconv.Itoa(c.HTTPPort),
+		"--config-file=" + c.ConfigFile(),
 		"--query_id=" + HoldQueryID,
 		"--query", "SYSTEM START LISTEN TCP; SYSTEM START LISTEN HTTP; " + hold,
 	}
@@ -162,6 +185,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if err := os.MkdirAll(cfg.Path, 0o755); err != nil {
 		return nil, fmt.Errorf("clickhouse: create data path: %w", err)
+	}
+	if err := writeAccessConfig(cfg); err != nil {
+		return nil, err
 	}
 	if err := checkPorts(cfg); err != nil {
 		return nil, err

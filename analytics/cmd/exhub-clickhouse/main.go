@@ -4,7 +4,8 @@
 //
 //	exhub-clickhouse --path .data/clickhouse --tcp-port 9000 --http-port 8123
 //
-// Every flag has an EXHUB_CLICKHOUSE_* environment default (PATH, TCP_PORT, HTTP_PORT, LISTEN_HOST, LIB).
+// Every flag has an EXHUB_CLICKHOUSE_* environment default (PATH, TCP_PORT, HTTP_PORT, LISTEN_HOST, LIB,
+// ANALYST_USER, ANALYST_PASSWORD, ANALYST_DATABASE).
 package main
 
 import (
@@ -45,6 +46,9 @@ func run() int {
 	httpPort := fs.Int("http-port", envInt("EXHUB_CLICKHOUSE_HTTP_PORT", 8123), "HTTP port, readiness at /ping (env EXHUB_CLICKHOUSE_HTTP_PORT)")
 	host := fs.String("listen-host", env("EXHUB_CLICKHOUSE_LISTEN_HOST", "127.0.0.1"), "loopback address to bind (env EXHUB_CLICKHOUSE_LISTEN_HOST)")
 	lib := fs.String("lib", os.Getenv(chserver.LibEnv), "path to libchdb.so (env "+chserver.LibEnv+"; default: found under "+chserver.LibRelPath+")")
+	analystUser := fs.String("analyst-user", env("EXHUB_CLICKHOUSE_ANALYST_USER", "analyst"), "read-only user (readonly=1, SELECT on --analyst-database only; env EXHUB_CLICKHOUSE_ANALYST_USER)")
+	analystPassword := fs.String("analyst-password", env("EXHUB_CLICKHOUSE_ANALYST_PASSWORD", chserver.DefaultAnalystPassword), "the read-only user's password (env EXHUB_CLICKHOUSE_ANALYST_PASSWORD; the default is a demo password)")
+	analystDB := fs.String("analyst-database", env("EXHUB_CLICKHOUSE_ANALYST_DATABASE", "exhub"), "the database the read-only user may read (env EXHUB_CLICKHOUSE_ANALYST_DATABASE)")
 	readyTimeout := fs.Duration("ready-timeout", 60*time.Second, "how long to wait for the server to answer /ping")
 	level := fs.String("log-level", env("EXHUB_LOG_LEVEL", "info"), "log level: debug, info, warn, error")
 	if err := fs.Parse(os.Args[1:]); err != nil {
@@ -66,13 +70,16 @@ func run() int {
 
 	started := time.Now()
 	err := chserver.Run(ctx, chserver.Config{
-		Path:         *path,
-		ListenHost:   *host,
-		TCPPort:      *tcpPort,
-		HTTPPort:     *httpPort,
-		LibPath:      *lib,
-		ReadyTimeout: *readyTimeout,
-		Logger:       log,
+		Path:            *path,
+		ListenHost:      *host,
+		TCPPort:         *tcpPort,
+		HTTPPort:        *httpPort,
+		LibPath:         *lib,
+		ReadyTimeout:    *readyTimeout,
+		Logger:          log,
+		AnalystUser:     *analystUser,
+		AnalystPassword: *analystPassword,
+		AnalystDatabase: *analystDB,
 	})
 	switch {
 	case err == nil:

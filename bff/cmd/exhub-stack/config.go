@@ -19,6 +19,7 @@ type Config struct {
 	KratosAdminAddr  string
 	CHNativePort     string
 	CHHTTPPort       string
+	AnalyticsDB      string // the BFF's analytics database, the one the read-only ClickHouse user may read
 	ValkeyPort       string
 	BinanceEmuAddr   string
 	OKXEmuAddr       string
@@ -44,6 +45,7 @@ func defaultConfig(root string) Config {
 		KratosAdminAddr:  env("EXHUB_KRATOS_ADMIN_ADDR", "127.0.0.1:4434"),
 		CHNativePort:     env("EXHUB_CLICKHOUSE_TCP_PORT", "9000"),
 		CHHTTPPort:       env("EXHUB_CLICKHOUSE_HTTP_PORT", "8123"),
+		AnalyticsDB:      env("EXHUB_ANALYTICS_DATABASE", "exhub"),
 		ValkeyPort:       env("EXHUB_VALKEY_PORT", "6379"),
 		BinanceEmuAddr:   env("EXHUB_EMULATOR_BINANCE_ADDR", "127.0.0.1:7001"),
 		OKXEmuAddr:       env("EXHUB_EMULATOR_OKX_ADDR", "127.0.0.1:7002"),
@@ -82,4 +84,14 @@ func (c Config) ports() [][2]string {
 func (c Config) String() string {
 	return fmt.Sprintf("edge=%s bff=%s kratos=%s/%s clickhouse=%s/%s valkey=%s emulators=%s,%s", c.EdgeAddr, c.BFFAddr,
 		c.KratosPublicAddr, c.KratosAdminAddr, c.CHNativePort, c.CHHTTPPort, c.ValkeyPort, c.BinanceEmuAddr, c.OKXEmuAddr)
+}
+
+// analystHint tells how to open a read-only ClickHouse session on the stack's analytics data.
+func (c Config) analystHint() string {
+	pw := "analyst (the demo password; set EXHUB_CLICKHOUSE_ANALYST_PASSWORD for another)"
+	if _, ok := os.LookupEnv("EXHUB_CLICKHOUSE_ANALYST_PASSWORD"); ok {
+		pw = "$EXHUB_CLICKHOUSE_ANALYST_PASSWORD"
+	}
+	return fmt.Sprintf("ClickHouse, read-only: clickhouse-client --host 127.0.0.1 --port %s --user analyst --database %s, password %s",
+		c.CHNativePort, c.AnalyticsDB, pw)
 }

@@ -57,7 +57,7 @@ func run() int {
 		fmt.Fprintf(os.Stderr, "exhub: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(s.out, "\n  exhub is up (demo mode): %s\n  Ctrl-C stops it.\n\n", cfg.PublicURL())
+	fmt.Fprintf(s.out, "\n  exhub is up (demo mode): %s\n  %s\n  Ctrl-C stops it.\n\n", cfg.PublicURL(), cfg.analystHint())
 	if *readyFile != "" {
 		if err := os.WriteFile(*readyFile, []byte(cfg.PublicURL()+"\n"), 0o644); err != nil {
 			log.Warn("cannot write ready file", "err", err)

@@ -74,7 +74,10 @@ func (s *Stack) services() ([]*service, error) {
 	svcs = append(svcs, &service{
 		name: "clickhouse",
 		path: c.bin("exhub-clickhouse"),
-		args: []string{"--path", c.data("clickhouse"), "--tcp-port", c.CHNativePort, "--http-port", c.CHHTTPPort},
+		// The read-only analyst user may read the BFF's analytics database (its password: the launcher's
+		// EXHUB_CLICKHOUSE_ANALYST_PASSWORD, passed through the environment, or the demo default).
+		args: []string{"--path", c.data("clickhouse"), "--tcp-port", c.CHNativePort, "--http-port", c.CHHTTPPort,
+			"--analyst-database", c.AnalyticsDB},
 		ready: func(ctx context.Context) error {
 			return httpProbe(ctx, "http://"+c.chHTTP()+"/ping", "Ok.")
 		},
