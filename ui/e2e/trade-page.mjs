@@ -24,14 +24,14 @@ const chromiumArgs = [
   "--disable-sync",
 ];
 
-export async function withPage(name, { locale = "en", theme = "dark" } = {}, fn) {
+export async function withPage(name, { locale = "en", theme = "dark", viewport = { width: 1440, height: 900 } } = {}, fn) {
   const profile = await mkdtemp(path.join(tmpdir(), "exhub-trade-e2e-"));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath,
     headless: true,
     args: chromiumArgs,
     locale: locale === "ja" ? "ja-JP" : "en-US",
-    viewport: { width: 1440, height: 900 },
+    viewport,
     baseURL,
   });
   context.setDefaultTimeout(TIMEOUT);
@@ -65,4 +65,24 @@ export async function withPage(name, { locale = "en", theme = "dark" } = {}, fn)
   }
 }
 
-// Milliseconds from navigation start to the screen's ready mark.
+// Milliseconds from navigation start to the screen's ready mark (chart drawn
+// with its first page, book filled).
+export async function readyTime(page) {
+  await page.locator('[data-ready="true"]').waitFor();
+  return page.evaluate(() => performance.getEntriesByName("exhub:trade-ready")[0]?.startTime ?? -1);
+}
+
+// A cheap signature of what the chart's canvases show: a sum over a grid of
+// sampled pixels of every canvas, so a redraw with another series changes it.
+export function chartSignature(page) {
+  return page.evaluate(() => {
+    let sig = 0;
+    for (const c of document.querySelectorAll('[data-testid="chart"] canvas')) {
+      if (!c.width || !c.height) continue;
+      const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+      const step = 4 * 7;
+      for (let i = 0; i < d.length; i += step) sig = (sig * 31 + d[i] + 3 * d[i + 1] + 7 * d[i + 2] + 11 * d[i + 3]) % 2147483647;
+    }
+    return sig;
+  });
+}

@@ -4,6 +4,9 @@
 // the manifest itself). Fails when a page is over its budget.
 //
 //   npm run build && node scripts/budget.mjs [build/client]
+//
+// With BUDGET_JSON=1 (make bench) the figures are also printed as JSON and
+// recorded in bench/results/ui.json under firstLoadJs.
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -60,5 +63,9 @@ for (const b of budgets) {
     `${ok ? "ok  " : "OVER"} ${b.page.padEnd(22)} first-load JS ${(total / KiB).toFixed(1)} KiB gzip (budget ${b.limit / KiB} KiB, ${files.size} files)`,
   );
 }
-if (process.env.BUDGET_JSON) console.log(JSON.stringify(report));
+if (process.env.BUDGET_JSON) {
+  console.log(JSON.stringify(report));
+  const { recordUiResult } = await import("../e2e/perf/results.mjs");
+  await recordUiResult("firstLoadJs", { measured: new Date().toISOString(), pages: report });
+}
 process.exit(failed ? 1 : 0);

@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { withPage } from "../trade-page.mjs";
+import { recordUiResult } from "./results.mjs";
 
 test("50 book updates a second without long tasks over 50 ms", async () => {
   await withPage("book-50hz", {}, async (page) => {
@@ -78,6 +79,13 @@ test("50 book updates a second without long tasks over 50 ms", async () => {
       trades: document.querySelectorAll('[data-testid="trades"] li').length,
     }), from);
     console.log(`book seq ${seqBefore} -> ${r.seq}; long tasks: ${JSON.stringify(r.long)}`);
+    await recordUiResult("book50Hz", {
+      measured: new Date().toISOString(),
+      seconds: 5,
+      updatesShown: r.seq - seqBefore,
+      longTasksOver50Ms: r.long.filter((l) => l.duration > 50).length,
+      longestTaskMs: Math.round(Math.max(0, ...r.long.map((l) => l.duration))),
+    });
     assert.ok(r.seq - seqBefore >= 200, `only ${r.seq - seqBefore} updates shown in 5 s`);
     assert.ok(r.trades >= 20, "trades listed");
     assert.deepEqual(r.long.filter((l) => l.duration > 50), [], "long tasks over 50 ms");
