@@ -108,7 +108,16 @@ export function Chart({ label, times, series, axisLabel, tooltip, height = 240, 
 
   const tip = active !== null && active < n ? tooltip(active) : null;
   const ax = active !== null ? geo.xs[active] : undefined;
-  const leftEdge = ax !== undefined && ax > width / 2;
+  // The tooltip sits beside the crosshair, on the side with more room, and
+  // never past the chart's edges.
+  const tipRef = useRef<HTMLDivElement>(null);
+  const [tipW, setTipW] = useState(180);
+  useLayoutEffect(() => {
+    const w = tipRef.current?.offsetWidth;
+    if (w && w !== tipW) setTipW(w);
+  });
+  const tipLeft =
+    ax === undefined ? 0 : Math.max(0, Math.min(width - tipW, ax > width / 2 ? ax - 12 - tipW : ax + 12));
 
   return (
     <div
@@ -156,7 +165,14 @@ export function Chart({ label, times, series, axisLabel, tooltip, height = 240, 
           </text>
         ))}
         {labelIndices(n, Math.max(2, Math.floor((plot.right - plot.left) / (narrow ? 70 : 110)))).map((i) => (
-          <text key={`x${i}`} x={geo.xs[i]} y={height - 6} textAnchor="middle" className="md-axis-text">
+          <text
+            key={`x${i}`}
+            x={geo.xs[i]}
+            y={height - 6}
+            // Labels near an edge are anchored inside the chart.
+            textAnchor={geo.xs[i]! > width - 60 ? "end" : geo.xs[i]! < 60 ? "start" : "middle"}
+            className="md-axis-text"
+          >
             {axisLabel.time(times[i]!)}
           </text>
         ))}
@@ -216,8 +232,9 @@ export function Chart({ label, times, series, axisLabel, tooltip, height = 240, 
       {tip ? (
         <div
           id={tipId}
-          className={`md-tooltip${leftEdge ? " md-tooltip--left" : ""}`}
-          style={{ left: ax }}
+          ref={tipRef}
+          className="md-tooltip"
+          style={{ left: tipLeft }}
           role="status"
           aria-live="polite"
           data-testid="tooltip"

@@ -97,6 +97,15 @@ describe("market data page", () => {
     await waitFor(() => expect(location()).toBe("/marketData?exchange=binance&symbol=BTCUSDT&period=1h"));
   });
 
+  it("replaces an unknown exchange, symbol or period in the URL with the defaults", async () => {
+    stack();
+    renderApp("/marketData?exchange=bybit&symbol=NOPE&period=2h");
+    await ready("open-interest");
+    await waitFor(() => expect(location()).toBe("/marketData?exchange=binance&symbol=BTCUSDT&period=1h"));
+    renderApp("/marketData?exchange=okx&symbol=NOPE&period=15m");
+    await waitFor(() => expect(screen.getAllByTestId("location")[1]!.textContent).toBe("/marketData?exchange=okx&symbol=BTC-USDT-SWAP&period=15m"));
+  });
+
   it("moves the tooltip with the keyboard and shows exact values", async () => {
     stack();
     renderApp("/marketData?exchange=binance&symbol=BTCUSDT&period=1h");
