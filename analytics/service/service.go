@@ -369,7 +369,9 @@ func (s *Service) backfillOnce(ctx context.Context, bf *backfill.Backfiller, ex 
 		return
 	}
 	start := time.Now()
-	to := start.UnixMilli()
+	// Up to the end of the last closed minute: the forming one is live ingest's. A forming candle written by
+	// backfill could land after live ingest stored the closed one and, being newer, replace it for good.
+	to := start.UnixMilli()/60_000*60_000 - 1
 	from := to - int64(s.cfg.BackfillDays)*86_400_000
 	var rows int
 	s.update(ex.Slug(), func(st *ExchangeStatus) { st.BackfillInstruments, st.BackfillDone = len(ins), 0 })

@@ -28,13 +28,13 @@ type candlesBody struct {
 	Candles  []market.Candle `json:"candles"`
 }
 
-// awayFromMinuteEdge waits until the clock is at least 3 s past a minute boundary and 5 s before the next one:
+// awayFromMinuteEdge waits until the clock is at least 3 s past a minute boundary and 20 s before the next one:
 // right after a minute closes, live ingest needs a moment to store the closed minute, and until then the store
 // rightly leaves that minute to the plugin.
 func awayFromMinuteEdge() {
 	for {
 		s := time.Now().UnixMilli() % 60_000
-		if s >= 3_000 && s <= 55_000 {
+		if s >= 3_000 && s <= 40_000 {
 			return
 		}
 		time.Sleep(200 * time.Millisecond)
