@@ -57,7 +57,8 @@ type conn struct {
 
 	subs map[string]*connSub // owned by the reader
 
-	writingSince atomic.Int64
+	writingSince atomic.Int64 // unix nanoseconds when the current write began, 0 when not writing
+	nextPing     atomic.Int64 // unix nanoseconds of the next heartbeat ping
 	pinging      atomic.Bool
 }
 
@@ -222,15 +223,15 @@ func (c *conn) writeLoop() error {
 	}
 }
 
-// writeFrame writes one frame of n messages (an array when n > 1). The heartbeat goroutine ends a write that
-// takes longer than WriteTimeout.
+// writeFrame writes one frame of n messages (an array when n > 1). The gateway's watchdog ends a write that takes
+// longer than WriteTimeout.
 func (c *conn) writeFrame(frame []byte, n int) error {
 	if n > 1 {
 		frame = append(frame, ']')
 	}
 	c.writingSince.Store(time.Now().UnixNano())
-	// No context deadline here: the library would arm a timer per write. The heartbeat goroutine is the watchdog,
-	// and closing the connection ends a blocked write.
+	// No context deadline here: the library would arm a timer per write. The gateway's watchdog ends a stuck write
+	// (closing the connection ends a blocked write).
 	err := c.ws.Write(context.Background(), websocket.MessageText, frame)
 	c.writingSince.Store(0)
 	if err != nil {
@@ -242,30 +243,8 @@ func (c *conn) writeFrame(frame []byte, n int) error {
 	return nil
 }
 
-// heartbeat pings the client every PingInterval (a missing pong ends the connection) and ends a connection
-// whose current write has been stuck for WriteTimeout.
-func (c *conn) heartbeat() error {
-	check := min(time.Second, c.g.cfg.WriteTimeout/2, c.g.cfg.PingInterval)
-	t := time.NewTicker(check)
-	defer t.Stop()
-	nextPing := time.Now().Add(c.g.cfg.PingInterval)
-	for {
-		select {
-		case <-c.ctx.Done():
-			return nil
-		case now := <-t.C:
-			if ws := c.writingSince.Load(); ws != 0 && now.Sub(time.Unix(0, ws)) > c.g.cfg.WriteTimeout {
-				return errWriteTimeout
-			}
-			if now.Before(nextPing) {
-				continue
-			}
-			nextPing = now.Add(c.g.cfg.PingInterval)
-			go c.ping() // owned by the connection: bounded by PongTimeout
-		}
-	}
-}
-
+// ping sends one WebSocket ping (the watchdog calls it every PingInterval); no pong within PongTimeout ends the
+// connection.
 func (c *conn) ping() {
 	if !c.pinging.CompareAndSwap(false, true) {
 		return

@@ -152,11 +152,15 @@ func (g *Gateway) Run(ctx context.Context) error {
 	g.ctx = ctx
 	g.mu.Unlock()
 	var wg sync.WaitGroup
-	wg.Add(1)
+	wg.Add(2)
 	errc := make(chan error, 1)
 	go func() { // owned by Run; ends with ctx
 		defer wg.Done()
 		errc <- g.broker.Run(ctx)
+	}()
+	go func() { // owned by Run; ends with ctx
+		defer wg.Done()
+		g.watchdog(ctx)
 	}()
 	<-ctx.Done()
 	g.mu.Lock()
@@ -268,6 +272,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	cctx, cancel := context.WithCancelCause(context.Background())
 	c := &conn{g: g, ws: ws, ctx: cctx, cancel: cancel, pending: map[string]*item{}, notify: make(chan struct{}, 1),
 		subs: map[string]*connSub{}}
+	c.nextPing.Store(time.Now().Add(g.cfg.PingInterval).UnixNano())
 	g.mu.Lock()
 	g.conns[c] = struct{}{}
 	g.mu.Unlock()
@@ -282,9 +287,12 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.serveConn(c)
 }
 
+// serveConn runs one connection: this goroutine reads, one writer goroutine writes; heartbeats and the write
+// watchdog are the gateway's (watchdog), and the socket is closed, with a code saying why, by a function that runs
+// once the connection's context ends (context.AfterFunc), so an idle connection costs two goroutines and no timer.
 func (g *Gateway) serveConn(c *conn) {
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(1)
 	go func() { // owned by serveConn; ends with the connection
 		defer wg.Done()
 		err := c.writeLoop()
@@ -293,12 +301,9 @@ func (g *Gateway) serveConn(c *conn) {
 		}
 		c.cancel(err)
 	}()
-	go func() { // owned by serveConn: heartbeat, then closes the socket with a code saying why it ended
-		defer wg.Done()
-		if err := c.heartbeat(); err != nil {
-			c.cancel(err)
-		}
-		<-c.ctx.Done()
+	closed := make(chan struct{})
+	context.AfterFunc(c.ctx, func() { // runs once, when the connection ends; serveConn waits for it
+		defer close(closed)
 		cause := context.Cause(c.ctx)
 		reason := closeClient
 		switch {
@@ -324,7 +329,7 @@ func (g *Gateway) serveConn(c *conn) {
 			_ = c.ws.CloseNow()
 		}
 		g.closes[reason].Add(1)
-	}()
+	})
 	c.control(&helloMsg{Type: "hello", Version: 1, MaxSubscriptions: g.cfg.MaxSubscriptions,
 		MaxMessageBytes: g.cfg.MaxMessageBytes, HeartbeatSeconds: int(g.cfg.PingInterval / time.Second)})
 	// Reads use their own context: cancelling a read's context makes the library drop the connection without a
@@ -332,6 +337,41 @@ func (g *Gateway) serveConn(c *conn) {
 	readErr := g.readLoop(c)
 	c.cancel(readErr)
 	wg.Wait()
+	<-closed
+}
+
+// watchdog pings every connection each PingInterval (a missing pong ends it, see conn.ping) and ends a connection
+// whose current write has been stuck for WriteTimeout: one goroutine and one ticker for all connections.
+func (g *Gateway) watchdog(ctx context.Context) {
+	check := min(time.Second, g.cfg.WriteTimeout/2, g.cfg.PingInterval)
+	t := time.NewTicker(check)
+	defer t.Stop()
+	var conns []*conn
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			g.mu.Lock()
+			conns = conns[:0]
+			for c := range g.conns {
+				conns = append(conns, c)
+			}
+			g.mu.Unlock()
+			n := now.UnixNano()
+			for i, c := range conns {
+				conns[i] = nil
+				if ws := c.writingSince.Load(); ws != 0 && n-ws > int64(g.cfg.WriteTimeout) {
+					c.cancel(errWriteTimeout)
+					continue
+				}
+				if n >= c.nextPing.Load() {
+					c.nextPing.Store(n + int64(g.cfg.PingInterval))
+					go c.ping() // owned by the connection: bounded by PongTimeout
+				}
+			}
+		}
+	}
 }
 
 var errShutdown = errors.New("server shutting down")
