@@ -50,6 +50,8 @@ type options struct {
 	out           string
 	stack         bool
 	root          string
+	// acceptEncoding is sent on every request ("" sends none: answers come uncompressed).
+	acceptEncoding string
 }
 
 // Result is one scenario's figures.
@@ -89,6 +91,8 @@ type Report struct {
 	Duration    string `json:"duration"`
 	Rounds      int    `json:"rounds"`
 	MaxRequests int64  `json:"maxRequests"`
+	// AcceptEncoding is the Accept-Encoding every request sent (empty: none, answers uncompressed).
+	AcceptEncoding string `json:"acceptEncoding,omitempty"`
 	// LoadAvg1Before is the 1-minute load average before anything was started: other work on the machine.
 	LoadAvg1Before float64   `json:"loadAvg1Before,omitempty"`
 	Results        []Result  `json:"results"`
@@ -122,6 +126,7 @@ func run() error {
 	flag.StringVar(&o.out, "out", "bench/results/rest.json", "JSON results file (empty: none)")
 	flag.BoolVar(&o.stack, "stack", false, "start bin/exhub-stack from --root for the run and stop it after")
 	flag.StringVar(&o.root, "root", ".", "repository root (with --stack)")
+	flag.StringVar(&o.acceptEncoding, "accept-encoding", "", `Accept-Encoding of every request (e.g. "gzip, deflate, br, zstd" as browsers send; empty: none)`)
 	flag.Parse()
 	if o.concurrency < 1 || o.concurrency > 1024 || o.duration <= 0 || o.duration > 5*time.Minute || o.maxRequests < 1 ||
 		o.rounds < 1 || o.rounds > 20 || o.maxRequests < int64(o.rounds) {
@@ -168,7 +173,7 @@ func run() error {
 	}
 	rep := Report{Benchmark: "rest", Time: time.Now().UTC().Format(time.RFC3339), GoVersion: runtime.Version(),
 		CPUs: runtime.NumCPU(), Exchange: o.exchange, Type: o.typ, Concurrency: o.concurrency, Duration: o.duration.String(),
-		Rounds: o.rounds, MaxRequests: o.maxRequests, LoadAvg1Before: loadBefore}
+		Rounds: o.rounds, MaxRequests: o.maxRequests, AcceptEncoding: o.acceptEncoding, LoadAvg1Before: loadBefore}
 	perRound := o.duration / time.Duration(o.rounds)
 	for r := range o.rounds {
 		for _, sc := range scenarios {
@@ -281,11 +286,14 @@ func cacheDetail(cs string) string {
 }
 
 // request returns the function a worker calls for each request to target.
-func request(c *http.Client, target string, cookie bool) func(context.Context, *worker) {
+func request(c *http.Client, target string, cookie bool, acceptEncoding string) func(context.Context, *worker) {
 	return func(ctx context.Context, w *worker) {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 		if cookie {
 			req.Header.Set("Cookie", "exhub_bench=1")
+		}
+		if acceptEncoding != "" {
+			req.Header.Set("Accept-Encoding", acceptEncoding)
 		}
 		start := time.Now()
 		resp, err := c.Do(req)
@@ -336,7 +344,7 @@ type scenario struct {
 func (sc *scenario) warm(ctx context.Context, c *http.Client, o options) {
 	wctx, cancel := context.WithTimeout(ctx, o.warmup)
 	defer cancel()
-	runWorkers(wctx, o.concurrency, nil, request(c, sc.target, sc.cookie))
+	runWorkers(wctx, o.concurrency, nil, request(c, sc.target, sc.cookie, o.acceptEncoding))
 }
 
 // round runs concurrency workers for d or until budget requests were sent, and adds their figures.
@@ -346,7 +354,7 @@ func (sc *scenario) round(ctx context.Context, c *http.Client, o options, d time
 	mctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	start := time.Now()
-	workers := runWorkers(mctx, o.concurrency, &left, request(c, sc.target, sc.cookie))
+	workers := runWorkers(mctx, o.concurrency, &left, request(c, sc.target, sc.cookie, o.acceptEncoding))
 	elapsed := time.Since(start)
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -418,6 +426,9 @@ func runWorkers(ctx context.Context, n int, budget *atomic.Int64, fn func(contex
 func printTable(w io.Writer, r Report) {
 	fmt.Fprintf(w, "\nREST through the edge: GET /api/v1/tickers?exchange=%s&type=%s, %d connections, %s per scenario in %d rounds, %d CPUs\n\n",
 		r.Exchange, r.Type, r.Concurrency, r.Duration, r.Rounds, r.CPUs)
+	if r.AcceptEncoding != "" {
+		fmt.Fprintf(w, "every request sent Accept-Encoding: %s\n\n", r.AcceptEncoding)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "scenario\trequests\terrors\treq/s\trounds min-max\tp50 ms\tp90 ms\tp99 ms\tmax ms\tedge hits\tstore\tload\t")
 	for _, x := range r.Results {
