@@ -26,6 +26,9 @@ export type ChartProps = {
   tooltip: (i: number) => { time: string; rows: TooltipRow[] };
   height?: number;
   testId?: string;
+  // overlay: every column series spans the whole slot (series that never
+  // overlap, such as buys above zero and sells below); grouped: side by side.
+  barLayout?: "grouped" | "overlay";
 };
 
 const FALLBACK_WIDTH = 640;
@@ -51,7 +54,7 @@ function useWidth(ref: React.RefObject<HTMLElement | null>): number {
 // A time-series chart drawn as SVG: lines, areas and grouped columns on a
 // left and an optional right axis, with a tooltip that follows the pointer
 // and the keyboard (arrow keys, Page Up/Down, Home, End on the focused chart).
-export function Chart({ label, times, series, axisLabel, tooltip, height = 240, testId }: ChartProps) {
+export function Chart({ label, times, series, axisLabel, tooltip, height = 240, testId, barLayout = "grouped" }: ChartProps) {
   const { t } = useLingui();
   const box = useRef<HTMLDivElement>(null);
   const width = useWidth(box);
@@ -89,7 +92,8 @@ export function Chart({ label, times, series, axisLabel, tooltip, height = 240, 
 
   const bars = series.filter((s) => s.kind === "bar");
   const slot = (plot.right - plot.left) / Math.max(1, n);
-  const barW = Math.max(0.5, (slot * 0.8) / Math.max(1, bars.length));
+  const groups = barLayout === "overlay" ? 1 : Math.max(1, bars.length);
+  const barW = Math.max(0.5, (slot * 0.8) / groups);
 
   const onPointer = (e: PointerEvent<SVGSVGElement>) => {
     const r = e.currentTarget.getBoundingClientRect();
@@ -184,7 +188,7 @@ export function Chart({ label, times, series, axisLabel, tooltip, height = 240, 
             <g key={s.key} data-series={s.key}>
               {s.values.map((v, i) => {
                 if (v === null) return null;
-                const x = geo.xs[i]! - (barW * bars.length) / 2 + bi * barW;
+                const x = geo.xs[i]! - (barW * groups) / 2 + (groups === 1 ? 0 : bi) * barW;
                 const yv = y(v);
                 return (
                   <rect

@@ -136,6 +136,14 @@ describe("market data page", () => {
     fireEvent.keyDown(taker, { key: "ArrowRight" });
     const row = within(taker).getByTestId("tooltip").querySelector('[data-key="ratio"] dd')!;
     expect(row.textContent).toBe("2.46");
+    // Buys stand on the zero line, sells hang from it, in the same slot.
+    const rect = (series: string, i: number) => taker.querySelectorAll(`[data-series=${series}] rect`)[i]!;
+    const num = (r: Element, a: string) => Number(r.getAttribute(a));
+    const buy = rect("buy", 5);
+    const sell = rect("sell", 5);
+    expect(num(buy, "x")).toBe(num(sell, "x"));
+    expect(num(buy, "y") + num(buy, "height")).toBeCloseTo(num(sell, "y"), 5);
+    expect(num(buy, "height")).toBeGreaterThan(num(sell, "height"));
   });
 
   it("shows a sortable table with the same rows", async () => {

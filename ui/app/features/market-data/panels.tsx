@@ -172,7 +172,8 @@ export function TakerVolumePanel({ m, load, onRetry }: { m: Market; load: Load<T
   const ratio = (s: string) => formatDecimal(s, m.locale, 4, 2);
   const series: ChartSeries[] = [
     { key: "buy", label: labels.buy, kind: "bar", axis: "left", color: C.up, values: column(rows, "buy") },
-    { key: "sell", label: labels.sell, kind: "bar", axis: "left", color: C.down, values: column(rows, "sell") },
+    // Sells below zero, so that dense columns stay readable.
+    { key: "sell", label: labels.sell, kind: "bar", axis: "left", color: C.down, values: column(rows, "sell").map((v) => (v === null ? null : -v)) },
     { key: "ratio", label: labels.ratio, kind: "line", axis: "right", color: C.ratio, values: column(rows, "ratio") },
   ];
   const tooltip = (i: number) => {
@@ -215,7 +216,8 @@ export function TakerVolumePanel({ m, load, onRetry }: { m: Market; load: Load<T
           times={rows.map((r) => r.time)}
           series={series}
           tooltip={tooltip}
-          axisLabel={{ left: (n) => formatAxisNumber(n, m.locale), right: (n) => formatAxisNumber(n, m.locale), time: time.axis }}
+          barLayout="overlay"
+          axisLabel={{ left: (n) => formatAxisNumber(Math.abs(n), m.locale), right: (n) => formatAxisNumber(n, m.locale), time: time.axis }}
         />
       )}
       table={() => <DataTable label={title} rows={rows} columns={columns} formatTime={time.full} />}
