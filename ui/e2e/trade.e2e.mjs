@@ -198,6 +198,15 @@ test("every chart type redraws the chart, in both themes", async () => {
       assert.equal(await page.evaluate(() => JSON.parse(localStorage.getItem("exhub.trade.chart")).chartType), 8);
       await page.reload();
       await page.locator('[data-testid="chart"][data-chart-type="HeikinAshi"]').waitFor();
+      // Indicators still come and go over a custom type: MACD adds a pane, and taking it off removes it.
+      const canvases = () => page.evaluate(() => document.querySelectorAll('[data-testid="chart"] canvas').length);
+      await page.locator('[data-ready="true"]').waitFor();
+      const before = await canvases();
+      await page.getByRole("button", { name: "MACD", exact: true }).click();
+      await page.waitForFunction((n) => document.querySelectorAll('[data-testid="chart"] canvas').length > n, before);
+      await page.getByRole("button", { name: "MACD", exact: true }).click();
+      await page.waitForFunction((n) => document.querySelectorAll('[data-testid="chart"] canvas').length === n, before);
+      assert.equal(await page.locator('[data-testid="chart"]').getAttribute("data-chart-type"), "HeikinAshi");
     });
   }
 });

@@ -152,7 +152,8 @@ export function Chart(props: Props) {
   useEffect(() => {
     const c = chart.current;
     if (!c) return;
-    for (const name of ["MA", "EMA", "BOLL", "VOL", "MACD", "RSI"]) c.removeIndicator({ name });
+    // Every indicator but the chart type's series.
+    for (const ind of c.getIndicators()) if (ind.name !== SERIES_INDICATOR) c.removeIndicator({ id: ind.id });
     for (const name of props.indicators) {
       if (MAIN_INDICATORS.has(name)) c.createIndicator({ name, paneId: "candle_pane" }, true);
       else c.createIndicator(name);
