@@ -80,8 +80,24 @@ async function withBrowser(name, { locale = "en", theme = "dark", width = 1280 }
 }
 
 const T = {
-  en: { title: "Market Data", table: "Table", chart: "Chart", okx: "OKX", period4h: "4h", accounts: "All accounts", anomaly: "Network anomaly" },
-  ja: { title: "マーケットデータ", table: "テーブル", chart: "チャート", okx: "OKX", period4h: "4時間", accounts: "全アカウント", anomaly: "ネットワーク異常" },
+  en: {
+    title: "Market Data",
+    table: "Table",
+    chart: "Chart",
+    okx: "OKX",
+    period4h: "4h",
+    accounts: "All accounts",
+    anomaly: "Network anomaly",
+  },
+  ja: {
+    title: "マーケットデータ",
+    table: "テーブル",
+    chart: "チャート",
+    okx: "OKX",
+    period4h: "4時間",
+    accounts: "全アカウント",
+    anomaly: "ネットワーク異常",
+  },
 };
 
 const query = (page) => Object.fromEntries(new URL(page.url()).searchParams);
@@ -89,7 +105,8 @@ const query = (page) => Object.fromEntries(new URL(page.url()).searchParams);
 // Every panel drawn with real data (not loading, empty or failed).
 async function panelsReady(page) {
   await page.waitForFunction(
-    (ids) => ids.every((id) => document.querySelector(`[data-testid=panel-${id}]`)?.getAttribute("data-state") === "ready"),
+    (ids) =>
+      ids.every((id) => document.querySelector(`[data-testid=panel-${id}]`)?.getAttribute("data-state") === "ready"),
     PANELS,
     { timeout: TIMEOUT },
   );
@@ -132,19 +149,27 @@ for (const [locale, theme] of [
       // Keyboard tooltip: the newest point's time and values in the locale's format.
       const tip = await tooltipAtEnd(page, "open-interest");
       const text = await tip.textContent();
-      assert.match(text, locale === "ja" ? /\d{4}\/\d{1,2}\/\d{1,2} \d{1,2}:\d{2}/ : /[A-Z][a-z]{2} \d{1,2}, \d{4}, \d{1,2}:\d{2}/);
+      assert.match(
+        text,
+        locale === "ja" ? /\d{4}\/\d{1,2}\/\d{1,2} \d{1,2}:\d{2}/ : /[A-Z][a-z]{2} \d{1,2}, \d{4}, \d{1,2}:\d{2}/,
+      );
       assert.match(text, /\d{1,3}(,\d{3})+(\.\d+)? USDT/);
       assert.match(text, /BTC/);
       const before = await page.getByTestId("chart-open-interest").getAttribute("data-active");
       await page.getByTestId("chart-open-interest").press("ArrowLeft");
-      assert.equal(Number(await page.getByTestId("chart-open-interest").getAttribute("data-active")), Number(before) - 1);
+      assert.equal(
+        Number(await page.getByTestId("chart-open-interest").getAttribute("data-active")),
+        Number(before) - 1,
+      );
       // Funding tooltip shows a percent.
       assert.match(await (await tooltipAtEnd(page, "funding-rate")).textContent(), /-?\d+\.\d{4,6}%/);
       await shot("1h");
 
       if (locale === "en" && theme === "dark") {
         // Period switch: new requests, other charts.
-        const answered = page.waitForResponse((r) => r.url().includes("/api/v1/analytics/open-interest") && r.url().includes("period=4h"));
+        const answered = page.waitForResponse(
+          (r) => r.url().includes("/api/v1/analytics/open-interest") && r.url().includes("period=4h"),
+        );
         await page.getByTestId("period-picker").getByRole("button", { name: s.period4h, exact: true }).click();
         assert.equal((await answered).status(), 200);
         await page.waitForFunction(() => new URL(location.href).searchParams.get("period") === "4h");
@@ -158,7 +183,13 @@ for (const [locale, theme] of [
         await page.reload({ waitUntil: "domcontentloaded" });
         await panelsReady(page);
         assert.deepEqual(query(page), { exchange: "binance", symbol: "BTCUSDT", period: "4h" });
-        assert.equal(await page.getByTestId("period-picker").getByRole("button", { name: s.period4h, exact: true }).getAttribute("aria-pressed"), "true");
+        assert.equal(
+          await page
+            .getByTestId("period-picker")
+            .getByRole("button", { name: s.period4h, exact: true })
+            .getAttribute("aria-pressed"),
+          "true",
+        );
 
         // Table view of the same data, sortable.
         const funding = page.getByTestId("panel-funding-rate");
@@ -172,13 +203,17 @@ for (const [locale, theme] of [
         await funding.getByRole("button", { name: s.chart, exact: true }).click();
 
         // Exchange switch: OKX opens on its BTC/USDT perpetual; one long/short kind.
-        const okxAnswered = page.waitForResponse((r) => r.url().includes("/api/v1/analytics/long-short-ratio") && r.url().includes("exchange=okx"));
+        const okxAnswered = page.waitForResponse(
+          (r) => r.url().includes("/api/v1/analytics/long-short-ratio") && r.url().includes("exchange=okx"),
+        );
         await page.getByTestId("exchange-picker").getByRole("button", { name: s.okx }).click();
         assert.equal((await okxAnswered).status(), 200);
         await page.waitForFunction(() => new URL(location.href).searchParams.get("symbol") === "BTC-USDT-SWAP");
         await panelsReady(page);
         assert.deepEqual(query(page), { exchange: "okx", symbol: "BTC-USDT-SWAP", period: "4h" });
-        assert.deepEqual(await page.getByTestId("panel-long-short").locator(".md-legend li").allTextContents(), [s.accounts]);
+        assert.deepEqual(await page.getByTestId("panel-long-short").locator(".md-legend li").allTextContents(), [
+          s.accounts,
+        ]);
 
         // Symbol search: ETH.
         const box = page.getByTestId("symbol-input");
@@ -200,7 +235,9 @@ test("market data: a symbol without history says so", async () => {
   const list = await (await fetch(`${baseURL}/api/v1/instruments?exchange=binance&type=SWAP`)).json();
   let bare = null;
   for (const i of list.instruments) {
-    const r = await (await fetch(`${baseURL}/api/v1/analytics/open-interest?exchange=binance&symbol=${i.symbol}&period=1d`)).json();
+    const r = await (
+      await fetch(`${baseURL}/api/v1/analytics/open-interest?exchange=binance&symbol=${i.symbol}&period=1d`)
+    ).json();
     if (r.points.length === 0) {
       bare = i.symbol;
       break;
@@ -209,7 +246,9 @@ test("market data: a symbol without history says so", async () => {
   assert.ok(bare, "every binance perpetual has open interest history: none left for the empty state");
   await withBrowser("market-data-empty", {}, async (page, shot) => {
     await page.goto(`/marketData?exchange=binance&symbol=${bare}&period=1d`, { waitUntil: "domcontentloaded" });
-    await page.waitForFunction(() => document.querySelector("[data-testid=panel-open-interest]")?.getAttribute("data-state") === "empty");
+    await page.waitForFunction(
+      () => document.querySelector("[data-testid=panel-open-interest]")?.getAttribute("data-state") === "empty",
+    );
     assert.equal(await page.getByTestId("panel-open-interest").getByText("No data for this period.").count(), 1);
     await shot("1d");
   });
@@ -221,7 +260,9 @@ test("market data at phone width", async () => {
     await panelsReady(page);
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     assert.ok(overflow <= 0, `market data overflows by ${overflow}px at 360px`);
-    const widths = await page.evaluate(() => [...document.querySelectorAll(".md-chart svg")].map((s) => s.getBoundingClientRect().width));
+    const widths = await page.evaluate(() =>
+      [...document.querySelectorAll(".md-chart svg")].map((s) => s.getBoundingClientRect().width),
+    );
     for (const w of widths) assert.ok(w > 250 && w <= 360, `chart width ${w}`);
     // Touch-size tooltip: a tap shows it.
     const chart = page.getByTestId("chart-taker-volume");

@@ -1,5 +1,14 @@
 import { useLingui } from "@lingui/react/macro";
-import { useEffect, useId, useLayoutEffect, useMemo, useRef, useState, type KeyboardEvent, type PointerEvent } from "react";
+import {
+  useEffect,
+  useId,
+  useLayoutEffect,
+  useMemo,
+  useRef,
+  useState,
+  type KeyboardEvent,
+  type PointerEvent,
+} from "react";
 import { areaPath, extent, indexAt, keyTarget, labelIndices, linePath, niceTicks, scale, slotX } from "./chart-math";
 
 export type ChartSeries = {
@@ -54,7 +63,16 @@ function useWidth(ref: React.RefObject<HTMLElement | null>): number {
 // A time-series chart drawn as SVG: lines, areas and grouped columns on a
 // left and an optional right axis, with a tooltip that follows the pointer
 // and the keyboard (arrow keys, Page Up/Down, Home, End on the focused chart).
-export function Chart({ label, times, series, axisLabel, tooltip, height = 240, testId, barLayout = "grouped" }: ChartProps) {
+export function Chart({
+  label,
+  times,
+  series,
+  axisLabel,
+  tooltip,
+  height = 240,
+  testId,
+  barLayout = "grouped",
+}: ChartProps) {
   const { t } = useLingui();
   const box = useRef<HTMLDivElement>(null);
   const width = useWidth(box);
@@ -120,8 +138,7 @@ export function Chart({ label, times, series, axisLabel, tooltip, height = 240, 
     const w = tipRef.current?.offsetWidth;
     if (w && w !== tipW) setTipW(w);
   });
-  const tipLeft =
-    ax === undefined ? 0 : Math.max(0, Math.min(width - tipW, ax > width / 2 ? ax - 12 - tipW : ax + 12));
+  const tipLeft = ax === undefined ? 0 : Math.max(0, Math.min(width - tipW, ax > width / 2 ? ax - 12 - tipW : ax + 12));
 
   return (
     <div
@@ -152,19 +169,19 @@ export function Chart({ label, times, series, axisLabel, tooltip, height = 240, 
         {geo.left?.ticks.map((v) => (
           <g key={`l${v}`} className="md-grid">
             <line x1={plot.left} x2={plot.right} y1={geo.left!.y(v)} y2={geo.left!.y(v)} />
-            <text x={plot.left - 6} y={geo.left!.y(v)} textAnchor="end" dominantBaseline="middle" className="md-axis-text">
+            <text
+              x={plot.left - 6}
+              y={geo.left!.y(v)}
+              textAnchor="end"
+              dominantBaseline="middle"
+              className="md-axis-text"
+            >
               {axisLabel.left(v)}
             </text>
           </g>
         ))}
         {geo.right?.ticks.map((v) => (
-          <text
-            key={`r${v}`}
-            x={plot.right + 6}
-            y={geo.right!.y(v)}
-            dominantBaseline="middle"
-            className="md-axis-text"
-          >
+          <text key={`r${v}`} x={plot.right + 6} y={geo.right!.y(v)} dominantBaseline="middle" className="md-axis-text">
             {(axisLabel.right ?? axisLabel.left)(v)}
           </text>
         ))}
@@ -213,7 +230,9 @@ export function Chart({ label, times, series, axisLabel, tooltip, height = 240, 
             const ys = s.values.map((v) => (v === null ? null : y(v)));
             return (
               <g key={s.key} data-series={s.key}>
-                {s.kind === "area" ? <path d={areaPath(geo.xs, ys, plot.bottom)} style={{ fill: s.color }} opacity={0.15} /> : null}
+                {s.kind === "area" ? (
+                  <path d={areaPath(geo.xs, ys, plot.bottom)} style={{ fill: s.color }} opacity={0.15} />
+                ) : null}
                 <path d={linePath(geo.xs, ys)} fill="none" style={{ stroke: s.color }} strokeWidth={1.5} />
               </g>
             );
@@ -266,7 +285,11 @@ export function Legend({ items }: { items: { key: string; label: string; color: 
     <ul className="md-legend">
       {items.map((i) => (
         <li key={i.key}>
-          <span className={`md-swatch${i.kind === "line" ? " md-swatch--line" : ""}`} style={{ background: i.color }} aria-hidden="true" />
+          <span
+            className={`md-swatch${i.kind === "line" ? " md-swatch--line" : ""}`}
+            style={{ background: i.color }}
+            aria-hidden="true"
+          />
           {i.label}
         </li>
       ))}

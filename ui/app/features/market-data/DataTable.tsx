@@ -1,5 +1,12 @@
 import { useLingui } from "@lingui/react/macro";
-import { createColumnHelper, createSortedRowModel, rowSortingFeature, tableFeatures, useTable, type SortingState } from "@tanstack/react-table";
+import {
+  createColumnHelper,
+  createSortedRowModel,
+  rowSortingFeature,
+  tableFeatures,
+  useTable,
+  type SortingState,
+} from "@tanstack/react-table";
 import { useMemo, useState } from "react";
 import { compareDecimals } from "~/lib/decimal";
 import type { Row } from "./data";
@@ -20,26 +27,36 @@ export type TableColumn = {
 
 // The same rows as the chart, as a table sortable on every column (time
 // newest first by default). Decimals sort exactly, as strings.
-export function DataTable({ label, rows, columns, formatTime }: { label: string; rows: readonly Row[]; columns: readonly TableColumn[]; formatTime: (ms: number) => string }) {
+export function DataTable({
+  label,
+  rows,
+  columns,
+  formatTime,
+}: {
+  label: string;
+  rows: readonly Row[];
+  columns: readonly TableColumn[];
+  formatTime: (ms: number) => string;
+}) {
   const { t } = useLingui();
   const [sorting, setSorting] = useState<SortingState>([{ id: "time", desc: true }]);
   const defs = useMemo(
     () =>
       col.columns([
-      col.accessor((r) => String(r.time), {
-        id: "time",
-        header: () => t`Time`,
-        sortFn: (a, b) => a.original.time - b.original.time,
-        sortDescFirst: true,
-      }),
-      ...columns.map((c) =>
-        col.accessor((r) => r.values[c.id] ?? "", {
-          id: c.id,
-          header: () => c.header,
-          sortFn: (a, b) => compareDecimals(a.original.values[c.id] ?? "", b.original.values[c.id] ?? ""),
+        col.accessor((r) => String(r.time), {
+          id: "time",
+          header: () => t`Time`,
+          sortFn: (a, b) => a.original.time - b.original.time,
           sortDescFirst: true,
         }),
-      ),
+        ...columns.map((c) =>
+          col.accessor((r) => r.values[c.id] ?? "", {
+            id: c.id,
+            header: () => c.header,
+            sortFn: (a, b) => compareDecimals(a.original.values[c.id] ?? "", b.original.values[c.id] ?? ""),
+            sortDescFirst: true,
+          }),
+        ),
       ]),
     [columns, t],
   );
@@ -60,8 +77,17 @@ export function DataTable({ label, rows, columns, formatTime }: { label: string;
               const head = h.column.columnDef.header;
               const text = typeof head === "function" ? (head as () => string)() : String(head ?? h.id);
               return (
-                <th key={h.id} scope="col" aria-sort={dir === "asc" ? "ascending" : dir === "desc" ? "descending" : "none"}>
-                  <button type="button" className="sort-button" onClick={h.column.getToggleSortingHandler()} data-column={h.id}>
+                <th
+                  key={h.id}
+                  scope="col"
+                  aria-sort={dir === "asc" ? "ascending" : dir === "desc" ? "descending" : "none"}
+                >
+                  <button
+                    type="button"
+                    className="sort-button"
+                    onClick={h.column.getToggleSortingHandler()}
+                    data-column={h.id}
+                  >
                     {text}
                     <span className="sort-mark" aria-hidden="true">
                       {dir === "asc" ? "▲" : dir === "desc" ? "▼" : ""}

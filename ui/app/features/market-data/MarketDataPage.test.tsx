@@ -12,11 +12,22 @@ const times = Array.from({ length: N }, (_, i) => T0 + i * HOUR);
 
 const analytics = (longShort: string[]) => ({
   ...capabilities,
-  analytics: { openInterest: true, longShortRatio: longShort, takerVolume: true, fundingRateHistory: true, periods: ["5m", "1h", "1d"] },
+  analytics: {
+    openInterest: true,
+    longShortRatio: longShort,
+    takerVolume: true,
+    fundingRateHistory: true,
+    periods: ["5m", "1h", "1d"],
+  },
 });
 
 const exchanges = [
-  exchange({ key: 1, slug: "binance", name: "Binance", capabilities: analytics(["ACCOUNTS", "TOP_ACCOUNTS", "TOP_POSITIONS"]) }),
+  exchange({
+    key: 1,
+    slug: "binance",
+    name: "Binance",
+    capabilities: analytics(["ACCOUNTS", "TOP_ACCOUNTS", "TOP_POSITIONS"]),
+  }),
   exchange({ key: 2, slug: "okx", name: "OKX", capabilities: analytics(["ACCOUNTS"]) }),
   exchange({ key: 3, slug: "bybit", name: "Bybit", status: "coming_soon", pluginState: "none", marketTypes: [] }),
 ];
@@ -34,25 +45,57 @@ function stack(opts: Opts = {}) {
     "/api/v1/exchanges": () => jsonResponse({ exchanges }),
     "/api/v1/instruments": (u) => jsonResponse({ instruments: instruments[u.searchParams.get("exchange")!] ?? [] }),
     "/api/v1/tickers": () =>
-      jsonResponse({ tickers: [{ ...ticker("BTCUSDT", "65000", "1", "1"), fundingRate: "0.000135", nextFundingTime: T0 + 30 * HOUR }] }),
+      jsonResponse({
+        tickers: [
+          { ...ticker("BTCUSDT", "65000", "1", "1"), fundingRate: "0.000135", nextFundingTime: T0 + 30 * HOUR },
+        ],
+      }),
     "/api/v1/analytics/open-interest": () =>
-      jsonResponse({ points: points((i) => ({ openInterest: `${200 + i}.123456789`, openInterestValue: `${20_000_000 + i}.987654321` })) }),
+      jsonResponse({
+        points: points((i) => ({
+          openInterest: `${200 + i}.123456789`,
+          openInterestValue: `${20_000_000 + i}.987654321`,
+        })),
+      }),
     "/api/v1/analytics/candles": () =>
       jsonResponse({
         candles: opts.empty
           ? []
-          : times.map((t, i) => ({ openTime: t, open: "1", high: "1", low: "1", close: "1", volume: `${10 + i}.5`, quoteVolume: `${650_000 + i}.25`, trades: 1, closed: true })),
+          : times.map((t, i) => ({
+              openTime: t,
+              open: "1",
+              high: "1",
+              low: "1",
+              close: "1",
+              volume: `${10 + i}.5`,
+              quoteVolume: `${650_000 + i}.25`,
+              trades: 1,
+              closed: true,
+            })),
       }),
     "/api/v1/analytics/long-short-ratio": (u) => {
       const k = u.searchParams.get("kind");
       const bump = k === "accounts" ? 0 : k === "top_accounts" ? 1 : 2;
-      return jsonResponse({ kind: k, points: points((i) => ({ longShortRatio: `1.${bump}${i % 10}`, longRatio: "0.6068", shortRatio: "0.3932" })) });
+      return jsonResponse({
+        kind: k,
+        points: points((i) => ({ longShortRatio: `1.${bump}${i % 10}`, longRatio: "0.6068", shortRatio: "0.3932" })),
+      });
     },
     "/api/v1/analytics/taker-volume": () =>
       jsonResponse({ points: points((i) => ({ buyVolume: `${100 + i}`, sellVolume: "50", buySellRatio: "-0.5" })) }),
     "/api/v1/analytics/funding-rate": () =>
       jsonResponse({
-        points: opts.empty ? [] : times.filter((_, i) => i % 8 === 0).map((t, i) => ({ time: t, rate: i === 1 ? "-0.00005" : "0.0001", settlements: 1, lastRate: "0.0001", markPrice: "65000.5" })),
+        points: opts.empty
+          ? []
+          : times
+              .filter((_, i) => i % 8 === 0)
+              .map((t, i) => ({
+                time: t,
+                rate: i === 1 ? "-0.00005" : "0.0001",
+                settlements: 1,
+                lastRate: "0.0001",
+                markPrice: "65000.5",
+              })),
       }),
   });
   const fetch = async (req: Request) => {
@@ -83,14 +126,18 @@ describe("market data page", () => {
     // Every analytics call names the view; the long/short kinds follow the exchange's capabilities.
     const oi = api.calls.find((c) => c.includes("/analytics/open-interest"))!;
     expect(oi).toMatch(/exchange=binance&symbol=BTCUSDT&period=1h&from=\d+&to=\d+/);
-    const kinds = api.calls.filter((c) => c.includes("/long-short-ratio")).map((c) => new URLSearchParams(c.split("?")[1]).get("kind"));
+    const kinds = api.calls
+      .filter((c) => c.includes("/long-short-ratio"))
+      .map((c) => new URLSearchParams(c.split("?")[1]).get("kind"));
     expect(kinds.sort()).toEqual(["accounts", "top_accounts", "top_positions"]);
     expect(api.calls.some((c) => c.includes("exchange=bybit"))).toBe(false);
     // Four charts with every point.
     expect(screen.getByTestId("chart-open-interest").dataset.points).toBe(String(N));
     expect(screen.getByTestId("chart-funding-rate").dataset.points).toBe("3");
     // Funding columns are green above zero and red below; the predicted rate is shown.
-    const bars = [...panel("funding-rate").querySelectorAll<SVGRectElement>("[data-series=rate] rect")].map((r) => r.style.fill);
+    const bars = [...panel("funding-rate").querySelectorAll<SVGRectElement>("[data-series=rate] rect")].map(
+      (r) => r.style.fill,
+    );
     expect(bars).toEqual(["var(--up)", "var(--down)", "var(--up)"]);
     expect(within(screen.getByTestId("next-funding")).getByText("0.0135%")).toBeTruthy();
     // The URL names the view shown (replacing the bare /marketData).
@@ -103,7 +150,11 @@ describe("market data page", () => {
     await ready("open-interest");
     await waitFor(() => expect(location()).toBe("/marketData?exchange=binance&symbol=BTCUSDT&period=1h"));
     renderApp("/marketData?exchange=okx&symbol=NOPE&period=15m");
-    await waitFor(() => expect(screen.getAllByTestId("location")[1]!.textContent).toBe("/marketData?exchange=okx&symbol=BTC-USDT-SWAP&period=15m"));
+    await waitFor(() =>
+      expect(screen.getAllByTestId("location")[1]!.textContent).toBe(
+        "/marketData?exchange=okx&symbol=BTC-USDT-SWAP&period=15m",
+      ),
+    );
   });
 
   it("moves the tooltip with the keyboard and shows exact values", async () => {
@@ -181,12 +232,20 @@ describe("market data page", () => {
     fireEvent.click(screen.getByRole("button", { name: /OKX/ }));
     // The new exchange opens on its BTC/USDT perpetual, with the period kept.
     await waitFor(() => expect(screen.getByTestId("md-subtitle").textContent).toBe("BTC-USDT-SWAP perpetual on OKX"));
-    await waitFor(() => expect(api.calls.some((c) => c.includes("exchange=okx&symbol=BTC-USDT-SWAP&period=4h"))).toBe(true));
+    await waitFor(() =>
+      expect(api.calls.some((c) => c.includes("exchange=okx&symbol=BTC-USDT-SWAP&period=4h"))).toBe(true),
+    );
     await ready("long-short");
     await waitFor(() => expect(location()).toBe("/marketData?exchange=okx&symbol=BTC-USDT-SWAP&period=4h"));
-    const kinds = api.calls.filter((c) => c.includes("/long-short-ratio") && c.includes("exchange=okx")).map((c) => new URLSearchParams(c.split("?")[1]).get("kind"));
+    const kinds = api.calls
+      .filter((c) => c.includes("/long-short-ratio") && c.includes("exchange=okx"))
+      .map((c) => new URLSearchParams(c.split("?")[1]).get("kind"));
     expect(new Set(kinds)).toEqual(new Set(["accounts"]));
-    expect(within(panel("long-short")).getAllByRole("listitem").map((l) => l.textContent)).toEqual(["All accounts"]);
+    expect(
+      within(panel("long-short"))
+        .getAllByRole("listitem")
+        .map((l) => l.textContent),
+    ).toEqual(["All accounts"]);
   });
 
   it("searches symbols with the keyboard", async () => {
@@ -196,21 +255,45 @@ describe("market data page", () => {
     const box = screen.getByRole("combobox", { name: "Symbol" });
     fireEvent.focus(box);
     fireEvent.change(box, { target: { value: "eth" } });
-    expect(within(screen.getByRole("listbox", { name: "Symbols" })).getAllByRole("option").map((o) => o.dataset.symbol)).toEqual(["ETHUSDT"]);
+    expect(
+      within(screen.getByRole("listbox", { name: "Symbols" }))
+        .getAllByRole("option")
+        .map((o) => o.dataset.symbol),
+    ).toEqual(["ETHUSDT"]);
     fireEvent.keyDown(box, { key: "Enter" });
     await waitFor(() => expect(screen.getByTestId("md-subtitle").textContent).toBe("ETHUSDT perpetual on Binance"));
-    await waitFor(() => expect(api.calls.some((c) => c.includes("/analytics/funding-rate?exchange=binance&symbol=ETHUSDT"))).toBe(true));
+    await waitFor(() =>
+      expect(api.calls.some((c) => c.includes("/analytics/funding-rate?exchange=binance&symbol=ETHUSDT"))).toBe(true),
+    );
     fireEvent.change(box, { target: { value: "zzz" } });
     expect(screen.getByText("No symbols match.")).toBeTruthy();
     fireEvent.keyDown(box, { key: "Escape" });
     expect((box as HTMLInputElement).value).toBe("ETHUSDT");
   });
 
+  it("shows a skeleton per panel while the analytics load", async () => {
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((r) => (release = r));
+    const api = stack();
+    setApiFetch(async (req) => {
+      if (new URL(req.url).pathname.startsWith("/api/v1/analytics/")) await gate;
+      return api.fetch(req);
+    });
+    renderApp("/marketData?exchange=binance&symbol=BTCUSDT&period=1h");
+    await waitFor(() => expect(screen.getAllByTestId("skeleton")).toHaveLength(4));
+    for (const id of ["open-interest", "long-short", "taker-volume", "funding-rate"])
+      expect(panel(id).dataset.state).toBe("loading");
+    release();
+    for (const id of ["open-interest", "long-short", "taker-volume", "funding-rate"]) await ready(id);
+    expect(screen.queryAllByTestId("skeleton")).toHaveLength(0);
+  });
+
   it("says when a period has no data", async () => {
     stack({ empty: true });
     renderApp("/marketData?exchange=binance&symbol=BTCUSDT&period=5m");
     await waitFor(() => expect(panel("open-interest").dataset.state).toBe("empty"));
-    for (const id of ["long-short", "taker-volume", "funding-rate"]) await waitFor(() => expect(panel(id).dataset.state).toBe("empty"));
+    for (const id of ["long-short", "taker-volume", "funding-rate"])
+      await waitFor(() => expect(panel(id).dataset.state).toBe("empty"));
     expect(screen.getAllByText("No data for this period.")).toHaveLength(4);
   });
 
@@ -220,7 +303,9 @@ describe("market data page", () => {
     renderApp("/marketData?exchange=binance&symbol=BTCUSDT&period=1h");
     await waitFor(() => expect(panel("funding-rate").dataset.state).toBe("error"));
     await ready("open-interest");
-    expect(within(panel("funding-rate")).getByText("This data could not be loaded. Check your connection and try again.")).toBeTruthy();
+    expect(
+      within(panel("funding-rate")).getByText("This data could not be loaded. Check your connection and try again."),
+    ).toBeTruthy();
     expect(await screen.findByTestId("network-anomaly")).toBeTruthy();
     down = false;
     fireEvent.click(within(panel("funding-rate")).getByRole("button", { name: "Retry" }));
@@ -244,7 +329,9 @@ describe("market data page", () => {
     renderApp("/marketData?exchange=binance&symbol=BTCUSDT&period=1d");
     await ready("funding-rate");
     expect(screen.getByRole("heading", { name: "マーケットデータ", level: 1 })).toBeTruthy();
-    expect(within(screen.getByTestId("period-picker")).getByRole("button", { name: "1日" }).getAttribute("aria-pressed")).toBe("true");
+    expect(
+      within(screen.getByTestId("period-picker")).getByRole("button", { name: "1日" }).getAttribute("aria-pressed"),
+    ).toBe("true");
     const chart = screen.getByTestId("chart-funding-rate");
     act(() => chart.focus());
     fireEvent.keyDown(chart, { key: "ArrowLeft" });

@@ -49,7 +49,12 @@ export function longShortKinds(ex: Exchange): LongShortKind[] {
 
 // Loads one thing per key. A new view key shows the skeleton; a refresh of
 // the same view (new request key) keeps what is shown until the answer.
-function useLoad<T>(viewKey: string | null, requestKey: string, source: string, load: (signal: AbortSignal) => Promise<T>) {
+function useLoad<T>(
+  viewKey: string | null,
+  requestKey: string,
+  source: string,
+  load: (signal: AbortSignal) => Promise<T>,
+) {
   const [state, setState] = useState<Load<T>>({ state: "loading" });
   const [attempt, setAttempt] = useState(0);
   const shown = useRef<string | null>(null);
@@ -106,7 +111,9 @@ export function MarketDataPage() {
 
   const go = useCallback(
     (next: { exchange: string; symbol?: string; period: Period }, replace = false) => {
-      const q = next.symbol ? viewQuery({ ...next, symbol: next.symbol }) : new URLSearchParams({ exchange: next.exchange, period: next.period });
+      const q = next.symbol
+        ? viewQuery({ ...next, symbol: next.symbol })
+        : new URLSearchParams({ exchange: next.exchange, period: next.period });
       setParams(q, { replace, preventScrollReset: true });
     },
     [setParams],
@@ -124,7 +131,8 @@ export function MarketDataPage() {
   usePollWhileVisible(() => setTick((n) => n + 1), REFRESH_MS, symbol !== null);
   const viewKey = slug && symbol ? `${slug}|${symbol}|${view.period}` : null;
   const q = useMemo<SeriesQuery | null>(
-    () => (slug && symbol ? { exchange: slug, symbol, period: view.period, ...rangeOf(view.period, Date.now()) } : null),
+    () =>
+      slug && symbol ? { exchange: slug, symbol, period: view.period, ...rangeOf(view.period, Date.now()) } : null,
     // tick moves the window
     // eslint-disable-next-line react-hooks/exhaustive-deps
     [slug, symbol, view.period, tick],
@@ -133,21 +141,39 @@ export function MarketDataPage() {
   const kinds = exchange ? longShortKinds(exchange) : [];
 
   const [oi, retryOi] = useLoad(viewKey, requestKey, "market-data-open-interest", async (signal) => {
-    const [points, candles] = await Promise.all([fetchOpenInterest(q!, signal), fetchPeriodCandles(q!, signal).catch(() => [])]);
+    const [points, candles] = await Promise.all([
+      fetchOpenInterest(q!, signal),
+      fetchPeriodCandles(q!, signal).catch(() => []),
+    ]);
     return { oi: points, candles };
   });
   const [ls, retryLs] = useLoad(viewKey, requestKey, "market-data-long-short", (signal) =>
     Promise.all(kinds.map(async (kind) => ({ kind, points: await fetchLongShort(q!, kind, signal) }))),
   );
-  const [taker, retryTaker] = useLoad(viewKey, requestKey, "market-data-taker-volume", (signal) => fetchTakerVolume(q!, signal));
-  const [funding, retryFunding] = useLoad(viewKey, requestKey, "market-data-funding", (signal) => fetchFunding(q!, signal));
+  const [taker, retryTaker] = useLoad(viewKey, requestKey, "market-data-taker-volume", (signal) =>
+    fetchTakerVolume(q!, signal),
+  );
+  const [funding, retryFunding] = useLoad(viewKey, requestKey, "market-data-funding", (signal) =>
+    fetchFunding(q!, signal),
+  );
   // The predicted rate and next settlement come with the ticker (when the exchange gives them).
-  const [tickers] = useLoad(slug, requestKey, "market-data-ticker", async () => ({ slug, list: await fetchTickerList(slug!, "SWAP").catch(() => [] as Ticker[]) }));
-  const ticker = tickers.state === "ready" && tickers.data.slug === slug ? (tickers.data.list.find((x) => x.symbol === symbol) ?? null) : null;
+  const [tickers] = useLoad(slug, requestKey, "market-data-ticker", async () => ({
+    slug,
+    list: await fetchTickerList(slug!, "SWAP").catch(() => [] as Ticker[]),
+  }));
+  const ticker =
+    tickers.state === "ready" && tickers.data.slug === slug
+      ? (tickers.data.list.find((x) => x.symbol === symbol) ?? null)
+      : null;
 
   const exchangeName = exchange?.name ?? "";
   const market: Market = { base: inst?.base ?? "", quote: inst?.quote ?? "", period: view.period, locale: i18n.locale };
-  const badges: Record<string, string> = { coming_soon: t`Coming soon`, starting: t`Starting`, maintenance: t`Unavailable`, unavailable: t`Unavailable` };
+  const badges: Record<string, string> = {
+    coming_soon: t`Coming soon`,
+    starting: t`Starting`,
+    maintenance: t`Unavailable`,
+    unavailable: t`Unavailable`,
+  };
   const periodLabel: Record<Period, string> = { "5m": t`5m`, "15m": t`15m`, "1h": t`1h`, "4h": t`4h`, "1d": t`1D` };
 
   const failed = (
@@ -223,7 +249,11 @@ export function MarketDataPage() {
               })}
             </div>
             {list && symbol ? (
-              <SymbolPicker instruments={list} value={symbol} onChange={(s) => go({ exchange: slug!, symbol: s, period: view.period })} />
+              <SymbolPicker
+                instruments={list}
+                value={symbol}
+                onChange={(s) => go({ exchange: slug!, symbol: s, period: view.period })}
+              />
             ) : null}
             <div className="md-periods" role="group" aria-label={t`Period`} data-testid="period-picker">
               {PERIODS.map((p) => (

@@ -22,7 +22,12 @@ export function Panel({ id, title, note, load, empty, onRetry, legend, chart, ta
   const [view, setView] = useState<"chart" | "table">("chart");
   const headingId = `${id}-title`;
   return (
-    <section className="md-panel" aria-labelledby={headingId} data-testid={`panel-${id}`} data-state={load.state === "ready" && empty ? "empty" : load.state}>
+    <section
+      className="md-panel"
+      aria-labelledby={headingId}
+      data-testid={`panel-${id}`}
+      data-state={load.state === "ready" && empty ? "empty" : load.state}
+    >
       <div className="md-panel-head">
         <h2 id={headingId}>{title}</h2>
         <div className="md-switch" role="group" aria-label={t`View of ${title}`}>

@@ -7,7 +7,10 @@ export const MAX_OPTIONS = 50;
 // Instruments whose symbol or base/quote hold every word of the query
 // ("btc usdt", "eth-usdt"), case-insensitive.
 export function searchInstruments(list: readonly Instrument[], query: string): Instrument[] {
-  const words = query.toLowerCase().split(/[\s/_-]+/).filter(Boolean);
+  const words = query
+    .toLowerCase()
+    .split(/[\s/_-]+/)
+    .filter(Boolean);
   if (words.length === 0) return [...list];
   return list.filter((i) => {
     const hay = `${i.symbol} ${i.base}${i.quote} ${i.base}/${i.quote}`.toLowerCase();
@@ -17,13 +20,24 @@ export function searchInstruments(list: readonly Instrument[], query: string): I
 
 // A searchable symbol box (combobox): type to filter, arrow keys to move,
 // Enter to choose, Escape to leave unchanged.
-export function SymbolPicker({ instruments, value, onChange }: { instruments: readonly Instrument[]; value: string; onChange: (symbol: string) => void }) {
+export function SymbolPicker({
+  instruments,
+  value,
+  onChange,
+}: {
+  instruments: readonly Instrument[];
+  value: string;
+  onChange: (symbol: string) => void;
+}) {
   const { t } = useLingui();
   const id = useId();
   const [query, setQuery] = useState<string | null>(null);
   const [hi, setHi] = useState(0);
   const open = query !== null;
-  const matches = useMemo(() => (open ? searchInstruments(instruments, query).slice(0, MAX_OPTIONS) : []), [instruments, query, open]);
+  const matches = useMemo(
+    () => (open ? searchInstruments(instruments, query).slice(0, MAX_OPTIONS) : []),
+    [instruments, query, open],
+  );
   const choose = (s: string | undefined) => {
     setQuery(null);
     if (s && s !== value) onChange(s);

@@ -18,12 +18,19 @@ function fail(what: string, response: Response, error: unknown): never {
 }
 
 export async function fetchOpenInterest(q: SeriesQuery, signal?: AbortSignal): Promise<OpenInterestPoint[]> {
-  const { data, error, response } = await api().GET("/api/v1/analytics/open-interest", { params: { query: q }, signal });
+  const { data, error, response } = await api().GET("/api/v1/analytics/open-interest", {
+    params: { query: q },
+    signal,
+  });
   if (error !== undefined || data === undefined) fail("GET /api/v1/analytics/open-interest", response, error);
   return data.points ?? [];
 }
 
-export async function fetchLongShort(q: SeriesQuery, kind: LongShortKind, signal?: AbortSignal): Promise<LongShortPoint[]> {
+export async function fetchLongShort(
+  q: SeriesQuery,
+  kind: LongShortKind,
+  signal?: AbortSignal,
+): Promise<LongShortPoint[]> {
   const { data, error, response } = await api().GET("/api/v1/analytics/long-short-ratio", {
     params: { query: { ...q, kind } },
     signal,
@@ -53,7 +60,9 @@ export async function fetchPeriodCandles(q: SeriesQuery, signal?: AbortSignal): 
   const step = { "5m": 300_000, "15m": 900_000, "1h": 3_600_000, "4h": 14_400_000, "1d": 86_400_000 }[q.period];
   const limit = Math.min(5000, Math.ceil((q.to - q.from) / step));
   const { data, error, response } = await api().GET("/api/v1/analytics/candles", {
-    params: { query: { exchange: q.exchange, type: "SWAP", symbol: q.symbol, interval: q.period, end: q.to - 1, limit } },
+    params: {
+      query: { exchange: q.exchange, type: "SWAP", symbol: q.symbol, interval: q.period, end: q.to - 1, limit },
+    },
     signal,
   });
   if (error !== undefined || data === undefined) fail("GET /api/v1/analytics/candles", response, error);

@@ -39,7 +39,8 @@ export function niceTicks([lo, hi]: Domain, count = 4): { ticks: number[]; domai
   const start = Math.floor(lo / step) * step;
   const end = Math.ceil(hi / step) * step;
   const ticks: number[] = [];
-  for (let i = 0, v = start; v <= end + step / 2 && i < 50; i++, v = start + i * step) ticks.push(Number(v.toPrecision(12)));
+  for (let i = 0, v = start; v <= end + step / 2 && i < 50; i++, v = start + i * step)
+    ticks.push(Number(v.toPrecision(12)));
   return { ticks, domain: [start, end] };
 }
 
@@ -68,7 +69,12 @@ export const PAGE_STEP = 10;
 export function keyTarget(key: string, current: number | null, n: number): number | null {
   if (n === 0) return null;
   const last = n - 1;
-  if (current === null) return ["ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown", "Home", "End", "PageUp", "PageDown"].includes(key) ? (key === "Home" ? 0 : last) : null;
+  if (current === null)
+    return ["ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown", "Home", "End", "PageUp", "PageDown"].includes(key)
+      ? key === "Home"
+        ? 0
+        : last
+      : null;
   switch (key) {
     case "ArrowLeft":
     case "ArrowDown":

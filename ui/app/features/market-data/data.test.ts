@@ -1,5 +1,16 @@
 import { describe, expect, it } from "vitest";
-import { column, divideDecimals, hasColumn, isNegative, joinByTime, parseView, plotValue, rangeOf, viewQuery, WINDOW_MS } from "./data";
+import {
+  column,
+  divideDecimals,
+  hasColumn,
+  isNegative,
+  joinByTime,
+  parseView,
+  plotValue,
+  rangeOf,
+  viewQuery,
+  WINDOW_MS,
+} from "./data";
 
 describe("market data view", () => {
   it("reads the view from the URL query, with the default period", () => {
@@ -9,7 +20,9 @@ describe("market data view", () => {
       period: "4h",
     });
     expect(parseView(new URLSearchParams("period=2h"))).toEqual({ exchange: null, symbol: null, period: "1h" });
-    expect(viewQuery({ exchange: "binance", symbol: "BTCUSDT", period: "5m" }).toString()).toBe("exchange=binance&symbol=BTCUSDT&period=5m");
+    expect(viewQuery({ exchange: "binance", symbol: "BTCUSDT", period: "5m" }).toString()).toBe(
+      "exchange=binance&symbol=BTCUSDT&period=5m",
+    );
   });
 
   it("asks for a window that ends on the next minute and starts on a period boundary", () => {
@@ -27,8 +40,20 @@ describe("market data view", () => {
 describe("series shaping", () => {
   it("joins series by time, ascending, leaving gaps empty", () => {
     const rows = joinByTime<{ time: number; a?: string; b?: string }>([
-      { points: [{ time: 300, a: "2" }, { time: 100, a: "1" }], columns: { oi: "a" } },
-      { points: [{ time: 100, b: "10" }, { time: 200, b: "20" }], columns: { vol: "b" } },
+      {
+        points: [
+          { time: 300, a: "2" },
+          { time: 100, a: "1" },
+        ],
+        columns: { oi: "a" },
+      },
+      {
+        points: [
+          { time: 100, b: "10" },
+          { time: 200, b: "20" },
+        ],
+        columns: { vol: "b" },
+      },
     ]);
     expect(rows).toEqual([
       { time: 100, values: { oi: "1", vol: "10" } },

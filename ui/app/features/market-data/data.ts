@@ -11,11 +11,23 @@ const MIN = 60_000;
 const HOUR = 60 * MIN;
 const DAY = 24 * HOUR;
 
-export const PERIOD_MS: Record<Period, number> = { "5m": 5 * MIN, "15m": 15 * MIN, "1h": HOUR, "4h": 4 * HOUR, "1d": DAY };
+export const PERIOD_MS: Record<Period, number> = {
+  "5m": 5 * MIN,
+  "15m": 15 * MIN,
+  "1h": HOUR,
+  "4h": 4 * HOUR,
+  "1d": DAY,
+};
 
 // How far back each period looks: a few hundred points at most, readable on
 // a phone and cheap to draw.
-export const WINDOW_MS: Record<Period, number> = { "5m": DAY, "15m": 3 * DAY, "1h": 7 * DAY, "4h": 30 * DAY, "1d": 90 * DAY };
+export const WINDOW_MS: Record<Period, number> = {
+  "5m": DAY,
+  "15m": 3 * DAY,
+  "1h": 7 * DAY,
+  "4h": 30 * DAY,
+  "1d": 90 * DAY,
+};
 
 export function isPeriod(s: string | null | undefined): s is Period {
   return (PERIODS as readonly string[]).includes(s ?? "");
@@ -26,7 +38,11 @@ export type View = { exchange: string | null; symbol: string | null; period: Per
 
 export function parseView(q: URLSearchParams): View {
   const p = q.get("period");
-  return { exchange: q.get("exchange") || null, symbol: q.get("symbol") || null, period: isPeriod(p) ? p : DEFAULT_PERIOD };
+  return {
+    exchange: q.get("exchange") || null,
+    symbol: q.get("symbol") || null,
+    period: isPeriod(p) ? p : DEFAULT_PERIOD,
+  };
 }
 
 export function viewQuery(v: { exchange: string; symbol: string; period: Period }): URLSearchParams {

@@ -27,15 +27,19 @@ function literal(s: string): Intl.StringNumericLiteral {
 // from zero to at most maxDigits after the point.
 export function formatDecimal(s: string | undefined, locale: string, maxDigits = 8, minDigits = 0): string {
   if (!isDecimalString(s)) return MISSING;
-  return numberFormat(locale, { minimumFractionDigits: minDigits, maximumFractionDigits: maxDigits }).format(literal(s));
+  return numberFormat(locale, { minimumFractionDigits: minDigits, maximumFractionDigits: maxDigits }).format(
+    literal(s),
+  );
 }
 
 // A fraction ("0.0001") as a percent ("0.0100%"), exactly.
 export function formatPercent(fraction: string | undefined, locale: string, maxDigits = 6, minDigits = 4): string {
   if (!isDecimalString(fraction)) return MISSING;
-  return numberFormat(locale, { style: "percent", minimumFractionDigits: minDigits, maximumFractionDigits: maxDigits }).format(
-    literal(fraction),
-  );
+  return numberFormat(locale, {
+    style: "percent",
+    minimumFractionDigits: minDigits,
+    maximumFractionDigits: maxDigits,
+  }).format(literal(fraction));
 }
 
 // Axis labels: short, from tick values (numbers, not data).
