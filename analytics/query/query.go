@@ -190,7 +190,7 @@ func (s *Store) TakerVolume(ctx context.Context, r Range, marketType string) ([]
 	if err != nil || !ok {
 		return []TakerVolumePoint{}, err
 	}
-	q := fmt.Sprintf(`SELECT t, toString(buy), toString(sell), if(sell = 0, '', toString(toDecimal128(buy / sell, 8)))
+	q := fmt.Sprintf(`SELECT t, toString(buy), toString(sell), if(sell = 0, '', toString(toDecimal128(toDecimal256(buy, 18) / sell, 8)))
 FROM (SELECT %s AS t, sum(buy_volume) AS buy, sum(sell_volume) AS sell
       FROM %s FINAL
       WHERE exchange = ? AND market_type = ? AND symbol = ? AND period = ? AND time >= fromUnixTimestamp64Milli(?, 'UTC') AND time < fromUnixTimestamp64Milli(?, 'UTC')

@@ -83,6 +83,17 @@ func TestSeriesQueriesAndRollUps(t *testing.T) {
 	if err != nil || len(pts) != 1 || pts[0].BuyVolume != "13.2" || pts[0].SellVolume != "10.8" || pts[0].BuySellRatio != "1.22222222" {
 		t.Fatalf("taker 1h: %v %+v", err, pts)
 	}
+	// Large volumes: Decimal(38, 18) / Decimal(38, 18) overflows Decimal128 once the dividend passes about 170, so the
+	// ratio is divided in Decimal256 (1100.5 / 900.25 = 1.2224382116...).
+	tv = tv[:0]
+	for i := int64(0); i < 12; i++ {
+		tv = append(tv, []any{"okx", "SWAP", "ETH-USDT-SWAP", "5m", t0 + i*300_000, "1100.5", "900.25", "1.22243821", int64(1)})
+	}
+	write(t, w, schema.TakerVolume, tv...)
+	pts, err = st.TakerVolume(ctx, Range{Exchange: "okx", Symbol: "ETH-USDT-SWAP", Period: "1h", From: t0, To: t0 + 3_600_000}, "SWAP")
+	if err != nil || len(pts) != 1 || pts[0].BuyVolume != "13206" || pts[0].SellVolume != "10803" || pts[0].BuySellRatio != "1.22243821" {
+		t.Fatalf("taker 1h, large volumes: %v %+v", err, pts)
+	}
 
 	// Long/short: kinds are separate series.
 	write(t, w, schema.LongShortRatio,
