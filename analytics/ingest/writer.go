@@ -407,9 +407,10 @@ func (w *Writer) replay(ctx context.Context) bool {
 }
 
 func (w *Writer) insert(ctx context.Context, b *batch) error {
-	ctx, cancel := context.WithTimeout(ctx, w.cfg.InsertTimeout)
-	defer cancel()
-	ctx = clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings{
+	// Not context.WithTimeout with a deferred cancel: see sendContext.
+	sctx, finished := newSendContext(ctx, w.cfg.InsertTimeout)
+	defer finished()
+	ctx = clickhouse.Context(sctx, clickhouse.WithSettings(clickhouse.Settings{
 		"insert_deduplicate":            1,
 		"insert_deduplication_token":    b.token,
 		"distributed_foreground_insert": 1,

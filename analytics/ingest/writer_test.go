@@ -310,3 +310,158 @@ func TestSpoolFullBlocksAndAlarms(t *testing.T) {
 		t.Fatalf("after %d rows: %+v", added, st)
 	}
 }
+
+// recordingConn hands every insert to the real connection and keeps the contexts the inserts gave clickhouse-go.
+type recordingConn struct {
+	driver.Conn
+	mu   sync.Mutex
+	ctxs []context.Context
+}
+
+func (c *recordingConn) PrepareBatch(ctx context.Context, query string, opts ...driver.PrepareBatchOption) (driver.Batch, error) {
+	c.mu.Lock()
+	c.ctxs = append(c.ctxs, ctx)
+	c.mu.Unlock()
+	return c.Conn.PrepareBatch(ctx, query, opts...)
+}
+
+func (c *recordingConn) last() context.Context {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ctxs[len(c.ctxs)-1]
+}
+
+// clickhouse-go's batch Send closes the TCP connection when the batch's context ends, from a goroutine that can
+// still see the end after Send returned the connection to the pool. The context an insert hands over must
+// therefore never end once the insert returned; it still ends an insert that outlives InsertTimeout.
+func TestInsertContextEndsOnlyInFlight(t *testing.T) {
+	srv := chtest.Start(t)
+	ctx := context.Background()
+	if err := schema.Apply(ctx, srv.Conn, schema.Options{Database: "ic"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	rc := &recordingConn{Conn: srv.Conn}
+	w, err := New(Config{Conn: rc, Database: "ic", SpoolDir: t.TempDir(), InsertTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &batch{table: schema.Trades, token: "ic-1", rows: [][]any{tradeRow(1), tradeRow(2)}}
+	callerCtx, cancelCaller := context.WithCancel(ctx)
+	if err := w.insert(callerCtx, b); err != nil {
+		t.Fatal(err)
+	}
+	sent := rc.last()
+	cancelCaller() // the caller's context ending later must not reach the finished insert either
+	select {
+	case <-sent.Done():
+		t.Fatalf("the context of a finished insert ended (%v): clickhouse-go may close a pooled connection", sent.Err())
+	case <-time.After(600 * time.Millisecond): // twice InsertTimeout
+	}
+	if sent.Err() != nil {
+		t.Fatalf("Err of a finished insert's context: %v", sent.Err())
+	}
+	if d, ok := sent.Deadline(); !ok || d.IsZero() {
+		t.Fatal("the insert context carries no deadline")
+	}
+
+	// An insert still in flight is interrupted at InsertTimeout, or when the caller's context ends: the server
+	// holds inserts into mark_prices for 3 s in a materialized view.
+	if err := srv.Conn.Exec(ctx, "CREATE MATERIALIZED VIEW ic.slow ENGINE = Null AS SELECT sleepEachRow(3) AS s FROM ic.mark_prices"); err != nil {
+		t.Fatal(err)
+	}
+	slow := func(token string) *batch {
+		return &batch{table: schema.MarkPrices, token: token, rows: [][]any{
+			{"okx", "BTC-USDT-SWAP", int64(1700000000123), "60000.5", nil, nil, nil, int64(5)}}}
+	}
+	start := time.Now()
+	if err := w.insert(ctx, slow("ic-2")); err == nil {
+		t.Fatal("an insert the server holds for 3 s passed a 300 ms InsertTimeout")
+	}
+	if el := time.Since(start); el > 2500*time.Millisecond {
+		t.Fatalf("the slow insert returned after %v, want about InsertTimeout (300ms)", el)
+	}
+	patient, err := New(Config{Conn: rc, Database: "ic", SpoolDir: t.TempDir(), InsertTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	callerCtx, cancelCaller = context.WithCancel(ctx)
+	time.AfterFunc(300*time.Millisecond, cancelCaller)
+	start = time.Now()
+	if err := patient.insert(callerCtx, slow("ic-3")); err == nil {
+		t.Fatal("an insert the server holds for 3 s passed although its caller gave up after 300 ms")
+	}
+	if el := time.Since(start); el > 2500*time.Millisecond {
+		t.Fatalf("the insert returned %v after its caller gave up, want about 300ms", el)
+	}
+	// The pool still works.
+	if err := w.insert(ctx, &batch{table: schema.Trades, token: "ic-4", rows: [][]any{tradeRow(3)}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A sustained ingest with two inserters and small batches, while other goroutines keep the scheduler busy (as the
+// BFF's stream handling does), must not fail a single insert: nothing may go to the spool.
+func TestSustainedIngestNeverSpools(t *testing.T) {
+	srv := chtest.Start(t)
+	ctx := context.Background()
+	if err := schema.Apply(ctx, srv.Conn, schema.Options{Database: "si"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	conn := open(t, srv.TCPAddr)
+	w, err := New(Config{Conn: conn, Database: "si", SpoolDir: t.TempDir(), BatchRows: 200, Inserters: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stopRun := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); w.Run(runCtx) }()
+	defer func() { stopRun(); <-done }()
+
+	// Busy goroutines: short bursts of work between yields keep the run queues full, so freshly started
+	// goroutines (such as the driver's per-Send context watchdog) wait before they first run.
+	stopBusy := make(chan struct{})
+	var busy sync.WaitGroup
+	for k := 0; k < 3; k++ {
+		busy.Add(1)
+		go func() { // owned by the test; ends when stopBusy closes
+			defer busy.Done()
+			x := 0
+			for {
+				select {
+				case <-stopBusy:
+					return
+				default:
+				}
+				for j := 0; j < 20000; j++ {
+					x += j ^ x
+				}
+			}
+		}()
+	}
+	defer func() { close(stopBusy); busy.Wait() }()
+
+	const total = 60_000
+	rows := make([][]any, 0, 1000)
+	for i := 0; i < total; i++ {
+		rows = append(rows, tradeRow(i))
+		if len(rows) == cap(rows) {
+			if err := w.Add(ctx, schema.Trades, rows...); err != nil {
+				t.Fatal(err)
+			}
+			rows = make([][]any, 0, 1000)
+		}
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for st := w.Stats(); st.Written < total; st = w.Stats() {
+		if st.Spooled > 0 || st.InsertErrors > 0 {
+			t.Fatalf("inserts failed during a sustained ingest with ClickHouse up: %+v", st)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not written in time: %+v", st)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if st := w.Stats(); st.Spooled != 0 || st.InsertErrors != 0 || st.SpoolFiles != 0 {
+		t.Fatalf("inserts failed during a sustained ingest with ClickHouse up: %+v", st)
+	}
+}
