@@ -52,6 +52,8 @@ type options struct {
 	root          string
 	// acceptEncoding is sent on every request ("" sends none: answers come uncompressed).
 	acceptEncoding string
+	// analytics keeps the stack's analytics ingest and backfill running (--stack).
+	analytics bool
 }
 
 // Result is one scenario's figures.
@@ -93,6 +95,8 @@ type Report struct {
 	MaxRequests int64  `json:"maxRequests"`
 	// AcceptEncoding is the Accept-Encoding every request sent (empty: none, answers uncompressed).
 	AcceptEncoding string `json:"acceptEncoding,omitempty"`
+	// StackAnalytics says whether the stack started by --stack ran analytics ingest and backfill.
+	StackAnalytics *bool `json:"stackAnalytics,omitempty"`
 	// LoadAvg1Before is the 1-minute load average before anything was started: other work on the machine.
 	LoadAvg1Before float64   `json:"loadAvg1Before,omitempty"`
 	Results        []Result  `json:"results"`
@@ -126,6 +130,7 @@ func run() error {
 	flag.StringVar(&o.out, "out", "bench/results/rest.json", "JSON results file (empty: none)")
 	flag.BoolVar(&o.stack, "stack", false, "start bin/exhub-stack from --root for the run and stop it after")
 	flag.StringVar(&o.root, "root", ".", "repository root (with --stack)")
+	flag.BoolVar(&o.analytics, "analytics", false, "with --stack: keep analytics ingest and backfill into ClickHouse running during the run (off by default: the REST path does not use them, and on 2 CPUs their start-up backfill competes with it)")
 	flag.StringVar(&o.acceptEncoding, "accept-encoding", "", `Accept-Encoding of every request (e.g. "gzip, deflate, br, zstd" as browsers send; empty: none)`)
 	flag.Parse()
 	if o.concurrency < 1 || o.concurrency > 1024 || o.duration <= 0 || o.duration > 5*time.Minute || o.maxRequests < 1 ||
@@ -137,7 +142,7 @@ func run() error {
 	loadBefore := loadAvg1()
 
 	if o.stack {
-		edge, bff, stopStack, err := startStack(ctx, o.root)
+		edge, bff, stopStack, err := startStack(ctx, o.root, o.analytics)
 		if err != nil {
 			return err
 		}
@@ -174,6 +179,9 @@ func run() error {
 	rep := Report{Benchmark: "rest", Time: time.Now().UTC().Format(time.RFC3339), GoVersion: runtime.Version(),
 		CPUs: runtime.NumCPU(), Exchange: o.exchange, Type: o.typ, Concurrency: o.concurrency, Duration: o.duration.String(),
 		Rounds: o.rounds, MaxRequests: o.maxRequests, AcceptEncoding: o.acceptEncoding, LoadAvg1Before: loadBefore}
+	if o.stack {
+		rep.StackAnalytics = &o.analytics
+	}
 	perRound := o.duration / time.Duration(o.rounds)
 	for r := range o.rounds {
 		for _, sc := range scenarios {
@@ -429,6 +437,9 @@ func printTable(w io.Writer, r Report) {
 	if r.AcceptEncoding != "" {
 		fmt.Fprintf(w, "every request sent Accept-Encoding: %s\n\n", r.AcceptEncoding)
 	}
+	if r.StackAnalytics != nil && !*r.StackAnalytics {
+		fmt.Fprintf(w, "the stack ran without analytics ingest and backfill (--analytics to keep them)\n\n")
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "scenario\trequests\terrors\treq/s\trounds min-max\tp50 ms\tp90 ms\tp99 ms\tmax ms\tedge hits\tstore\tload\t")
 	for _, x := range r.Results {
@@ -454,7 +465,7 @@ func printTable(w io.Writer, r Report) {
 
 // startStack runs bin/exhub-stack with a ready file and returns the edge and BFF URLs and a stop function that
 // interrupts it by PID and waits (killing it after 30 s).
-func startStack(ctx context.Context, root string) (string, string, func(), error) {
+func startStack(ctx context.Context, root string, analytics bool) (string, string, func(), error) {
 	root, err := filepath.Abs(root)
 	if err != nil {
 		return "", "", nil, err
@@ -486,6 +497,10 @@ func startStack(ctx context.Context, root string) (string, string, func(), error
 	}
 	cmd := exec.Command(bin, "--root", root, "--ready-file", ready)
 	cmd.Dir = root
+	if !analytics {
+		// The BFF reads EXHUB_ANALYTICS_ENABLED from the stack's environment.
+		cmd.Env = append(os.Environ(), "EXHUB_ANALYTICS_ENABLED=false")
+	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
