@@ -194,9 +194,13 @@ func serve(ctx context.Context, cfg *config.Config, logw io.Writer) error {
 	// The live stream gateway: replicas share upstream streams through Valkey when the cache uses it.
 	var broker stream.Broker
 	if v, ok := c.(*cache.Valkey); ok {
-		broker = stream.NewValkeyBroker(stream.ValkeyOptions{Client: v.Client(), Logger: log})
+		vo := stream.ValkeyOptionsFrom(cfg.Stream)
+		vo.Client, vo.Logger = v.Client(), log
+		broker = stream.NewValkeyBroker(vo)
 	}
-	gw := stream.New(stream.Options{Source: stream.HostSource{Host: host}, Broker: broker, Logger: log})
+	gw := stream.New(stream.Options{Config: stream.ConfigFrom(cfg.Stream), Source: stream.HostSource{Host: host},
+		Broker: broker, Logger: log})
+	m.RegisterStream(gw)
 	gwCtx, stopGw := context.WithCancel(context.Background())
 	gwDone := make(chan struct{})
 	go func() { // owned by serve; closes stream connections (1001) before the plugins stop
