@@ -70,12 +70,15 @@ func (r Range) check() (int64, error) {
 	return step, nil
 }
 
-// sourcePeriod picks the stored period to read: the requested one when stored, else the coarsest stored period
-// that divides it. ok is false when nothing usable is stored.
+// sourcePeriod picks the stored period to read: the requested one when stored in the range, else the coarsest
+// period stored in the range that divides it. ok is false when nothing usable is stored. Only the range is read
+// (the sorting key ends with time), not the symbol's whole history. (Folding this into the series query as a
+// scalar subquery was measured slower: 8.6 ms p50 against 5.5 + 2.1 ms for the two round trips.)
 func (s *Store) sourcePeriod(ctx context.Context, table string, r Range, extra string, args ...any) (string, bool, error) {
 	want, _ := backfill.PeriodMs(r.Period)
-	rows, err := s.Conn.Query(ctx, "SELECT DISTINCT period FROM "+s.table(table)+" WHERE exchange = ? AND symbol = ?"+extra,
-		append([]any{r.Exchange, r.Symbol}, args...)...)
+	rows, err := s.Conn.Query(ctx, "SELECT DISTINCT period FROM "+s.table(table)+" WHERE exchange = ? AND symbol = ?"+extra+
+		" AND time >= fromUnixTimestamp64Milli(?, 'UTC') AND time < fromUnixTimestamp64Milli(?, 'UTC')",
+		append(append([]any{r.Exchange, r.Symbol}, args...), r.From, r.To)...)
 	if err != nil {
 		return "", false, fmt.Errorf("query: periods of %s: %w", table, err)
 	}

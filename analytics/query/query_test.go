@@ -65,6 +65,19 @@ func TestSeriesQueriesAndRollUps(t *testing.T) {
 	if oi, err = st.OpenInterest(ctx, r); err != nil || len(oi) != 1 || oi[0].OpenInterest != "110.5" {
 		t.Fatalf("1d OI: %v %+v", err, oi)
 	}
+	// With 1h stored too, 1d reads the coarsest stored period that divides it (1h); 15m still reads 5m, since 1h
+	// does not divide 15m; a period stored only outside the range is not picked.
+	write(t, w, schema.OpenInterest, []any{"binance", "BTCUSDT", "1h", t0, "999.5", "1", int64(1)},
+		[]any{"binance", "BTCUSDT", "1h", t0 + 10*86_400_000, "777.5", "1", int64(1)})
+	if oi, err = st.OpenInterest(ctx, r); err != nil || len(oi) != 1 || oi[0].OpenInterest != "999.5" {
+		t.Fatalf("1d OI from the stored 1h: %v %+v", err, oi)
+	}
+	if oi, err = st.OpenInterest(ctx, Range{Exchange: "binance", Symbol: "BTCUSDT", Period: "15m", From: t0, To: t0 + 3_600_000}); err != nil || len(oi) != 4 || oi[3].OpenInterest != "110.5" {
+		t.Fatalf("15m OI with 1h stored: %v %+v", err, oi)
+	}
+	if oi, err = st.OpenInterest(ctx, Range{Exchange: "binance", Symbol: "BTCUSDT", Period: "1d", From: t0 + 86_400_000, To: t0 + 5*86_400_000}); err != nil || len(oi) != 0 {
+		t.Fatalf("1d OI over days without data: %v %+v", err, oi)
+	}
 	// No stored period divides 4m... and nothing stored for another symbol: empty, not an error.
 	if oi, err = st.OpenInterest(ctx, Range{Exchange: "binance", Symbol: "ETHUSDT", Period: "1h", From: t0, To: t0 + 3_600_000}); err != nil || len(oi) != 0 {
 		t.Fatalf("unknown symbol: %v %+v", err, oi)
