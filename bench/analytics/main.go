@@ -2,16 +2,22 @@
 // free loopback ports in a temporary directory and stopped by PID):
 //
 //   - ingest: market events (trades as the plugin stream delivers them) turned into rows and written by the
-//     batching writer (10,000 rows or 1 s), end to end until ClickHouse acknowledged every row; target > 500,000/s;
+//     batching writer (10,000 rows or 1 s), end to end until ClickHouse acknowledged every row; target > 500,000/s,
+//     and not one insert may fail (a failed insert goes through the disk spool, which makes the figure a failure);
 //   - roll-up: one year of one-minute candles of one symbol rolled up to 8,760 hourly candles; target < 50 ms;
 //   - series: each analytics query behind /api/v1/analytics/* over 30 days (p50/p99 of repeated runs); target
 //     p99 < 30 ms;
 //   - export: that year of candles as Parquet through the streaming exporter: time, bytes and this process's peak
 //     heap while streaming.
 //
-// It prints a table and writes bench/results/analytics.json.
+// Before each latency phase it waits until the server has no merges running (the ingest phase leaves hundreds of
+// parts to merge; queries measured during that merge storm say more about the storm than about the queries) and
+// collects the Go heap, then warms up and takes -runs samples. It prints the load average first: figures taken
+// with a load average above 1.5 on this 2-core machine are not comparable.
 //
-//	go run ./bench/analytics [-trades 3000000] [-runs 50]
+// It prints a table and writes bench/results/analytics.json (-out); it exits 1 when an insert failed.
+//
+//	go run ./bench/analytics [-trades 3000000] [-runs 200] [-out bench/results/analytics.json]
 package main
 
 import (
@@ -36,6 +42,7 @@ import (
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/exhub/exhub/analytics/chserver"
 	"github.com/exhub/exhub/analytics/ingest"
@@ -48,9 +55,10 @@ import (
 
 func main() {
 	trades := flag.Int("trades", 3_000_000, "trades to ingest")
-	runs := flag.Int("runs", 50, "runs per query for p50/p99")
+	runs := flag.Int("runs", 200, "runs per query for p50/p99 (after warm-up runs)")
+	out := flag.String("out", "", "results file (default bench/results/analytics.json under the repository root)")
 	flag.Parse()
-	if err := run(*trades, *runs); err != nil {
+	if err := run(*trades, *runs, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/analytics:", err)
 		os.Exit(1)
 	}
@@ -62,6 +70,8 @@ type result struct {
 	IngestRows           int                `json:"ingestRows"`
 	IngestRowsPerSecond  float64            `json:"ingestRowsPerSecond"`
 	IngestSpooledRows    uint64             `json:"ingestSpooledRows"`
+	IngestFailedInserts  uint64             `json:"ingestFailedInserts"`
+	Runs                 int                `json:"runs"`
 	RollupYearTo1hMs     map[string]float64 `json:"rollupYearTo1hMs"`
 	SeriesP50Ms          map[string]float64 `json:"seriesP50Ms"`
 	SeriesP99Ms          map[string]float64 `json:"seriesP99Ms"`
@@ -70,16 +80,25 @@ type result struct {
 	ExportPeakHeapMB     float64            `json:"exportPeakHeapMB"`
 }
 
-func run(nTrades, runs int) error {
+var errInsertsFailed = errors.New("inserts failed while ClickHouse was up (rows went through the spool): the ingest figure does not count")
+
+func run(nTrades, runs int, out string) error {
 	root, err := harness.Root()
 	if err != nil {
 		return err
 	}
+	if out == "" {
+		out = filepath.Join(root, "bench", "results", "analytics.json")
+	}
 	load, _ := os.ReadFile("/proc/loadavg")
-	res := result{Machine: fmt.Sprintf("%s/%s, %d cores", runtime.GOOS, runtime.GOARCH, runtime.NumCPU()),
+	res := result{Machine: fmt.Sprintf("%s/%s, %d cores", runtime.GOOS, runtime.GOARCH, runtime.NumCPU()), Runs: runs,
 		RollupYearTo1hMs: map[string]float64{}, SeriesP50Ms: map[string]float64{}, SeriesP99Ms: map[string]float64{}}
 	if f := splitFields(string(load)); len(f) > 0 {
 		res.LoadAverage1mBefore = f[0]
+	}
+	fmt.Printf("load average before: %s", load)
+	if l, err := strconv.ParseFloat(res.LoadAverage1mBefore, 64); err == nil && l > 1.5 {
+		fmt.Printf("warning: load average %.2f > 1.5: the machine is busy, the figures are not comparable\n", l)
 	}
 	dir, err := os.MkdirTemp("", "exhub-bench-analytics-")
 	if err != nil {
@@ -139,7 +158,8 @@ func run(nTrades, runs int) error {
 	}
 	el := time.Since(start)
 	res.IngestRows, res.IngestRowsPerSecond = nTrades, float64(nTrades)/el.Seconds()
-	res.IngestSpooledRows = w.Stats().Spooled
+	ist := w.Stats()
+	res.IngestSpooledRows, res.IngestFailedInserts = ist.Spooled, ist.InsertErrors
 
 	// 2. one year of one-minute candles, then the hourly roll-up
 	yearStart := (time.Now().UnixMilli()/86_400_000 - 365) * 86_400_000
@@ -157,6 +177,9 @@ func run(nTrades, runs int) error {
 		}
 	}
 	_ = conn.Exec(ctx, "OPTIMIZE TABLE bench.candles_1m FINAL")
+	if err := settle(ctx, conn); err != nil {
+		return err
+	}
 	st := &query.Store{Conn: conn, Database: "bench"}
 	end := yearStart + minutes*60_000 - 1
 	lat, err := measure(runs, func() error {
@@ -173,6 +196,9 @@ func run(nTrades, runs int) error {
 
 	// 3. 30 days of 5m series and 8h funding; every query of the API over them
 	if err := seriesData(ctx, w); err != nil {
+		return err
+	}
+	if err := settle(ctx, conn); err != nil {
 		return err
 	}
 	now := time.Now().UnixMilli()
@@ -223,6 +249,11 @@ func run(nTrades, runs int) error {
 
 	fmt.Printf("%-44s %14s %10s\n", "figure", "measured", "target")
 	fmt.Printf("%-44s %14.0f %10s\n", "ingest, trades/s (stream event -> ClickHouse)", res.IngestRowsPerSecond, "> 500000")
+	verdict := "0"
+	if res.IngestFailedInserts > 0 || res.IngestSpooledRows > 0 {
+		verdict = "0: FAIL"
+	}
+	fmt.Printf("%-44s %14s %10s\n", "  failed inserts / spooled rows", fmt.Sprintf("%d / %d", res.IngestFailedInserts, res.IngestSpooledRows), verdict)
 	fmt.Printf("%-44s %11.1f ms %10s\n", "roll-up 1y of 1m -> 1h, p50", res.RollupYearTo1hMs["p50"], "")
 	fmt.Printf("%-44s %11.1f ms %10s\n", "roll-up 1y of 1m -> 1h, p99", res.RollupYearTo1hMs["p99"], "< 50 ms")
 	names := make([]string, 0, len(res.SeriesP99Ms))
@@ -237,7 +268,36 @@ func run(nTrades, runs int) error {
 	fmt.Printf("%-44s %11.1f MB %10s\n", "  parquet size", float64(res.ExportParquetBytes)/(1<<20), "")
 	fmt.Printf("%-44s %11.1f MB %10s\n", "  peak Go heap while streaming", res.ExportPeakHeapMB, "flat")
 	b, _ := json.MarshalIndent(res, "", "  ")
-	return os.WriteFile(filepath.Join(root, "bench", "results", "analytics.json"), append(b, '\n'), 0o644)
+	if err := os.WriteFile(out, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	if res.IngestFailedInserts > 0 || res.IngestSpooledRows > 0 {
+		return errInsertsFailed
+	}
+	return nil
+}
+
+// settle waits until the server runs no merges (at most two minutes) and collects this process's garbage, so the
+// next latency phase measures the queries rather than the previous phase's aftermath.
+func settle(ctx context.Context, conn driver.Conn) error {
+	start := time.Now()
+	for {
+		var n uint64
+		if err := conn.QueryRow(ctx, "SELECT count() FROM system.merges").Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			break
+		}
+		if time.Since(start) > 2*time.Minute {
+			fmt.Printf("warning: %d merges still running after 2 minutes; measuring anyway\n", n)
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	fmt.Printf("(waited %.1f s for merges to finish)\n", time.Since(start).Seconds())
+	runtime.GC()
+	return nil
 }
 
 func seriesData(ctx context.Context, w *ingest.Writer) error {
@@ -259,9 +319,15 @@ func seriesData(ctx context.Context, w *ingest.Writer) error {
 	return nil
 }
 
+// warmups are the untimed runs before the samples (connections, marks and page cache, the server's compiled
+// expressions).
+const warmups = 5
+
 func measure(runs int, fn func() error) ([]time.Duration, error) {
-	if err := fn(); err != nil { // warm up
-		return nil, err
+	for i := 0; i < warmups; i++ {
+		if err := fn(); err != nil {
+			return nil, err
+		}
 	}
 	out := make([]time.Duration, 0, runs)
 	for i := 0; i < runs; i++ {
