@@ -92,7 +92,7 @@ export function PairList(p: Props) {
                     {fav ? "★" : "☆"}
                   </button>
                   <Link to={`/${p.area}/${p.exchange}/${i.symbol}`} aria-current={i.symbol === p.current ? "page" : undefined}>
-                    <span className="pair-symbol">{i.symbol}</span>
+                    <span className="pair-symbol" title={i.symbol}>{i.symbol}</span>
                     <span className="pair-last">{tk?.last && isDecimal(tk.last) ? groupThousands(tk.last) : ""}</span>
                     <span className={isDecimal(ch) ? (ch.startsWith("-") ? "pair-ch tick-down" : "pair-ch tick-up") : "pair-ch"}>
                       {isDecimal(ch) ? `${fixDecimals(ch, 2)}%` : ""}
