@@ -189,7 +189,7 @@ func retryable(err error) bool {
 // Candles fills candles_1m for one symbol between from and to (Unix ms).
 func (b *Backfiller) Candles(ctx context.Context, src Source, exchange string, mt exchangev1.MarketType, symbol string, from, to int64, limit int32) (Result, error) {
 	s := Series{Table: schema.Candles1m, TimeCol: "open_time", StepMs: 60_000,
-		Where: map[string]string{"exchange": exchange, "market_type": ingest.MarketType(mt), "symbol": symbol}}
+		Where: map[string]string{"exchange": exchange, "market_type": ingest.MarketType(mt), "symbol": symbol}, Complete: "closed"}
 	return b.fill(ctx, s, from, to, limit, func(ctx context.Context, start, end int64, limit int32) (page, error) {
 		r, err := src.GetCandles(ctx, &exchangev1.GetCandlesRequest{MarketType: mt, Symbol: symbol, Interval: "1m",
 			StartTime: start, EndTime: end, Limit: limit})

@@ -135,6 +135,25 @@ func TestCandlesPagedResumableAndGapsFilled(t *testing.T) {
 	if n := e.count(t, "SELECT count() FROM DB.candles_1m FINAL WHERE symbol = ?", e.swap); n != e.count(t, "SELECT uniqExact(open_time) FROM DB.candles_1m WHERE symbol = ?", e.swap) {
 		t.Fatalf("duplicate candles after FINAL")
 	}
+	// A minute whose newest row was stored still forming (a crash between the forming and the closed write) is a gap:
+	// the next run fetches it again and the closed row replaces the forming one.
+	forming := from + 500*60_000
+	if err := e.srv.Conn.Exec(ctx, "INSERT INTO "+e.db+".candles_1m SELECT * REPLACE (false AS closed, now64(3, 'UTC') AS ingested_at) FROM "+e.db+".candles_1m FINAL WHERE symbol = ? AND open_time = fromUnixTimestamp64Milli(?, 'UTC')",
+		e.swap, forming); err != nil {
+		t.Fatal(err)
+	}
+	gaps, err = Gaps(ctx, e.srv.Conn, e.db, Series{Table: schema.Candles1m, TimeCol: "open_time", StepMs: 60_000,
+		Where: map[string]string{"exchange": "ref", "market_type": "SWAP", "symbol": e.swap}, Complete: "closed"}, from, to)
+	if err != nil || len(gaps) != 1 || gaps[0] != (Gap{forming, forming}) {
+		t.Fatalf("gaps %v %v, want the forming minute %d", gaps, err, forming)
+	}
+	r, err = e.bf.Candles(ctx, e.src, "ref", mt, e.swap, from, to, 1000)
+	if err != nil || r.Gaps != 1 || r.Rows < 1 {
+		t.Fatalf("forming run %+v %v: want the one forming minute fetched", r, err)
+	}
+	if n := e.count(t, "SELECT countIf(NOT closed) FROM DB.candles_1m FINAL WHERE symbol = ?", e.swap); n != 0 {
+		t.Fatalf("%d forming minutes left after the run", n)
+	}
 }
 
 func TestHistoryStartStopsPaging(t *testing.T) {

@@ -19,6 +19,10 @@ type Series struct {
 	StepMs  int64
 	// Where are column = value filters (exchange, symbol, market_type, period, kind).
 	Where map[string]string
+	// Complete, when set, is a condition on the newest row of a slot (by ingested_at, as FINAL picks it) for the slot
+	// to count as stored: candles use "closed", so a minute stored while still forming (e.g. left by a crash) is a
+	// gap and gets fetched again.
+	Complete string
 }
 
 // Gaps returns the missing slots of s between from and to (inclusive, aligned to the step): leading and trailing
@@ -30,15 +34,21 @@ func Gaps(ctx context.Context, c schema.Conn, database string, s Series, from, t
 		return nil, nil
 	}
 	where, args := s.filter()
+	// stored lists the slot times that count as stored.
+	stored := fmt.Sprintf(`SELECT DISTINCT toUnixTimestamp64Milli(%[1]s) AS t FROM %[2]s.%[3]s
+          WHERE %[4]s AND %[1]s >= fromUnixTimestamp64Milli(?, 'UTC') AND %[1]s <= fromUnixTimestamp64Milli(?, 'UTC')`,
+		s.TimeCol, "`"+database+"`", "`"+s.Table+"`", where)
+	if s.Complete != "" {
+		stored = fmt.Sprintf(`SELECT toUnixTimestamp64Milli(%[1]s) AS t FROM %[2]s.%[3]s
+          WHERE %[4]s AND %[1]s >= fromUnixTimestamp64Milli(?, 'UTC') AND %[1]s <= fromUnixTimestamp64Milli(?, 'UTC')
+          GROUP BY t HAVING argMax(%[5]s, ingested_at)`, s.TimeCol, "`"+database+"`", "`"+s.Table+"`", where, s.Complete)
+	}
 	q := fmt.Sprintf(`SELECT prev, t FROM (
     SELECT t, lagInFrame(t, 1, toInt64(-1)) OVER (ORDER BY t ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS prev
-    FROM (SELECT DISTINCT toUnixTimestamp64Milli(%[1]s) AS t FROM %[2]s.%[3]s
-          WHERE %[4]s AND %[1]s >= fromUnixTimestamp64Milli(?, 'UTC') AND %[1]s <= fromUnixTimestamp64Milli(?, 'UTC'))
+    FROM (%[1]s)
 ) WHERE prev = -1 OR t - prev > ?
 UNION ALL
-SELECT max(toUnixTimestamp64Milli(%[1]s)), -2 FROM %[2]s.%[3]s
-    WHERE %[4]s AND %[1]s >= fromUnixTimestamp64Milli(?, 'UTC') AND %[1]s <= fromUnixTimestamp64Milli(?, 'UTC')
-    HAVING count() > 0`, s.TimeCol, "`"+database+"`", "`"+s.Table+"`", where)
+SELECT max(t), -2 FROM (%[1]s) HAVING count() > 0`, stored)
 	all := append(append(append([]any{}, args...), from, to, s.StepMs), append(append([]any{}, args...), from, to)...)
 	rows, err := c.Query(ctx, q, all...)
 	if err != nil {
