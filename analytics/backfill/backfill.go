@@ -190,6 +190,11 @@ func retryable(err error) bool {
 func (b *Backfiller) Candles(ctx context.Context, src Source, exchange string, mt exchangev1.MarketType, symbol string, from, to int64, limit int32) (Result, error) {
 	s := Series{Table: schema.Candles1m, TimeCol: "open_time", StepMs: 60_000,
 		Where: map[string]string{"exchange": exchange, "market_type": ingest.MarketType(mt), "symbol": symbol}, Complete: "closed"}
+	// The forming minute is live ingest's: backfill stops at the last closed one (a forming row would count as a gap
+	// on every run, and, stored later, could replace the closed row live ingest wrote).
+	if lastClosed := b.now()/60_000*60_000 - 60_000; to > lastClosed {
+		to = lastClosed
+	}
 	return b.fill(ctx, s, from, to, limit, func(ctx context.Context, start, end int64, limit int32) (page, error) {
 		r, err := src.GetCandles(ctx, &exchangev1.GetCandlesRequest{MarketType: mt, Symbol: symbol, Interval: "1m",
 			StartTime: start, EndTime: end, Limit: limit})
