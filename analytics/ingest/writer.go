@@ -126,6 +126,7 @@ type Writer struct {
 	full    chan struct{} // capacity Inserters: a table reached BatchRows
 
 	replayMu sync.Mutex // one replay at a time
+	rollupMu sync.Mutex // one candles_1h recomputation at a time
 
 	tokenPrefix string
 	tokenSeq    atomic.Uint64
@@ -407,6 +408,17 @@ func (w *Writer) replay(ctx context.Context) bool {
 }
 
 func (w *Writer) insert(ctx context.Context, b *batch) error {
+	err := w.insertBatch(ctx, b)
+	if err == nil && b.table == schema.Candles1m {
+		err = w.rollup(ctx, b)
+	}
+	if err != nil {
+		w.insertErrs.Add(1)
+	}
+	return err
+}
+
+func (w *Writer) insertBatch(ctx context.Context, b *batch) error {
 	// Not context.WithTimeout with a deferred cancel: see sendContext.
 	sctx, finished := newSendContext(ctx, w.cfg.InsertTimeout)
 	defer finished()
@@ -415,11 +427,7 @@ func (w *Writer) insert(ctx context.Context, b *batch) error {
 		"insert_deduplication_token":    b.token,
 		"distributed_foreground_insert": 1,
 	}))
-	err := w.send(ctx, b)
-	if err != nil {
-		w.insertErrs.Add(1)
-	}
-	return err
+	return w.send(ctx, b)
 }
 
 func (w *Writer) send(ctx context.Context, b *batch) error {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
 	"github.com/exhub/exhub/analytics/chtest"
 	"github.com/exhub/exhub/analytics/ingest"
 	"github.com/exhub/exhub/analytics/schema"
@@ -161,6 +163,100 @@ func TestCandlesRollUp(t *testing.T) {
 	cs, err = st.Candles(ctx, "binance", "SPOT", "BTCUSDT", "15m", t0+2*3_600_000-1, 3)
 	if err != nil || len(cs) != 3 || cs[0].OpenTime != t0+75*60_000 {
 		t.Fatalf("15m limit 3: %v %+v", err, cs)
+	}
+}
+
+// queryTimeHours rolls candles_1m up to hours at query time, the reference the hourly roll-up must equal.
+func queryTimeHours(t *testing.T, st *Store, symbol string) []string {
+	t.Helper()
+	var out []string
+	err := st.scan(context.Background(), `SELECT concat(toString(intDiv(toUnixTimestamp64Milli(open_time), 3600000)), ' ',
+    toString(argMin(open, open_time)), ' ', toString(max(high)), ' ', toString(min(low)), ' ', toString(argMax(close, open_time)), ' ',
+    toString(sum(volume)), ' ', toString(sum(quote_volume)), ' ', toString(sum(trades)), ' ', toString(min(closed)))
+FROM q.candles_1m FINAL WHERE symbol = ? GROUP BY intDiv(toUnixTimestamp64Milli(open_time), 3600000) ORDER BY 1`, []any{symbol},
+		func(rows driver.Rows) error {
+			var v string
+			if err := rows.Scan(&v); err != nil {
+				return err
+			}
+			out = append(out, v)
+			return nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func hourStrings(cs []HistoryCandle) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, strings.Join([]string{decStr(c.OpenTime / 3_600_000), c.Open, c.High, c.Low, c.Close, c.Volume, c.QuoteVolume,
+			strconv.FormatUint(c.Trades, 10), strconv.FormatBool(c.Closed)}, " "))
+	}
+	return out
+}
+
+// Hourly candles come from candles_1h; re-ingested minutes (the forming minute replaced when it closes, backfill
+// over stored minutes, a spool replay) replace their earlier copy in the hour instead of adding to it.
+func TestHourlyRollupNeverDoubleCounts(t *testing.T) {
+	_, st, w := setup(t)
+	ctx := context.Background()
+	// Three hours, stored forming first, then all of it again closed with other prices and a later version, then
+	// the middle hour a third time (a replay of the same rows).
+	forming := candleRows(180, 0)
+	write(t, w, schema.Candles1m, forming...)
+	closed := candleRows(180, 180)
+	for _, r := range closed {
+		r[4], r[12] = "99", int64(2)
+	}
+	write(t, w, schema.Candles1m, closed...)
+	write(t, w, schema.Candles1m, closed[60:120]...)
+	// A gap filled later: the last minute of the first hour missing, then backfilled alone.
+	var gap [][]any
+	for _, r := range candleRows(60, 60) {
+		r[2], r[12] = "ETHUSDT", int64(1)
+		gap = append(gap, r)
+	}
+	write(t, w, schema.Candles1m, gap[:59]...)
+	write(t, w, schema.Candles1m, gap[59])
+
+	for _, sym := range []string{"BTCUSDT", "ETHUSDT"} {
+		cs, err := st.Candles(ctx, "binance", "SPOT", sym, "1h", t0+3*3_600_000-1, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, want := hourStrings(cs), queryTimeHours(t, st, sym)
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Fatalf("%s hourly roll-up:\n%s\nwant (query time from candles_1m):\n%s", sym, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+	cs, err := st.Candles(ctx, "binance", "SPOT", "BTCUSDT", "1h", t0+3*3_600_000-1, 10)
+	if err != nil || len(cs) != 3 || cs[1].Volume != "30" || cs[1].Trades != 180 || cs[1].Open != "99" || !cs[1].Closed {
+		t.Fatalf("second hour after re-ingest: %v %+v (want volume 30, 180 trades, open 99, closed)", err, cs)
+	}
+	// Two-hour candles add up hourly rows.
+	if cs, err = st.Candles(ctx, "binance", "SPOT", "BTCUSDT", "2h", t0+2*3_600_000, 2); err != nil || len(cs) != 2 || cs[0].Volume != "60" || cs[1].Volume != "30" {
+		t.Fatalf("2h: %v %+v", err, cs)
+	}
+}
+
+// The migration fills candles_1h from minutes stored before it (any writer, even plain SQL).
+func TestRollupFillsFromStoredMinutes(t *testing.T) {
+	srv, st, _ := setup(t)
+	ctx := context.Background()
+	if err := srv.Conn.Exec(ctx, `INSERT INTO q.candles_1m SELECT 'okx', 'SWAP', 'BTC-USDT-SWAP',
+    fromUnixTimestamp64Milli(toInt64(?) + number * 60000, 'UTC'), 100 + number, 110 + number, 90, 105, 1.5, 150, 2, true,
+    fromUnixTimestamp64Milli(1, 'UTC') FROM numbers(150)`, t0); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Conn.Exec(ctx, schema.RollupCandles1h("q", "")); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := st.Candles(ctx, "okx", "SWAP", "BTC-USDT-SWAP", "1h", t0+2*3_600_000, 3)
+	if err != nil || len(cs) != 3 || cs[0].Open != "100" || cs[0].High != "169" || cs[0].Close != "105" || cs[0].Volume != "90" ||
+		cs[2].Volume != "45" || cs[2].Trades != 60 {
+		t.Fatalf("filled hours: %v %+v", err, cs)
 	}
 }
 

@@ -50,6 +50,15 @@ var Migrations = []Migration{
 		}
 		return out
 	}},
+	{Version: 2, Name: "hourly candle roll-up", Statements: func(o Options) []string {
+		var out []string
+		for _, t := range Rollups {
+			out = append(out, CreateTable(t, o)...)
+		}
+		// Roll up the minutes stored so far; the ingest writer keeps the table current from here on. Run again
+		// (an interrupted migration), it stores the same hours with a later version.
+		return append(out, RollupCandles1h(o.Database, ""))
+	}},
 }
 
 // DedupWindow is how many recent insert blocks per table are remembered for insert deduplication: a batch

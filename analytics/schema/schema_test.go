@@ -14,10 +14,14 @@ func TestSingleServerDDL(t *testing.T) {
 	if plan[0] != "CREATE DATABASE IF NOT EXISTS `mh`" {
 		t.Fatalf("database statement: %q", plan[0])
 	}
-	if len(plan) != 2+len(Tables) {
-		t.Fatalf("%d statements, want %d", len(plan), 2+len(Tables))
+	// Database, version table, tables, roll-ups and the statement that fills candles_1h from stored minutes.
+	if len(plan) != 2+len(Tables)+len(Rollups)+1 {
+		t.Fatalf("%d statements, want %d", len(plan), 2+len(Tables)+len(Rollups)+1)
 	}
-	for _, s := range plan {
+	if last := plan[len(plan)-1]; !strings.HasPrefix(last, "INSERT INTO `mh`.`candles_1h`") || !strings.Contains(last, "FROM `mh`.`candles_1m` FINAL\nGROUP BY") {
+		t.Errorf("roll-up fill: %s", last)
+	}
+	for _, s := range plan[:len(plan)-1] {
 		if !strings.Contains(s, "IF NOT EXISTS") {
 			t.Errorf("not idempotent: %s", firstLine(s))
 		}
@@ -66,10 +70,10 @@ func TestClusterDDL(t *testing.T) {
 	if !strings.Contains(plan[1], "ON CLUSTER `main`") || !strings.Contains(plan[1], "ReplicatedReplacingMergeTree('/clickhouse/exhub/mh/schema_migrations', '{shard}-{replica}', applied_at)") {
 		t.Errorf("migrations table: %s", plan[1])
 	}
-	if len(plan) != 2+2*len(Tables) {
-		t.Errorf("%d statements, want %d", len(plan), 2+2*len(Tables))
+	if len(plan) != 2+2*len(Tables)+2*len(Rollups)+1 {
+		t.Errorf("%d statements, want %d", len(plan), 2+2*len(Tables)+2*len(Rollups)+1)
 	}
-	for _, s := range plan {
+	for _, s := range plan[:len(plan)-1] { // the last fills candles_1h once, through the Distributed tables
 		if !strings.Contains(s, "ON CLUSTER `main`") {
 			t.Errorf("statement without ON CLUSTER: %s", firstLine(s))
 		}
@@ -90,7 +94,7 @@ func TestCommentsEscaped(t *testing.T) {
 }
 
 func TestEveryTableHasVersionColumn(t *testing.T) {
-	for _, tb := range Tables {
+	for _, tb := range append(append([]Table{}, Tables...), Rollups...) {
 		last := tb.Columns[len(tb.Columns)-1]
 		if last.Name != "ingested_at" || last.Type != Time {
 			t.Errorf("%s: last column %s %s, want ingested_at %s", tb.Name, last.Name, last.Type, Time)
@@ -124,7 +128,7 @@ func TestApplyOnServer(t *testing.T) {
 	if err := srv.Conn.QueryRow(ctx, "SELECT count() FROM mh_apply.schema_migrations").Scan(&n); err != nil || n != uint64(len(Migrations)) {
 		t.Fatalf("migration rows %d (%v): a second Apply recorded again", n, err)
 	}
-	for _, tb := range Tables {
+	for _, tb := range append(append([]Table{}, Tables...), Rollups...) {
 		var engine, sortingKey string
 		if err := srv.Conn.QueryRow(ctx, "SELECT engine, sorting_key FROM system.tables WHERE database = 'mh_apply' AND name = ?", tb.Name).Scan(&engine, &sortingKey); err != nil {
 			t.Fatalf("%s: %v", tb.Name, err)

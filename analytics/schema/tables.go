@@ -54,6 +54,8 @@ const (
 	LongShortRatio = "long_short_ratio"
 	TakerVolume    = "taker_volume"
 	Tickers        = "tickers"
+	// Candles1h is the hourly roll-up of candles_1m (Rollups).
+	Candles1h = "candles_1h"
 )
 
 const shardBySymbol = "cityHash64(exchange, symbol)"
@@ -62,7 +64,7 @@ const shardBySymbol = "cityHash64(exchange, symbol)"
 var Tables = []Table{
 	{
 		Name: Candles1m,
-		Doc:  "One-minute OHLCV candles. Coarser intervals are rolled up at query time (see docs/analytics.md).",
+		Doc:  "One-minute OHLCV candles. Intervals of whole hours are read from candles_1h, others rolled up at query time (see docs/analytics.md).",
 		Columns: []Column{
 			colExchange, colMarketType, colSymbol,
 			{"open_time", Time, "Start of the minute (UTC)."},
@@ -198,6 +200,50 @@ var Tables = []Table{
 		PartitionBy: "toYYYYMM(time)",
 		ShardBy:     shardBySymbol,
 	},
+}
+
+// Rollups are tables derived from the market history tables rather than written from exchange data: candles_1h
+// holds every hour of candles_1m, recomputed from candles_1m FINAL (RollupCandles1h) whenever minutes of that hour
+// are written, so re-ingested minutes replace their earlier copy in the hour instead of adding to it. Its version
+// column is the time of the recomputation: the latest recomputation of an hour wins.
+var Rollups = []Table{
+	{
+		Name: Candles1h,
+		Doc:  "Hourly OHLCV candles rolled up from candles_1m (FINAL), recomputed whenever minutes of the hour are written.",
+		Columns: []Column{
+			colExchange, colMarketType, colSymbol,
+			{"open_time", Time, "Start of the hour (UTC)."},
+			{"open", Decimal, "Open of the hour's first stored minute, quote per base."},
+			{"high", Decimal, "Highest high of the hour's minutes, quote per base."},
+			{"low", Decimal, "Lowest low of the hour's minutes, quote per base."},
+			{"close", Decimal, "Close of the hour's last stored minute, quote per base."},
+			{"volume", Decimal, "Sum of the minutes' volumes in base units."},
+			{"quote_volume", Decimal, "Sum of the minutes' quote volumes."},
+			{"trades", "UInt64", "Sum of the minutes' trade counts."},
+			{"minutes", "UInt64", "How many one-minute candles of the hour are stored (60 when none is missing)."},
+			{"forming", "UInt64", "How many of them were stored still forming (closed = false)."},
+			{"ingested_at", Time, "When exhub recomputed the hour (the deduplication version: the latest wins)."},
+		},
+		OrderBy:     "(exchange, market_type, symbol, open_time)",
+		PartitionBy: "toYear(open_time)",
+		ShardBy:     shardBySymbol,
+	},
+}
+
+// RollupCandles1h is the statement that recomputes candles_1h from candles_1m FINAL for the minutes matching where
+// (a condition on candles_1m's columns; empty: every stored minute). Only whole hours may be selected: the caller
+// selects [start of the first hour, end of the last hour) of a symbol.
+func RollupCandles1h(database, where string) string {
+	if where != "" {
+		where = "\nWHERE " + where
+	}
+	db := q(database)
+	return "INSERT INTO " + db + "." + q(Candles1h) +
+		" (exchange, market_type, symbol, open_time, open, high, low, close, volume, quote_volume, trades, minutes, forming, ingested_at)\n" +
+		"SELECT exchange, market_type, symbol, fromUnixTimestamp64Milli(intDiv(toUnixTimestamp64Milli(open_time), 3600000) * 3600000, 'UTC') AS hour,\n" +
+		"    argMin(open, open_time), max(high), min(low), argMax(close, open_time), sum(volume), sum(quote_volume), sum(trades),\n" +
+		"    count(), countIf(NOT closed), now64(3, 'UTC')\n" +
+		"FROM " + db + "." + q(Candles1m) + " FINAL" + where + "\nGROUP BY exchange, market_type, symbol, hour"
 }
 
 // Lookup returns the table named name.
