@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { test } from "node:test";
+import { before, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 
@@ -101,6 +101,52 @@ const T = {
 };
 
 const query = (page) => Object.fromEntries(new URL(page.url()).searchParams);
+
+// A fresh stack backfills the demo history after it reports ready (on a new
+// clone that takes a minute or two): wait until the analytics API holds the
+// series these tests read, so a test never races the first backfill.
+const HISTORY_WAIT_MS = 240_000;
+before(
+  async () => {
+    const hour = Math.floor(Date.now() / 3_600_000) * 3_600_000;
+    const from = hour - 3 * 86_400_000;
+    const wanted = [];
+    for (const [exchange, symbol] of [
+      ["binance", "BTCUSDT"],
+      ["okx", "BTC-USDT-SWAP"],
+      ["okx", "ETH-USDT-SWAP"],
+    ]) {
+      const q = `exchange=${exchange}&symbol=${symbol}&period=1h&from=${from}`;
+      wanted.push(
+        `/api/v1/analytics/open-interest?${q}`,
+        `/api/v1/analytics/long-short-ratio?${q}&kind=accounts`,
+        `/api/v1/analytics/taker-volume?${q}&type=SWAP`,
+        `/api/v1/analytics/funding-rate?${q}`,
+      );
+    }
+    const deadline = Date.now() + HISTORY_WAIT_MS;
+    let missing = wanted;
+    // Each attempt asks for a range ending a millisecond earlier: a new URL, so the edge's cache never answers with
+    // the empty series of an earlier attempt.
+    for (let attempt = 0; missing.length > 0; attempt++) {
+      const still = [];
+      for (const url of missing) {
+        const res = await fetch(new URL(`${url}&to=${hour - attempt}`, baseURL)).catch(() => null);
+        const body = res && res.ok ? await res.json().catch(() => null) : null;
+        if (!body || !Array.isArray(body.points) || body.points.length === 0) still.push(url);
+      }
+      missing = still;
+      if (missing.length === 0) break;
+      if (Date.now() > deadline) {
+        throw new Error(
+          `the demo history was not backfilled in ${HISTORY_WAIT_MS / 1000} s; still empty: ${missing.join(", ")}`,
+        );
+      }
+      await new Promise((r) => setTimeout(r, 2_000));
+    }
+  },
+  { timeout: HISTORY_WAIT_MS + 30_000 },
+);
 
 // Every panel drawn with real data (not loading, empty or failed).
 async function panelsReady(page) {
