@@ -57,6 +57,9 @@ type Config struct {
 	// exchange and market type.
 	Symbols    []string
 	MaxSymbols int
+	// FirstBases are the base assets taken (and backfilled) first, in this order, before the exchange's list order
+	// (default BTC, ETH, SOL, XRP, DOGE: the markets a new user sees first).
+	FirstBases []string
 	// Live turns on live stream ingest.
 	Live      bool
 	Exchanges []Exchange
@@ -107,6 +110,9 @@ func New(cfg Config) *Service {
 	}
 	if cfg.MaxSymbols <= 0 {
 		cfg.MaxSymbols = 20
+	}
+	if cfg.FirstBases == nil {
+		cfg.FirstBases = []string{"BTC", "ETH", "SOL", "XRP", "DOGE"}
 	}
 	if cfg.BackfillInterval <= 0 {
 		cfg.BackfillInterval = 10 * time.Minute
@@ -259,8 +265,16 @@ func (s *Service) instruments(ctx context.Context, c exchangev1.ExchangeClient) 
 		if err != nil {
 			return nil, err
 		}
+		list := slices.Clone(r.GetInstruments())
+		rank := func(in *exchangev1.Instrument) int {
+			if i := slices.Index(s.cfg.FirstBases, in.GetBase()); i >= 0 {
+				return i
+			}
+			return len(s.cfg.FirstBases)
+		}
+		slices.SortStableFunc(list, func(a, b *exchangev1.Instrument) int { return rank(a) - rank(b) })
 		n := 0
-		for _, in := range r.GetInstruments() {
+		for _, in := range list {
 			if in.GetStatus() != exchangev1.InstrumentStatus_INSTRUMENT_STATUS_TRADING {
 				continue
 			}
