@@ -120,7 +120,7 @@ type Writer struct {
 	inserts map[string]string // table -> INSERT statement
 
 	mu      sync.Mutex
-	pending map[string][][]any
+	pending map[string]*rowQueue
 	npend   int
 	space   chan struct{} // closed and replaced when pending rows shrink
 	full    chan struct{} // capacity Inserters: a table reached BatchRows
@@ -134,6 +134,7 @@ type Writer struct {
 	added, written, spooled, replayed, insertErrs, rejected atomic.Uint64
 	writtenBy                                               map[string]*atomic.Uint64 // by table; fixed after New
 	spoolFull                                               atomic.Bool
+	slowBatches                                             atomic.Uint64 // sent row by row (see fillColumns)
 }
 
 // New opens the spool (replaying nothing yet) and returns a writer.
@@ -153,7 +154,7 @@ func New(cfg Config) (*Writer, error) {
 	_, _ = rand.Read(rnd[:])
 	w := &Writer{
 		cfg: cfg, log: cfg.Logger.With("component", "analytics-ingest"), spool: sp,
-		inserts: map[string]string{}, pending: map[string][][]any{},
+		inserts: map[string]string{}, pending: map[string]*rowQueue{},
 		space: make(chan struct{}), full: make(chan struct{}, cfg.Inserters),
 		tokenPrefix: hex.EncodeToString(rnd[:]) + "-" + fmt.Sprint(time.Now().UnixMilli()),
 	}
@@ -186,9 +187,14 @@ func (w *Writer) Add(ctx context.Context, table string, rows ...[]any) error {
 			return ctx.Err()
 		}
 	}
-	w.pending[table] = append(w.pending[table], rows...)
+	q := w.pending[table]
+	if q == nil {
+		q = &rowQueue{}
+		w.pending[table] = q
+	}
+	q.push(rows, w.cfg.BatchRows)
 	w.npend += len(rows)
-	n := len(w.pending[table])
+	n := q.n
 	w.mu.Unlock()
 	w.added.Add(uint64(len(rows)))
 	if n >= w.cfg.BatchRows {
@@ -275,16 +281,12 @@ func (w *Writer) take(all bool, maxBatches int) []*batch {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var out []*batch
-	for table, rows := range w.pending {
-		for len(rows) > 0 && (all || len(rows) >= w.cfg.BatchRows) && (maxBatches <= 0 || len(out) < maxBatches) {
-			n := min(len(rows), w.cfg.BatchRows)
-			out = append(out, &batch{table: table, token: w.nextToken(), rows: rows[:n:n]})
-			rows = rows[n:]
+	for table, q := range w.pending {
+		for q.n > 0 && (all || q.n >= w.cfg.BatchRows) && (maxBatches <= 0 || len(out) < maxBatches) {
+			out = append(out, &batch{table: table, token: w.nextToken(), rows: q.pop(w.cfg.BatchRows)})
 		}
-		if len(rows) == 0 {
+		if q.n == 0 {
 			delete(w.pending, table)
-		} else {
-			w.pending[table] = rows
 		}
 	}
 	return out
@@ -296,7 +298,12 @@ func (w *Writer) giveBack(bs []*batch) {
 	defer w.mu.Unlock()
 	for i := len(bs) - 1; i >= 0; i-- {
 		b := bs[i]
-		w.pending[b.table] = append(b.rows[:len(b.rows):len(b.rows)], w.pending[b.table]...)
+		q := w.pending[b.table]
+		if q == nil {
+			q = &rowQueue{}
+			w.pending[b.table] = q
+		}
+		q.pushFront(b.rows)
 	}
 }
 
@@ -436,9 +443,16 @@ func (w *Writer) send(ctx context.Context, b *batch) error {
 		return fmt.Errorf("ingest: prepare %s: %w", b.table, err)
 	}
 	defer func() { _ = pb.Abort() }()
-	for _, r := range b.rows {
-		if err := pb.Append(r...); err != nil {
-			return fmt.Errorf("ingest: append %s: %w: %w", b.table, errBadRow, err)
+	fast, err := fillColumns(pb, b.rows)
+	if err != nil {
+		return fmt.Errorf("ingest: append %s: %w: %w", b.table, errBadRow, err)
+	}
+	if !fast {
+		w.slowBatches.Add(1)
+		for _, r := range b.rows {
+			if err := pb.Append(r...); err != nil {
+				return fmt.Errorf("ingest: append %s: %w: %w", b.table, errBadRow, err)
+			}
 		}
 	}
 	if err := pb.Send(); err != nil {
