@@ -17,7 +17,11 @@
 //
 // It prints a table and writes bench/results/analytics.json (-out); it exits 1 when an insert failed.
 //
-//	go run ./bench/analytics [-trades 3000000] [-runs 200] [-out bench/results/analytics.json]
+// For the ingest phase it also prints the CPU time per row of this process and of the ClickHouse server (merges
+// included): both share the machine's 2 cores, so their sum bounds the rate. -ingest-cpuprofile writes a CPU
+// profile of this process during the ingest phase.
+//
+//	go run ./bench/analytics [-trades 3000000] [-runs 200] [-out bench/results/analytics.json] [-ingest-cpuprofile f]
 package main
 
 import (
@@ -34,6 +38,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -57,6 +62,7 @@ func main() {
 	trades := flag.Int("trades", 3_000_000, "trades to ingest")
 	runs := flag.Int("runs", 200, "runs per query for p50/p99 (after warm-up runs)")
 	out := flag.String("out", "", "results file (default bench/results/analytics.json under the repository root)")
+	flag.StringVar(&ingestProfile, "ingest-cpuprofile", "", "write a CPU profile of the ingest phase to this file")
 	flag.Parse()
 	if err := run(*trades, *runs, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/analytics:", err)
@@ -65,20 +71,24 @@ func main() {
 }
 
 type result struct {
-	Machine              string             `json:"machine"`
-	LoadAverage1mBefore  string             `json:"loadAverage1mBefore"`
-	IngestRows           int                `json:"ingestRows"`
-	IngestRowsPerSecond  float64            `json:"ingestRowsPerSecond"`
-	IngestSpooledRows    uint64             `json:"ingestSpooledRows"`
-	IngestFailedInserts  uint64             `json:"ingestFailedInserts"`
-	Runs                 int                `json:"runs"`
-	RollupYearTo1hMs     map[string]float64 `json:"rollupYearTo1hMs"`
-	SeriesP50Ms          map[string]float64 `json:"seriesP50Ms"`
-	SeriesP99Ms          map[string]float64 `json:"seriesP99Ms"`
-	ExportParquetSeconds float64            `json:"exportParquetSeconds"`
-	ExportParquetBytes   int64              `json:"exportParquetBytes"`
-	ExportPeakHeapMB     float64            `json:"exportPeakHeapMB"`
+	Machine                  string             `json:"machine"`
+	LoadAverage1mBefore      string             `json:"loadAverage1mBefore"`
+	IngestRows               int                `json:"ingestRows"`
+	IngestRowsPerSecond      float64            `json:"ingestRowsPerSecond"`
+	IngestSpooledRows        uint64             `json:"ingestSpooledRows"`
+	IngestFailedInserts      uint64             `json:"ingestFailedInserts"`
+	IngestCPUMicrosRow       float64            `json:"ingestCpuMicrosPerRow"`
+	IngestServerCPUMicrosRow float64            `json:"ingestServerCpuMicrosPerRow"`
+	Runs                     int                `json:"runs"`
+	RollupYearTo1hMs         map[string]float64 `json:"rollupYearTo1hMs"`
+	SeriesP50Ms              map[string]float64 `json:"seriesP50Ms"`
+	SeriesP99Ms              map[string]float64 `json:"seriesP99Ms"`
+	ExportParquetSeconds     float64            `json:"exportParquetSeconds"`
+	ExportParquetBytes       int64              `json:"exportParquetBytes"`
+	ExportPeakHeapMB         float64            `json:"exportPeakHeapMB"`
 }
+
+var ingestProfile string
 
 var errInsertsFailed = errors.New("inserts failed while ClickHouse was up (rows went through the spool): the ingest figure does not count")
 
@@ -131,6 +141,17 @@ func run(nTrades, runs int, out string) error {
 	defer func() { stopW(); <-wdone }()
 
 	// 1. ingest
+	if ingestProfile != "" {
+		f, err := os.Create(ingestProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+	}
+	cpu0, srvCPU0 := cpuTime(), procCPUTime(srv.cmd.Process.Pid)
 	start := time.Now()
 	events := make([]*exchangev1.MarketEvent, 1000)
 	sub := &exchangev1.Subscription{Channel: exchangev1.Channel_CHANNEL_TRADES, MarketType: exchangev1.MarketType_MARKET_TYPE_SWAP, Symbol: "BTCUSDT"}
@@ -158,6 +179,11 @@ func run(nTrades, runs int, out string) error {
 	}
 	el := time.Since(start)
 	res.IngestRows, res.IngestRowsPerSecond = nTrades, float64(nTrades)/el.Seconds()
+	res.IngestCPUMicrosRow = float64((cpuTime() - cpu0).Microseconds()) / float64(nTrades)
+	res.IngestServerCPUMicrosRow = float64((procCPUTime(srv.cmd.Process.Pid) - srvCPU0).Microseconds()) / float64(nTrades)
+	if ingestProfile != "" {
+		pprof.StopCPUProfile()
+	}
 	ist := w.Stats()
 	res.IngestSpooledRows, res.IngestFailedInserts = ist.Spooled, ist.InsertErrors
 
@@ -249,6 +275,8 @@ func run(nTrades, runs int, out string) error {
 
 	fmt.Printf("%-44s %14s %10s\n", "figure", "measured", "target")
 	fmt.Printf("%-44s %14.0f %10s\n", "ingest, trades/s (stream event -> ClickHouse)", res.IngestRowsPerSecond, "> 500000")
+	fmt.Printf("%-44s %11.2f us %10s\n", "  CPU per row: this process", res.IngestCPUMicrosRow, "")
+	fmt.Printf("%-44s %11.2f us %10s\n", "  CPU per row: ClickHouse (merges included)", res.IngestServerCPUMicrosRow, "")
 	verdict := "0"
 	if res.IngestFailedInserts > 0 || res.IngestSpooledRows > 0 {
 		verdict = "0: FAIL"
@@ -348,6 +376,34 @@ func pct(d []time.Duration, p int) float64 {
 }
 
 func splitFields(s string) []string { return strings.Fields(s) }
+
+// procCPUTime is the user and system CPU time process pid used so far (0 when /proc does not say).
+func procCPUTime(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]) // fields from the state on (the name may hold spaces)
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64) // utime and stime are fields 14 and 15, in clock ticks
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * time.Second / clockTicks
+}
+
+// clockTicks is USER_HZ, the unit of /proc/<pid>/stat times (100 on Linux).
+const clockTicks = 100
+
+// cpuTime is the user and system CPU time this process used so far (all its threads: the writer, the Go GC).
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
 
 type chProc struct {
 	cmd       *exec.Cmd
