@@ -121,7 +121,7 @@ describe("navigation", () => {
     // A Japanese account gets the Japanese X link even in English.
     expect(within(screen.getByTestId("community")).getByRole("link", { name: "X" }).getAttribute("href")).toBe(links.xJapan);
     fireEvent.click(screen.getByRole("button", { name: "History" }));
-    fireEvent.click(screen.getByRole("link", { name: "Funding history" }));
+    fireEvent.click(await screen.findByRole("link", { name: "Funding history" }));
     expect(localStorage.getItem("exhub.history.page")).toBe("funding_history");
 
     fireEvent.click(screen.getByRole("button", { name: "Log out" }));

@@ -110,14 +110,25 @@ function ItemLink({ item, onPick }: { item: MenuItem; onPick?: () => void }) {
   );
 }
 
+// Closes a menu when the page changes. Only on a change: closing on mount as
+// well would shut a menu opened before the effect of a freshly mounted menu ran.
+function useCloseOnNavigation(setOpen: (open: boolean) => void) {
+  const { pathname } = useLocation();
+  const shown = useRef(pathname);
+  useEffect(() => {
+    if (shown.current === pathname) return;
+    shown.current = pathname;
+    setOpen(false);
+  }, [pathname, setOpen]);
+}
+
 // A dropdown menu: a button that opens a list of links; Escape or a click
 // outside closes it.
 export function Dropdown({ label, items, testId }: { label: string; items: MenuItem[]; testId?: string }) {
   const [open, setOpen] = useState(false);
   const id = useId();
   const ref = useRef<HTMLDivElement>(null);
-  const { pathname } = useLocation();
-  useEffect(() => setOpen(false), [pathname]);
+  useCloseOnNavigation(setOpen);
   useEffect(() => {
     if (!open) return;
     const onDown = (e: PointerEvent) => {
@@ -267,8 +278,7 @@ export function MobileDrawer({ children }: { children?: ReactNode }) {
   const [open, setOpen] = useState(false);
   const loggedIn = useLoggedIn();
   const m = useMenus();
-  const { pathname } = useLocation();
-  useEffect(() => setOpen(false), [pathname]);
+  useCloseOnNavigation(setOpen);
   useEffect(() => {
     if (!open) return;
     const onKey = (e: KeyboardEvent) => {
