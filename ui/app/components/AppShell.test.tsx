@@ -17,7 +17,8 @@ describe("language menu", () => {
     const menu = screen.getByRole("combobox", { name: "Language" });
     fireEvent.change(menu, { target: { value: "ja" } });
 
-    expect(await screen.findByText("近日公開")).toBeTruthy();
+    // The Japanese catalog is loaded on demand: give it longer than the default second on a busy machine.
+    expect(await screen.findByText("近日公開", {}, { timeout: 10_000 })).toBeTruthy();
     expect(screen.getByRole("heading", { name: "取引所" })).toBeTruthy();
     expect(screen.getByRole("combobox", { name: "言語" })).toBeTruthy();
     expect(within(screen.getByTestId("exchange-list")).getAllByRole("link", { name: "現物" })).toHaveLength(1);
