@@ -10,24 +10,8 @@ import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { test } from "node:test";
-import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
-
-const baseURL = process.env.EXHUB_URL ?? "http://127.0.0.1:8080";
-const executablePath = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const outDir = path.join(path.dirname(fileURLToPath(import.meta.url)), "out");
-const TIMEOUT = 30_000;
-
-const chromiumArgs = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
+import { TIMEOUT, baseURL, chromiumArgs, executablePath, outDir } from "./browser.mjs";
 
 async function withBrowser(name, fn) {
   const profile = await mkdtemp(path.join(tmpdir(), "exhub-e2e-"));

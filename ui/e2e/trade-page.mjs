@@ -4,25 +4,11 @@ import assert from "node:assert/strict";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
+import { TIMEOUT, baseURL, chromiumArgs, executablePath, outDir } from "./browser.mjs";
+export { TIMEOUT, baseURL, outDir };
 
-export const baseURL = process.env.EXHUB_URL ?? "http://127.0.0.1:8080";
-const executablePath = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-export const outDir = path.join(path.dirname(fileURLToPath(import.meta.url)), "out");
-export const TIMEOUT = 30_000;
 export const READY_BUDGET_MS = 1500;
-
-const chromiumArgs = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 
 export async function withPage(name, { locale = "en", theme = "dark", viewport = { width: 1440, height: 900 } } = {}, fn) {
   const profile = await mkdtemp(path.join(tmpdir(), "exhub-trade-e2e-"));
