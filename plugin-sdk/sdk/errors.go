@@ -27,6 +27,10 @@ var reasonCodes = map[exchangev1.ErrorReason]codes.Code{
 	exchangev1.ErrorReason_ERROR_REASON_ORDER_REJECTED:            codes.FailedPrecondition,
 	exchangev1.ErrorReason_ERROR_REASON_NOT_CONFIGURED:            codes.FailedPrecondition,
 	exchangev1.ErrorReason_ERROR_REASON_INTERNAL:                  codes.Internal,
+	exchangev1.ErrorReason_ERROR_REASON_UNKNOWN_OUTCOME:           codes.Unknown,
+	exchangev1.ErrorReason_ERROR_REASON_PERMISSION_DENIED:         codes.PermissionDenied,
+	exchangev1.ErrorReason_ERROR_REASON_CLOCK_SKEW:                codes.FailedPrecondition,
+	exchangev1.ErrorReason_ERROR_REASON_ACCOUNT_MODE_MISMATCH:     codes.FailedPrecondition,
 }
 
 // Error is a typed contract error. Plugins return it (or wrap it); it becomes a gRPC status with an ErrorDetail.
