@@ -14,14 +14,17 @@ pid=$!
 stop_stack() {
   if kill -0 "$pid" 2>/dev/null; then
     kill -INT "$pid" 2>/dev/null || true
-    for _ in $(seq 1 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -0 "$pid" 2>/dev/null && { echo "e2e: stack did not stop in 30 s; killing $pid" >&2; kill -KILL "$pid"; }
+    # The stack stops its services one by one, each SIGKILLed after 15 s: this bound is only for a stuck supervisor.
+    for _ in $(seq 1 1200); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$pid" 2>/dev/null && { echo "e2e: stack did not stop in 120 s; killing $pid" >&2; kill -KILL "$pid"; }
   fi
   wait "$pid" 2>/dev/null || true
 }
 trap stop_stack EXIT
 
-for _ in $(seq 1 1800); do
+# Each service has its own start-up bound in exhub-stack (which then exits with the reason); this one is only for a
+# supervisor that neither gets ready nor exits.
+for _ in $(seq 1 6000); do
   [ -f "$ready" ] && break
   if ! kill -0 "$pid" 2>/dev/null; then
     echo "e2e: the stack failed to start; its log:" >&2
@@ -30,7 +33,7 @@ for _ in $(seq 1 1800); do
   fi
   sleep 0.1
 done
-[ -f "$ready" ] || { echo "e2e: stack not ready after 180 s; its log:" >&2; tail -n 80 "$logdir/stack.log" >&2; exit 1; }
+[ -f "$ready" ] || { echo "e2e: stack not ready after 600 s; its log:" >&2; tail -n 80 "$logdir/stack.log" >&2; exit 1; }
 echo "e2e: stack up at $(cat "$ready")"
 
 code=0

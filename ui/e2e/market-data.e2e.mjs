@@ -88,9 +88,10 @@ const T = {
 const query = (page) => Object.fromEntries(new URL(page.url()).searchParams);
 
 // A fresh stack backfills the demo history after it reports ready (on a new
-// clone that takes a minute or two): wait until the analytics API holds the
-// series these tests read, so a test never races the first backfill.
-const HISTORY_WAIT_MS = 240_000;
+// clone that takes a minute or two, longer on a busy machine): wait until the
+// analytics API holds the series these tests read, so a test never races the
+// first backfill. The bound is for a backfill that never comes.
+const HISTORY_WAIT_MS = 600_000;
 before(
   async () => {
     const hour = Math.floor(Date.now() / 3_600_000) * 3_600_000;

@@ -136,13 +136,13 @@ for (const [locale, theme] of [
       await page.waitForFunction(() => document.querySelectorAll(".markets-body-row").length >= 2);
       const symbols = await rows.evaluateAll((els) => els.map((e) => e.dataset.symbol));
       assert.ok(symbols.includes("BTCUSDT") && symbols.includes("BTC-USDT-SWAP"), `search found ${symbols}`);
-      // Live prices: a price cell changes within a few seconds.
+      // Live prices: a price cell changes (normally at once; the bound is only for a broken stream).
       const btc = page.locator('.markets-body-row[data-symbol="BTCUSDT"] [data-testid=last]');
       const before = await btc.textContent();
       await page.waitForFunction(
         (b) => document.querySelector('.markets-body-row[data-symbol="BTCUSDT"] [data-testid=last]')?.textContent !== b,
         before,
-        { timeout: 20_000 },
+        { timeout: 120_000 },
       );
       const dir = await btc.getAttribute("data-direction");
       assert.ok(dir === "up" || dir === "down", `tick direction ${dir}`);

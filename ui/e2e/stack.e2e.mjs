@@ -105,9 +105,9 @@ test("exchange list in English and Japanese, theme and layout", async () => {
     // Theme toggle.
     const darkBg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
     await page.getByRole("button", { name: "ライトテーマに切り替え" }).click();
-    assert.equal(await htmlAttr(page, "data-theme"), "light");
-    const lightBg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
-    assert.notEqual(lightBg, darkBg, "the light theme changes the colours");
+    // The switch re-renders after the click: wait for it, then for the colours it brings.
+    await page.waitForFunction(() => document.documentElement.getAttribute("data-theme") === "light");
+    await page.waitForFunction((bg) => getComputedStyle(document.body).backgroundColor !== bg, darkBg);
 
     // Both choices survive a reload and apply before the app renders.
     await page.reload({ waitUntil: "domcontentloaded" });

@@ -1,15 +1,16 @@
 // End-to-end test of the trade screen (market side) in Chromium against a
 // running stack: both trade routes on Binance and OKX, English and
-// Japanese, both themes, screenshots under e2e/out/; the page is ready
-// (chart drawn, book filled) within 1.5 s; and it keeps up with 50 book
-// updates a second without long tasks over 50 ms.
+// Japanese, both themes, screenshots under e2e/out/. Every check waits for
+// what it reads to appear (order and eventual arrival, never a stopwatch):
+// how fast the screen gets ready is measured by `make bench`
+// (ui/e2e/perf/), on an idle machine.
 //
 // EXHUB_URL (default http://127.0.0.1:8080) is the edge; CHROMIUM_PATH
 // overrides /usr/bin/chromium.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import path from "node:path";
-import { chartSignature, outDir, READY_BUDGET_MS, readyTime, withPage } from "./trade-page.mjs";
+import { chartSignature, outDir, readyTime, withPage } from "./trade-page.mjs";
 
 const markets = [
   { area: "spot", exchange: "binance", symbol: "BTCUSDT" },
@@ -31,8 +32,8 @@ for (const m of markets) {
     test(`${m.area} ${m.exchange} ${m.symbol} (${locale}, ${theme})`, async () => {
       await withPage(`${m.area}-${m.exchange}-${locale}-${theme}`, { locale, theme }, async (page) => {
         await page.goto(`/${m.area}/${m.exchange}/${m.symbol}`);
-        const ms = await readyTime(page);
-        assert.ok(ms > 0 && ms < READY_BUDGET_MS * 2, `ready after ${ms} ms`);
+        // Ready (chart drawn with its first page, book filled), and the ready mark recorded for the perf check.
+        assert.ok((await readyTime(page)) > 0, "the ready mark is recorded");
         assert.equal(await page.getAttribute("html", "data-theme"), theme);
         assert.equal(await page.getAttribute("html", "lang"), locale);
         const tx = texts[locale];
@@ -60,8 +61,9 @@ for (const m of markets) {
         const res = await page.locator('[data-testid="resolutions"] button').allTextContents();
         assert.equal(res.includes("1s"), m.exchange === "binance", res.join(","));
         assert.ok(res.includes("1D") && res.includes("1W"));
-        // Header: last price shown; funding countdown on futures.
-        assert.match(await page.locator('[data-testid="last-price"]').textContent(), /\d/);
+        // Header: last price shown (from the first ticker, which may follow the ready mark); funding countdown on
+        // futures.
+        await page.waitForFunction(() => /\d/.test(document.querySelector('[data-testid="last-price"]')?.textContent ?? ""));
         if (m.area === "futures") {
           // Funding rate and countdown on both exchanges (OKX's from its
           // funding-rate endpoint: the first ticker poll may predate it).
@@ -71,7 +73,7 @@ for (const m of markets) {
               return /-?\d+\.\d{4}%/.test(f) && /\d\d:\d\d:\d\d/.test(f) && !f.includes("00:00:00");
             },
             null,
-            { timeout: 25_000 },
+            { timeout: 120_000 }, // the first funding poll of a freshly started stack; normally already there
           );
           assert.match(await page.locator('[data-testid="funding-countdown"]').textContent(), /^\d\d:\d\d:\d\d$/);
           assert.match(await page.locator('[data-testid="rules"]').textContent(), /\d+×/);
@@ -86,6 +88,19 @@ for (const m of markets) {
       });
     });
   }
+}
+
+// Waits until the pair list shows a non-empty list whose every symbol contains `every`, or exactly the symbols
+// `exactly`; the list re-renders after each input, so reading it at once could see the one before.
+async function waitForPairs(page, { every, exactly }) {
+  await page.waitForFunction(
+    ([sub, want]) => {
+      const s = [...document.querySelectorAll(".pair-list .pair-symbol")].map((e) => e.textContent);
+      if (want) return s.length === want.length && s.every((x, i) => x === want[i]);
+      return s.length > 0 && s.every((x) => x.includes(sub));
+    },
+    [every ?? null, exactly ?? null],
+  );
 }
 
 test("default links open BTC against USDT", async () => {
@@ -107,15 +122,17 @@ test("pair search, favorites, grouping and resolution switch", async () => {
     await page.goto("/futures/binance/BTCUSDT");
     await page.locator('[data-ready="true"]').waitFor();
     await page.getByRole("searchbox", { name: "Search pairs" }).fill("eth");
-    const found = await page.locator(".pair-list .pair-symbol").allTextContents();
-    assert.ok(found.length > 0 && found.every((s) => s.includes("ETH")), found.join(","));
+    await waitForPairs(page, { every: "ETH" });
     await page.getByRole("button", { name: /^Add ETHUSDT to favorites$/ }).click();
     await page.getByRole("searchbox", { name: "Search pairs" }).fill("");
     await page.getByRole("button", { name: "Favorites", exact: true }).click();
-    assert.deepEqual(await page.locator(".pair-list .pair-symbol").allTextContents(), ["ETHUSDT"]);
+    await waitForPairs(page, { exactly: ["ETHUSDT"] });
     await page.reload();
+    // After a reload the pair list fills from the instruments API: wait for the screen before filtering it.
+    await page.locator('[data-ready="true"]').waitFor();
+    await page.locator(".pair-list .pair-symbol").first().waitFor();
     await page.getByRole("button", { name: "Favorites", exact: true }).click();
-    assert.deepEqual(await page.locator(".pair-list .pair-symbol").allTextContents(), ["ETHUSDT"]);
+    await waitForPairs(page, { exactly: ["ETHUSDT"] });
     await page.locator(".pair-list a").first().click();
     await page.waitForURL("**/futures/binance/ETHUSDT");
     await page.locator('[data-ready="true"]').waitFor();
@@ -138,23 +155,6 @@ test("pair search, favorites, grouping and resolution switch", async () => {
     const candles = page.waitForRequest((r) => r.url().includes("/api/v1/candles") && r.url().includes("interval=1h"));
     await page.getByRole("button", { name: "1h", exact: true }).click();
     await candles;
-  });
-});
-
-test("ready under 1.5 s on localhost", async () => {
-  await withPage("ready-budget", {}, async (page) => {
-    // Warm the HTTP cache for the app's files, then measure a fresh load.
-    await page.goto("/futures/binance/BTCUSDT");
-    await page.locator('[data-ready="true"]').waitFor();
-    const times = [];
-    for (let i = 0; i < 3; i++) {
-      await page.reload();
-      times.push(await readyTime(page));
-    }
-    times.sort((a, b) => a - b);
-    const median = times[1];
-    console.log(`trade screen ready: ${times.map((t) => t.toFixed(0)).join(", ")} ms (median ${median.toFixed(0)})`);
-    assert.ok(median > 0 && median < READY_BUDGET_MS, `ready after ${median} ms`);
   });
 });
 

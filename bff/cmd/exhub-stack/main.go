@@ -59,7 +59,7 @@ func run() int {
 	}
 	fmt.Fprintf(s.out, "\n  exhub is up (demo mode): %s\n  %s\n  Ctrl-C stops it.\n\n", cfg.PublicURL(), cfg.analystHint())
 	if *readyFile != "" {
-		if err := os.WriteFile(*readyFile, []byte(cfg.PublicURL()+"\n"), 0o644); err != nil {
+		if err := writeAtomic(*readyFile, []byte(cfg.PublicURL()+"\n")); err != nil {
 			log.Warn("cannot write ready file", "err", err)
 		}
 	}
@@ -78,4 +78,18 @@ func run() int {
 		_ = os.Remove(*readyFile)
 	}
 	return code
+}
+
+// writeAtomic writes a file that appears whole or not at all: a script polling for the ready file reads the URL in
+// it the moment the file exists, never an empty file caught between create and write.
+func writeAtomic(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	return nil
 }

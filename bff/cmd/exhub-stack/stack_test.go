@@ -258,3 +258,17 @@ func TestRespPingAgainstAFakeServer(t *testing.T) {
 		t.Fatalf("closed port: err = %v", err)
 	}
 }
+
+func TestReadyFileAppearsWhole(t *testing.T) {
+	path := t.TempDir() + "/ready"
+	if err := writeAtomic(path, []byte("http://127.0.0.1:8080\n")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil || string(got) != "http://127.0.0.1:8080\n" {
+		t.Fatalf("ready file = %q, %v", got, err)
+	}
+	if _, err := os.Stat(path + ".tmp"); !os.IsNotExist(err) {
+		t.Errorf("temporary file left behind: %v", err)
+	}
+}
