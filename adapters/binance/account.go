@@ -154,7 +154,7 @@ func (u *userStream) keyParams(key string) url.Values {
 
 func fatal(err error) bool {
 	r := sdk.DetailOf(err).GetReason()
-	return r == exchangev1.ErrorReason_ERROR_REASON_AUTH_FAILED
+	return r == exchangev1.ErrorReason_ERROR_REASON_AUTH_FAILED || r == exchangev1.ErrorReason_ERROR_REASON_PERMISSION_DENIED
 }
 
 // run connects, serves and reconnects until ctx ends; it returns an error only for a failure retrying cannot fix.
@@ -252,7 +252,7 @@ func (u *userStream) serve(ctx context.Context, conn *websocket.Conn, key string
 		case <-keep.C:
 			_, err := u.c.keyed(ctx, u.m, http.MethodPut, u.keyPath(), u.keyParams(key), 2, u.cr)
 			if err != nil && ctx.Err() == nil {
-				if d := sdk.DetailOf(err); d.GetExchangeCode() == "-1125" || d.GetReason() == exchangev1.ErrorReason_ERROR_REASON_AUTH_FAILED {
+				if d := sdk.DetailOf(err); d.GetExchangeCode() == "-1125" || fatal(err) {
 					return "listen key no longer valid"
 				}
 				u.log.Warn("binance listen key keepalive", "market", u.m.String(), "err", err)

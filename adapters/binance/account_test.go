@@ -258,7 +258,8 @@ func TestStreamAccountUnknownKey(t *testing.T) {
 		}
 	}
 	err = <-w.errc
-	if sdk.DetailOf(err).GetReason() != exchangev1.ErrorReason_ERROR_REASON_AUTH_FAILED || errs != 2 {
+	// Binance answers an unknown key with -2015 "Invalid API-key, IP, or permissions for action."
+	if sdk.DetailOf(err).GetReason() != exchangev1.ErrorReason_ERROR_REASON_PERMISSION_DENIED || errs != 2 {
 		t.Fatalf("unknown key: %d error statuses, end %v", errs, err)
 	}
 	w2 := watchAccount(t, ctx, c, &exchangev1.AccountRef{})

@@ -58,21 +58,21 @@ func parseAPIError(status int, body []byte, h http.Header) *APIError {
 var codeReasons = map[int]exchangev1.ErrorReason{
 	-1000: exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE,      // UNKNOWN
 	-1001: exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE,      // DISCONNECTED
-	-1002: exchangev1.ErrorReason_ERROR_REASON_AUTH_FAILED,               // UNAUTHORIZED
+	-1002: exchangev1.ErrorReason_ERROR_REASON_PERMISSION_DENIED,         // UNAUTHORIZED
 	-1003: exchangev1.ErrorReason_ERROR_REASON_RATE_LIMITED,              // TOO_MANY_REQUESTS
 	-1004: exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE,      // SERVER_BUSY
 	-1005: exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE,      // NO_SUCH_IP
-	-1006: exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE,      // UNEXPECTED_RESP
-	-1007: exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE,      // TIMEOUT
+	-1006: exchangev1.ErrorReason_ERROR_REASON_UNKNOWN_OUTCOME,           // UNEXPECTED_RESP: execution status unknown
+	-1007: exchangev1.ErrorReason_ERROR_REASON_UNKNOWN_OUTCOME,           // TIMEOUT: execution status unknown
 	-1008: exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE,      // SERVER_BUSY (overloaded)
 	-1010: exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE,      // ERROR_MSG_RECEIVED
-	-1011: exchangev1.ErrorReason_ERROR_REASON_AUTH_FAILED,               // NON_WHITE_LIST
+	-1011: exchangev1.ErrorReason_ERROR_REASON_PERMISSION_DENIED,         // NON_WHITE_LIST (IP not allowed)
 	-1013: exchangev1.ErrorReason_ERROR_REASON_PRECISION,                 // INVALID_MESSAGE (filter failure)
 	-1014: exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT,          // UNKNOWN_ORDER_COMPOSITION
 	-1015: exchangev1.ErrorReason_ERROR_REASON_RATE_LIMITED,              // TOO_MANY_ORDERS
 	-1016: exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE,      // SERVICE_SHUTTING_DOWN
 	-1020: exchangev1.ErrorReason_ERROR_REASON_NOT_SUPPORTED,             // UNSUPPORTED_OPERATION
-	-1021: exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT,          // INVALID_TIMESTAMP
+	-1021: exchangev1.ErrorReason_ERROR_REASON_CLOCK_SKEW,                // INVALID_TIMESTAMP (outside recvWindow)
 	-1022: exchangev1.ErrorReason_ERROR_REASON_AUTH_FAILED,               // INVALID_SIGNATURE
 	-1023: exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT,          // START_TIME_GREATER_THAN_END_TIME
 	-1099: exchangev1.ErrorReason_ERROR_REASON_AUTH_FAILED,               // NOT_FOUND / not authenticated
@@ -85,7 +85,7 @@ var codeReasons = map[int]exchangev1.ErrorReason{
 	-2012: exchangev1.ErrorReason_ERROR_REASON_ORDER_REJECTED,            // CANCEL_ALL_FAIL
 	-2013: exchangev1.ErrorReason_ERROR_REASON_ORDER_NOT_FOUND,           // NO_SUCH_ORDER
 	-2014: exchangev1.ErrorReason_ERROR_REASON_AUTH_FAILED,               // BAD_API_KEY_FMT
-	-2015: exchangev1.ErrorReason_ERROR_REASON_AUTH_FAILED,               // REJECTED_MBX_KEY
+	-2015: exchangev1.ErrorReason_ERROR_REASON_PERMISSION_DENIED,         // REJECTED_MBX_KEY (key, IP or permission)
 	-2016: exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE,      // NO_TRADING_WINDOW
 	-2017: exchangev1.ErrorReason_ERROR_REASON_AUTH_FAILED,               // API_KEYS_LOCKED
 	-2018: exchangev1.ErrorReason_ERROR_REASON_INSUFFICIENT_FUNDS,        // BALANCE_NOT_SUFFICIENT
@@ -115,6 +115,10 @@ var codeReasons = map[int]exchangev1.ErrorReason{
 	-4048: exchangev1.ErrorReason_ERROR_REASON_ORDER_REJECTED,            // THERE_EXISTS_QUANTITY
 	-4059: exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT,          // NO_NEED_TO_CHANGE_POSITION_SIDE
 	-4061: exchangev1.ErrorReason_ERROR_REASON_POSITION_MODE_MISMATCH,    // POSITION_SIDE_NOT_MATCH
+	-4167: exchangev1.ErrorReason_ERROR_REASON_ACCOUNT_MODE_MISMATCH,     // multi-assets mode with isolated symbols
+	-4168: exchangev1.ErrorReason_ERROR_REASON_ACCOUNT_MODE_MISMATCH,     // isolated margin under multi-assets mode
+	-4170: exchangev1.ErrorReason_ERROR_REASON_ACCOUNT_MODE_MISMATCH,     // multi-assets mode change with open orders
+	-4171: exchangev1.ErrorReason_ERROR_REASON_ACCOUNT_MODE_MISMATCH,     // asset mode already set
 	-4067: exchangev1.ErrorReason_ERROR_REASON_ORDER_REJECTED,            // POSITION_SIDE_CHANGE_EXISTS_OPEN_ORDERS
 	-4068: exchangev1.ErrorReason_ERROR_REASON_ORDER_REJECTED,            // POSITION_SIDE_CHANGE_EXISTS_QUANTITY
 	-4116: exchangev1.ErrorReason_ERROR_REASON_DUPLICATE_CLIENT_ORDER_ID, // DUPLICATED_CLIENT_ORDER_ID
@@ -153,6 +157,15 @@ func reasonFor(e *APIError) exchangev1.ErrorReason {
 		return exchangev1.ErrorReason_ERROR_REASON_ORDER_NOT_FOUND
 	case strings.Contains(msg, "reduceonly") || strings.Contains(msg, "reduce only") || strings.Contains(msg, "reduce-only"):
 		return exchangev1.ErrorReason_ERROR_REASON_ORDER_REJECTED
+	case strings.Contains(msg, "position side does not match"):
+		return exchangev1.ErrorReason_ERROR_REASON_POSITION_MODE_MISMATCH
+	case strings.Contains(msg, "multi-assets") || strings.Contains(msg, "multi assets") ||
+		strings.Contains(msg, "portfolio margin") || strings.Contains(msg, "unified account"):
+		return exchangev1.ErrorReason_ERROR_REASON_ACCOUNT_MODE_MISMATCH
+	case strings.Contains(msg, "permission"):
+		if e.Code != -2014 && e.Code != -1022 {
+			return exchangev1.ErrorReason_ERROR_REASON_PERMISSION_DENIED
+		}
 	}
 	if r, ok := codeReasons[e.Code]; ok {
 		return r

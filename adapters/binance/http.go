@@ -7,9 +7,11 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
@@ -69,12 +71,26 @@ func (c *RESTClient) signed(ctx context.Context, m Market, method, path string, 
 	return c.do(ctx, m, method, path, q, weight, authSigned, cr)
 }
 
+// write is a SIGNED call that changes state and must not be repeated blindly (orders, transfers, withdrawals,
+// converts): a transport failure after the request went out, a 5xx without Binance's JSON error, or Binance's own
+// "execution status unknown" codes (-1006, -1007) answer ERROR_REASON_UNKNOWN_OUTCOME, and nothing is retried.
+func (c *RESTClient) write(ctx context.Context, m Market, method, path string, q url.Values, weight int, cr Credentials) ([]byte, error) {
+	return c.call(ctx, m, method, path, q, weight, authSigned, cr, false)
+}
+
 // keyed is an API-key-only call (USER_STREAM: listen keys).
 func (c *RESTClient) keyed(ctx context.Context, m Market, method, path string, q url.Values, weight int, cr Credentials) ([]byte, error) {
 	return c.do(ctx, m, method, path, q, weight, authAPIKey, cr)
 }
 
 func (c *RESTClient) do(ctx context.Context, m Market, method, path string, q url.Values, weight int, mode authMode, cr Credentials) ([]byte, error) {
+	return c.call(ctx, m, method, path, q, weight, mode, cr, true)
+}
+
+// call runs one REST call. idempotent says whether the call may be repeated without harm: only then is a failure
+// after sending EXCHANGE_UNAVAILABLE; otherwise it is UNKNOWN_OUTCOME. The one repeat made here (after -1021, which
+// Binance answers without executing) is safe for both.
+func (c *RESTClient) call(ctx context.Context, m Market, method, path string, q url.Values, weight int, mode authMode, cr Credentials, idempotent bool) ([]byte, error) {
 	if q == nil {
 		q = url.Values{}
 	}
@@ -86,19 +102,19 @@ func (c *RESTClient) do(ctx context.Context, m Market, method, path string, q ur
 			return nil, err
 		}
 	}
-	body, err := c.once(ctx, m, method, path, q, weight, mode, cr)
+	body, err := c.once(ctx, m, method, path, q, weight, mode, cr, idempotent)
 	var se *sdk.Error
 	if mode == authSigned && errors.As(err, &se) && se.Detail.GetExchangeCode() == "-1021" {
 		// Timestamp outside recvWindow: our clock drifted from Binance's. Re-measure and try once more.
 		if serr := c.syncTime(ctx, m, true); serr != nil {
 			return nil, serr
 		}
-		body, err = c.once(ctx, m, method, path, q, weight, mode, cr)
+		body, err = c.once(ctx, m, method, path, q, weight, mode, cr, idempotent)
 	}
 	return body, err
 }
 
-func (c *RESTClient) once(ctx context.Context, m Market, method, path string, q url.Values, weight int, mode authMode, cr Credentials) ([]byte, error) {
+func (c *RESTClient) once(ctx context.Context, m Market, method, path string, q url.Values, weight int, mode authMode, cr Credentials, idempotent bool) ([]byte, error) {
 	lim := c.limiters[m]
 	if err := lim.acquire(ctx, weight); err != nil {
 		return nil, err
@@ -123,8 +139,17 @@ func (c *RESTClient) once(ctx context.Context, m Market, method, path string, q 
 	if mode != authNone {
 		req.Header.Set(headerAPIKey, cr.APIKey)
 	}
+	// sent turns true once the request's bytes went out: from then on Binance may have executed it.
+	var sent atomic.Bool
+	req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		WroteHeaders: func() { sent.Store(true) },
+		WroteRequest: func(httptrace.WroteRequestInfo) { sent.Store(true) },
+	}))
 	resp, err := c.hc.Do(req)
 	if err != nil {
+		if !idempotent && sent.Load() {
+			return nil, unknownOutcome(method, path, err)
+		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -133,6 +158,9 @@ func (c *RESTClient) once(ctx context.Context, m Market, method, path string, q 
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
+		if !idempotent {
+			return nil, unknownOutcome(method, path, fmt.Errorf("read body (http %d): %w", resp.StatusCode, err))
+		}
 		return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE, "binance %s %s: read body: %v", method, path, err)
 	}
 	if s := resp.Header.Get(headerUsedWeight); s != "" {
@@ -148,7 +176,22 @@ func (c *RESTClient) once(ctx context.Context, m Market, method, path string, q 
 		lim.ban(ae.RetryAfter)
 		c.log.Warn("binance rate limited", "market", m.String(), "status", resp.StatusCode, "retry_after", ae.RetryAfter.String())
 	}
-	return nil, ae.ToSDK()
+	se := ae.ToSDK()
+	switch r := se.Detail.GetReason(); {
+	case r == exchangev1.ErrorReason_ERROR_REASON_UNKNOWN_OUTCOME && idempotent:
+		// A read that timed out inside Binance has no outcome to resolve: it simply failed.
+		se.Detail.Reason = exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE
+	case !idempotent && resp.StatusCode >= 500 && ae.Code == 0:
+		// Binance: a 5xx means the execution status is UNKNOWN; without its JSON error nothing says otherwise.
+		se.Detail.Reason = exchangev1.ErrorReason_ERROR_REASON_UNKNOWN_OUTCOME
+	}
+	return nil, se
+}
+
+// unknownOutcome is the error of a non-idempotent call whose answer was lost after the request was sent.
+func unknownOutcome(method, path string, err error) error {
+	return sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_UNKNOWN_OUTCOME,
+		"binance %s %s: the request was sent but no answer arrived, it may have executed (resolve by client id): %v", method, path, err)
 }
 
 func cloneValues(q url.Values) url.Values {
@@ -179,7 +222,7 @@ func (c *RESTClient) syncTime(ctx context.Context, m Market, force bool) error {
 		path = pathFutTime
 	}
 	t0 := c.now()
-	body, err := c.once(ctx, m, http.MethodGet, path, nil, 1, authNone, Credentials{})
+	body, err := c.once(ctx, m, http.MethodGet, path, nil, 1, authNone, Credentials{}, true)
 	if err != nil {
 		return err
 	}

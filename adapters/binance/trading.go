@@ -116,7 +116,7 @@ func (s *Server) PlaceOrder(ctx context.Context, req *exchangev1.PlaceOrderReque
 		return nil, sdk.NotSupported("take-profit/stop-loss attached to an order (use PlaceAlgoOrder)")
 	}
 	c, _ := s.client()
-	body, err := c.signed(ctx, m, http.MethodPost, orderPath(m), q, 1, creds(req.GetAccount()))
+	body, err := c.write(ctx, m, http.MethodPost, orderPath(m), q, 1, creds(req.GetAccount()))
 	if err != nil {
 		if req.GetClientOrderId() != "" && duplicateClientID(m, err) {
 			// Binance refuses a client order id already used by an open order: answer with that order, so a
@@ -260,7 +260,7 @@ func (s *Server) AmendOrder(ctx context.Context, req *exchangev1.AmendOrderReque
 	q := url.Values{"symbol": {req.GetSymbol()}, "side": {side}, "quantity": {qty}, "price": {price},
 		"cancelReplaceMode": {"STOP_ON_FAILURE"}, "cancelOrderId": {o.GetOrderId()}, "type": {"LIMIT"}, "timeInForce": {"GTC"},
 		"newOrderRespType": {"RESULT"}}
-	body, err := c.signed(ctx, m, http.MethodPost, pathSpotAmend, q, 1, cr)
+	body, err := c.write(ctx, m, http.MethodPost, pathSpotAmend, q, 1, cr)
 	if err != nil {
 		return nil, err
 	}
@@ -509,7 +509,7 @@ func (s *Server) PlaceAlgoOrder(ctx context.Context, req *exchangev1.PlaceAlgoOr
 		q.Set("newClientOrderId", req.GetClientAlgoId())
 	}
 	c, _ := s.client()
-	body, err := c.signed(ctx, Futures, http.MethodPost, pathFutOrder, q, 1, creds(req.GetAccount()))
+	body, err := c.write(ctx, Futures, http.MethodPost, pathFutOrder, q, 1, creds(req.GetAccount()))
 	if err != nil {
 		return nil, err
 	}

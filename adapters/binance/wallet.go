@@ -118,7 +118,7 @@ func (s *Server) transfer(ctx context.Context, req *exchangev1.TransferRequest) 
 		return nil, invalid("to", "transfers go between FUNDING and TRADING, not %v to %v", req.GetFrom(), req.GetTo())
 	}
 	c, _ := s.client()
-	body, err := c.signed(ctx, Spot, http.MethodPost, pathTransfer, url.Values{"type": {typ}, "asset": {asset}, "amount": {amount}}, 900,
+	body, err := c.write(ctx, Spot, http.MethodPost, pathTransfer, url.Values{"type": {typ}, "asset": {asset}, "amount": {amount}}, 900,
 		creds(req.GetAccount()))
 	if err != nil {
 		return nil, err
@@ -287,7 +287,7 @@ func (s *Server) Withdraw(ctx context.Context, req *exchangev1.WithdrawRequest) 
 		}
 	}
 	c, _ := s.client()
-	body, err := c.signed(ctx, Spot, http.MethodPost, pathWithdraw, q, 900, creds(req.GetAccount()))
+	body, err := c.write(ctx, Spot, http.MethodPost, pathWithdraw, q, 900, creds(req.GetAccount()))
 	if err != nil {
 		return nil, err
 	}
@@ -396,7 +396,7 @@ func (s *Server) Convert(ctx context.Context, req *exchangev1.ConvertRequest) (*
 	}
 	c, _ := s.client()
 	cr := creds(req.GetAccount())
-	body, err := c.signed(ctx, Spot, http.MethodPost, pathConvertAccept, url.Values{"quoteId": {req.GetQuoteId()}}, 500, cr)
+	body, err := c.write(ctx, Spot, http.MethodPost, pathConvertAccept, url.Values{"quoteId": {req.GetQuoteId()}}, 500, cr)
 	if err != nil {
 		return nil, err
 	}
