@@ -17,6 +17,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/exhub/exhub/adapters/venue"
+	"github.com/exhub/exhub/plugin-sdk/faults"
 )
 
 // Demo credentials of the paper account created by New. They are not secret: the emulator only runs locally.
@@ -79,6 +80,7 @@ type Server struct {
 	spotHub *hub
 	futHub  *hub
 	wallet  walletStore
+	faults  *faults.Injector
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -112,7 +114,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, v: cfg.Venue, log: cfg.Logger.With("component", "binance-emulator"),
 		spot: map[string]*venue.Instrument{}, fut: map[string]*venue.Instrument{}, native: map[string]string{}, byID: map[string]*venue.Instrument{},
 		creds: map[string]Credential{}, keys: map[string]*listenKey{}, conns: map[*wsConn]struct{}{},
-		sinks: map[*userSink]struct{}{}}
+		sinks: map[*userSink]struct{}{}, faults: &faults.Injector{}}
 	for _, in := range s.v.Instruments() {
 		sym := in.Base + in.Quote
 		s.native[in.ID] = sym
@@ -243,6 +245,9 @@ func PluginSettings(baseURL string) map[string]string {
 		"futures_ws_url":   ws + "/fws",
 	}
 }
+
+// Faults is the injector behind faults.Path: tests arm lost answers for a client id here or over HTTP.
+func (s *Server) Faults() *faults.Injector { return s.faults }
 
 // Venue returns the venue the emulator serves.
 func (s *Server) Venue() *venue.Venue { return s.v }

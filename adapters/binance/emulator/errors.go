@@ -30,6 +30,7 @@ const (
 	codeUnknown          = -1000
 	codeTooManyRequests  = -1003
 	codeUnauthorized     = -1002
+	codeExecUnknown      = -1007
 	codeTimestamp        = -1021
 	codeSignature        = -1022
 	codeIllegalChars     = -1100

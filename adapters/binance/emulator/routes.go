@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/exhub/exhub/plugin-sdk/faults"
 )
 
 // security is Binance's endpoint security type.
@@ -72,7 +74,10 @@ type route struct {
 	weightOf func(url.Values) int
 	// orders marks endpoints that place orders (they count against the ORDERS limits).
 	orders bool
-	fn     func(*req) (any, error)
+	// clientIDs, when set, names the client ids a request carries; a fault armed for one of them (faults.Path)
+	// applies to the request.
+	clientIDs func(*req) []string
+	fn        func(*req) (any, error)
 }
 
 // handle registers one route ("GET /api/v3/time").
@@ -127,12 +132,68 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request, rt route) {
 			return
 		}
 	}
+	fault, faulted := s.takeFault(q, rt)
+	if faulted && fault == faults.DropBefore {
+		faults.Drop(w)
+		return
+	}
 	out, err := rt.fn(q)
+	if faulted {
+		// The request executed (or was refused: the answer is lost either way).
+		if fault == faults.AcceptThenDrop {
+			faults.Drop(w)
+			return
+		}
+		writeErr(w, errf(http.StatusRequestTimeout, codeExecUnknown,
+			"Timeout waiting for response from backend server. Send status unknown; execution status unknown."))
+		return
+	}
 	if err != nil {
 		writeErr(w, err)
 		return
 	}
 	writeJSON(w, out)
+}
+
+// takeFault uses up a fault armed for one of the request's client ids.
+func (s *Server) takeFault(q *req, rt route) (faults.Kind, bool) {
+	if rt.clientIDs == nil || s.faults.Pending() == 0 {
+		return "", false
+	}
+	for _, id := range rt.clientIDs(q) {
+		if k, ok := s.faults.Take(id); ok {
+			return k, true
+		}
+	}
+	return "", false
+}
+
+// paramIDs names the client ids a request carries in the given parameters.
+func paramIDs(names ...string) func(*req) []string {
+	return func(q *req) []string {
+		var out []string
+		for _, n := range names {
+			if v := q.str(n); v != "" {
+				out = append(out, v)
+			}
+		}
+		return out
+	}
+}
+
+// batchIDs names the newClientOrderId of every order of a batchOrders request.
+func batchIDs(q *req) []string {
+	items, err := batchParams(q)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, it := range items {
+		if v := strings.TrimSpace(it["newClientOrderId"]); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // authenticate checks the API key and, for signed endpoints, timestamp, recvWindow and signature.
@@ -251,6 +312,7 @@ func (s *Server) routes() *http.ServeMux {
 	s.handle(mux, "GET /futures/data/topLongShortPositionRatio", f(0, s.statHandler(statTopPosition)))
 	s.handle(mux, "GET /futures/data/takerlongshortRatio", f(0, s.statHandler(statTaker)))
 	s.tradingRoutes(mux)
+	mux.Handle("POST "+faults.Path, s.faults)
 	// WebSocket: spot under /ws and /stream, futures under /fws (with optional /public, /market, /private).
 	mux.HandleFunc("GET /ws/{rest...}", func(w http.ResponseWriter, r *http.Request) { s.serveWS(w, r, false, r.PathValue("rest")) })
 	mux.HandleFunc("GET /ws", func(w http.ResponseWriter, r *http.Request) { s.serveWS(w, r, false, "") })

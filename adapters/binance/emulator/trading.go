@@ -21,12 +21,12 @@ func (s *Server) tradingRoutes(mux *http.ServeMux) {
 		return route{futures: true, sec: sec, weight: weight, fn: fn}
 	}
 	// Spot trading.
-	s.handle(mux, "POST /api/v3/order", route{sec: secSigned, weight: 1, orders: true, fn: s.spotNewOrder})
+	s.handle(mux, "POST /api/v3/order", route{sec: secSigned, weight: 1, orders: true, clientIDs: paramIDs("newClientOrderId"), fn: s.spotNewOrder})
 	s.handle(mux, "POST /api/v3/order/test", sp(secSigned, 1, s.spotTestOrder))
 	s.handle(mux, "GET /api/v3/order", sp(secSigned, 4, s.spotGetOrder))
 	s.handle(mux, "DELETE /api/v3/order", sp(secSigned, 1, s.spotCancel))
 	s.handle(mux, "PUT /api/v3/order/amend/keepPriority", sp(secSigned, 4, s.spotAmendKeepPriority))
-	s.handle(mux, "POST /api/v3/order/cancelReplace", route{sec: secSigned, weight: 1, orders: true, fn: s.spotCancelReplace})
+	s.handle(mux, "POST /api/v3/order/cancelReplace", route{sec: secSigned, weight: 1, orders: true, clientIDs: paramIDs("newClientOrderId"), fn: s.spotCancelReplace})
 	s.handle(mux, "DELETE /api/v3/openOrders", sp(secSigned, 1, s.spotCancelAll))
 	s.handle(mux, "GET /api/v3/openOrders", route{sec: secSigned, weightOf: allSymbols(6, 80), fn: s.openOrders})
 	s.handle(mux, "GET /api/v3/allOrders", sp(secSigned, 20, s.allOrders))
@@ -36,12 +36,12 @@ func (s *Server) tradingRoutes(mux *http.ServeMux) {
 	s.handle(mux, "PUT /api/v3/userDataStream", sp(secAPIKey, 2, s.keepListenKey))
 	s.handle(mux, "DELETE /api/v3/userDataStream", sp(secAPIKey, 2, s.deleteListenKey))
 	// Futures trading.
-	s.handle(mux, "POST /fapi/v1/order", route{futures: true, sec: secSigned, orders: true, fn: s.futNewOrder})
+	s.handle(mux, "POST /fapi/v1/order", route{futures: true, sec: secSigned, orders: true, clientIDs: paramIDs("newClientOrderId", "clientAlgoId"), fn: s.futNewOrder})
 	s.handle(mux, "POST /fapi/v1/order/test", fu(secSigned, 0, s.futTestOrder))
 	s.handle(mux, "PUT /fapi/v1/order", fu(secSigned, 1, s.futAmend))
 	s.handle(mux, "GET /fapi/v1/order", fu(secSigned, 1, s.futGetOrder))
 	s.handle(mux, "DELETE /fapi/v1/order", fu(secSigned, 1, s.futCancel))
-	s.handle(mux, "POST /fapi/v1/batchOrders", route{futures: true, sec: secSigned, weight: 5, orders: true, fn: s.futBatchNew})
+	s.handle(mux, "POST /fapi/v1/batchOrders", route{futures: true, sec: secSigned, weight: 5, orders: true, clientIDs: batchIDs, fn: s.futBatchNew})
 	s.handle(mux, "PUT /fapi/v1/batchOrders", fu(secSigned, 5, s.futBatchAmend))
 	s.handle(mux, "DELETE /fapi/v1/batchOrders", fu(secSigned, 1, s.futBatchCancel))
 	s.handle(mux, "DELETE /fapi/v1/allOpenOrders", fu(secSigned, 1, s.futCancelAll))

@@ -66,17 +66,17 @@ func (s *Server) walletRoutes(mux *http.ServeMux) {
 	w := func(weight int, fn func(*req) (any, error)) route {
 		return route{sec: secSigned, weight: weight, fn: fn}
 	}
-	s.handle(mux, "POST /sapi/v1/asset/transfer", w(900, s.sapiTransfer))
+	s.handle(mux, "POST /sapi/v1/asset/transfer", route{sec: secSigned, weight: 900, clientIDs: paramIDs("clientTranId"), fn: s.sapiTransfer})
 	s.handle(mux, "GET /sapi/v1/asset/transfer", w(1, s.sapiTransferHistory))
 	s.handle(mux, "POST /sapi/v1/asset/get-funding-asset", w(1, s.sapiFundingAsset))
 	s.handle(mux, "POST /sapi/v3/asset/getUserAsset", w(5, s.sapiUserAsset))
 	s.handle(mux, "GET /sapi/v1/capital/config/getall", w(10, s.sapiCoins))
 	s.handle(mux, "GET /sapi/v1/capital/deposit/address", w(10, s.sapiDepositAddress))
 	s.handle(mux, "GET /sapi/v1/capital/deposit/hisrec", w(1, s.sapiDepositHistory))
-	s.handle(mux, "POST /sapi/v1/capital/withdraw/apply", w(900, s.sapiWithdraw))
+	s.handle(mux, "POST /sapi/v1/capital/withdraw/apply", route{sec: secSigned, weight: 900, clientIDs: paramIDs("withdrawOrderId"), fn: s.sapiWithdraw})
 	s.handle(mux, "GET /sapi/v1/capital/withdraw/history", w(18000/600, s.sapiWithdrawHistory))
 	s.handle(mux, "POST /sapi/v1/convert/getQuote", w(200, s.sapiConvertQuote))
-	s.handle(mux, "POST /sapi/v1/convert/acceptQuote", w(500, s.sapiConvertAccept))
+	s.handle(mux, "POST /sapi/v1/convert/acceptQuote", route{sec: secSigned, weight: 500, clientIDs: paramIDs("quoteId"), fn: s.sapiConvertAccept})
 	s.handle(mux, "GET /sapi/v1/convert/orderStatus", w(100, s.sapiConvertStatus))
 	s.handle(mux, "GET /sapi/v1/convert/tradeFlow", w(3000/100, s.sapiConvertFlow))
 	// Not Binance: the demo faucet, so a paper account can be topped up over HTTP.
