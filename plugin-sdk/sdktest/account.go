@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/shopspring/decimal"
 
@@ -42,6 +43,10 @@ type account struct {
 	leverage   map[string]int64     // SWAP symbol -> leverage
 	marginMode map[string]exchangev1.MarginMode
 	mode       exchangev1.PositionMode
+	// readOnly keys (api_key starting with "readonly") may read but not trade, transfer or withdraw.
+	readOnly bool
+	// cancelAfter: armed dead man's switches, by market type and symbol, to the Unix ms they fire at.
+	cancelAfter map[string]int64
 
 	transfers   []*exchangev1.TransferRecord
 	deposits    []*exchangev1.DepositRecord
@@ -128,6 +133,7 @@ func (s *Server) account(ref *exchangev1.AccountRef) (*account, error) {
 		id: id, balances: map[balKey]*balance{}, byID: map[string]*order{}, byClient: map[string]*order{},
 		positions: map[string]*position{}, leverage: map[string]int64{}, marginMode: map[string]exchangev1.MarginMode{},
 		mode:     exchangev1.PositionMode_POSITION_MODE_ONE_WAY,
+		readOnly: strings.HasPrefix(id, readOnlyPrefix), cancelAfter: map[string]int64{},
 		quotes:   map[string]*exchangev1.ConvertQuote{},
 		dirtyBal: map[balKey]bool{}, dirtyOrders: map[*order]bool{}, dirtyPos: map[string]bool{},
 		dirtyAlgos: map[*algo]bool{}, sessions: map[*accountSession]struct{}{},
@@ -144,6 +150,7 @@ func (s *Server) account(ref *exchangev1.AccountRef) (*account, error) {
 			To: exchangev1.WalletType_WALLET_TYPE_TRADING, Status: exchangev1.TransferStatus_TRANSFER_STATUS_SUCCESS, Time: now,
 		})
 	}
+	clear(a.dirtyBal) // nobody streams an account that did not exist: its first stream starts with a snapshot
 	return a, nil
 }
 
@@ -210,39 +217,43 @@ func balanceProto(k balKey, b *balance) *exchangev1.Balance {
 	}
 }
 
-// pageOf selects a newest-first page of records kept oldest first. The cursor is the number of records already
-// returned, as a decimal string.
+// pageOf selects the newest `limit` records inside [start_time, end_time], newest first, from records kept oldest
+// first (appended as they happen). The cursor is the number of records, counted from the oldest, that the next page
+// looks at: records[:cursor]. New records are appended after it, so the cursor stays valid while history grows and
+// a page never repeats or skips a row.
 func pageOf[T any](items []T, timeOf func(T) int64, p *exchangev1.HistoryPage, def, maxLimit int) ([]T, string, error) {
 	limit, err := pageLimit(p.GetLimit(), def, maxLimit)
 	if err != nil {
 		return nil, "", err
 	}
-	skip := 0
+	upto := len(items)
 	if c := p.GetCursor(); c != "" {
 		n, err := strconv.Atoi(c)
-		if err != nil || n < 0 {
+		if err != nil || n < 0 || n > len(items) {
 			return nil, "", sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "cursor", "bad cursor %q", c)
 		}
-		skip = n
+		upto = n
+	}
+	if p.GetStartTime() != 0 && p.GetEndTime() != 0 && p.GetStartTime() > p.GetEndTime() {
+		return nil, "", sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "start_time", "start_time is after end_time")
+	}
+	in := func(t int64) bool {
+		return (p.GetStartTime() == 0 || t >= p.GetStartTime()) && (p.GetEndTime() == 0 || t <= p.GetEndTime())
 	}
 	var sel []T
-	for i := len(items) - 1; i >= 0; i-- {
-		t := timeOf(items[i])
-		if (p.GetStartTime() != 0 && t < p.GetStartTime()) || (p.GetEndTime() != 0 && t > p.GetEndTime()) {
-			continue
+	i := upto - 1
+	for ; i >= 0 && len(sel) < limit; i-- {
+		if in(timeOf(items[i])) {
+			sel = append(sel, items[i])
 		}
-		sel = append(sel, items[i])
 	}
-	if skip >= len(sel) {
-		return nil, "", nil
+	// More rows inside the window below i+1? Then the next page looks at items[:i+1].
+	for j := i; j >= 0; j-- {
+		if in(timeOf(items[j])) {
+			return sel, strconv.Itoa(i + 1), nil
+		}
 	}
-	sel = sel[skip:]
-	next := ""
-	if len(sel) > limit {
-		sel = sel[:limit]
-		next = strconv.Itoa(skip + limit)
-	}
-	return sel, next, nil
+	return sel, "", nil
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -290,10 +301,25 @@ func checkWallet(field string, w exchangev1.WalletType) error {
 
 // Transfer moves an asset between the funding and trading wallets. A repeated client_id returns the first transfer.
 func (s *Server) Transfer(_ context.Context, req *exchangev1.TransferRequest) (*exchangev1.TransferResponse, error) {
+	armed, drop := s.fault(req.GetClientId())
+	if drop {
+		return nil, unknownOutcome("transfer", req.GetClientId(), false)
+	}
+	r, err := s.transfer(req)
+	if err == nil && armed {
+		return nil, unknownOutcome("transfer", req.GetClientId(), true)
+	}
+	return r, err
+}
+
+func (s *Server) transfer(req *exchangev1.TransferRequest) (*exchangev1.TransferResponse, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a, err := s.account(req.GetAccount())
+	a, err := s.tradeAccount(req.GetAccount())
 	if err != nil {
+		return nil, err
+	}
+	if err := checkClientID("client_id", req.GetClientId()); err != nil {
 		return nil, err
 	}
 	if req.GetClientId() != "" {
@@ -390,10 +416,25 @@ func (s *Server) ListDeposits(_ context.Context, req *exchangev1.ListDepositsReq
 // Withdraw sends an amount from the funding wallet; the network fee is charged on top. An address that belongs to
 // another paper account credits that account.
 func (s *Server) Withdraw(_ context.Context, req *exchangev1.WithdrawRequest) (*exchangev1.WithdrawResponse, error) {
+	armed, drop := s.fault(req.GetClientId())
+	if drop {
+		return nil, unknownOutcome("withdrawal", req.GetClientId(), false)
+	}
+	r, err := s.withdraw(req)
+	if err == nil && armed {
+		return nil, unknownOutcome("withdrawal", req.GetClientId(), true)
+	}
+	return r, err
+}
+
+func (s *Server) withdraw(req *exchangev1.WithdrawRequest) (*exchangev1.WithdrawResponse, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a, err := s.account(req.GetAccount())
+	a, err := s.tradeAccount(req.GetAccount())
 	if err != nil {
+		return nil, err
+	}
+	if err := checkClientID("client_id", req.GetClientId()); err != nil {
 		return nil, err
 	}
 	if req.GetClientId() != "" {
@@ -530,7 +571,7 @@ func (s *Server) GetConvertQuote(_ context.Context, req *exchangev1.GetConvertQu
 func (s *Server) Convert(_ context.Context, req *exchangev1.ConvertRequest) (*exchangev1.ConvertResponse, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a, err := s.account(req.GetAccount())
+	a, err := s.tradeAccount(req.GetAccount())
 	if err != nil {
 		return nil, err
 	}

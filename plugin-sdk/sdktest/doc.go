@@ -23,6 +23,9 @@
 //	analytics.go    funding rate, open interest, long/short ratio and taker volume series
 //	stream.go       StreamMarket and StreamAccount with bounded, conflating per-stream queues
 //	account.go      paper accounts, wallets, transfers, deposits, withdrawals, convert
-//	trading.go      orders, algo orders, positions, leverage and modes
+//	trading.go      orders: placing, idempotency, amend, cancel, history
+//	positions.go    algo orders, positions, leverage and modes
+//	v11.go          revision 1.1: per-market capabilities, client ids, CheckCredentials, batches,
+//	                cancel-all-after, GTD, unknown outcomes (Faults), the account snapshot
 //	bufconn.go      serving a Server in-process for unit tests
 package sdktest

@@ -19,6 +19,8 @@ type algo struct {
 	trigger int64 // ticks
 	// above: triggers when the reference price rises to the trigger; otherwise when it falls to it.
 	above bool
+	// req is the request that placed it (without credentials), for idempotency and the order placed on trigger.
+	req *exchangev1.PlaceAlgoOrderRequest
 }
 
 // refPrice is the trigger reference of an algo order: the last trade, or the mark price (SWAP).
@@ -30,23 +32,45 @@ func (s *Server) refPrice(in *instrument, t exchangev1.TriggerPriceType) int64 {
 	return in.last
 }
 
-// PlaceAlgoOrder places a stop or take-profit order that becomes a market or limit order when triggered.
+// PlaceAlgoOrder places a stop or take-profit order that becomes a market or limit order when triggered. A fault
+// armed for its client_algo_id loses the answer (UNKNOWN_OUTCOME).
 func (s *Server) PlaceAlgoOrder(_ context.Context, req *exchangev1.PlaceAlgoOrderRequest) (*exchangev1.PlaceAlgoOrderResponse, error) {
+	armed, drop := s.fault(req.GetClientAlgoId())
+	if drop {
+		return nil, unknownOutcome("algo order", req.GetClientAlgoId(), false)
+	}
+	r, err := s.placeAlgo(req)
+	if err == nil && armed {
+		return nil, unknownOutcome("algo order", req.GetClientAlgoId(), true)
+	}
+	return r, err
+}
+
+func (s *Server) placeAlgo(req *exchangev1.PlaceAlgoOrderRequest) (*exchangev1.PlaceAlgoOrderResponse, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a, err := s.account(req.GetAccount())
+	a, err := s.tradeAccount(req.GetAccount())
 	if err != nil {
+		return nil, err
+	}
+	if err := checkClientID("client_algo_id", req.GetClientAlgoId()); err != nil {
 		return nil, err
 	}
 	if req.GetClientAlgoId() != "" {
 		for _, g := range a.algos {
 			if g.p.ClientAlgoId == req.GetClientAlgoId() {
+				if !sameAlgoRequest(g.req, req) {
+					return nil, duplicateClientID("client_algo_id", req.GetClientAlgoId())
+				}
 				return &exchangev1.PlaceAlgoOrderResponse{AlgoOrder: cloneAlgo(g.p)}, nil
 			}
 		}
 	}
 	in, err := s.instrument(req.GetMarketType(), req.GetSymbol())
 	if err != nil {
+		return nil, err
+	}
+	if _, err := s.checkMarginMode(a, in, req.GetMarginMode()); err != nil {
 		return nil, err
 	}
 	limitType := false
@@ -116,7 +140,7 @@ func (s *Server) PlaceAlgoOrder(_ context.Context, req *exchangev1.PlaceAlgoOrde
 	if trig == ref {
 		return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_ORDER_REJECTED, "trigger_price", "trigger price equals the current price")
 	}
-	g := &algo{acct: a, in: in, trigger: trig, above: trig > ref, p: &exchangev1.AlgoOrder{
+	g := &algo{acct: a, in: in, trigger: trig, above: trig > ref, req: stripAccount(req), p: &exchangev1.AlgoOrder{
 		AlgoId: s.newID(), ClientAlgoId: req.GetClientAlgoId(), Symbol: in.info.Symbol, MarketType: in.spec.marketType,
 		Side: req.GetSide(), PositionSide: ps, Type: req.GetType(), Status: exchangev1.AlgoOrderStatus_ALGO_ORDER_STATUS_WAITING,
 		TriggerPrice: tp.String(), TriggerPriceType: tt, Price: req.GetPrice(), Qty: req.GetQty(),
@@ -142,7 +166,7 @@ func (s *Server) triggerAlgos(now int64) {
 			req := &exchangev1.PlaceOrderRequest{
 				MarketType: g.p.MarketType, Symbol: g.p.Symbol, Side: g.p.Side, Qty: g.p.Qty,
 				ReduceOnly: g.p.ReduceOnly || g.p.ClosePosition, PositionSide: g.p.PositionSide,
-				Type: exchangev1.OrderType_ORDER_TYPE_MARKET,
+				Type: exchangev1.OrderType_ORDER_TYPE_MARKET, MarginMode: g.req.GetMarginMode(),
 			}
 			if g.p.Type == exchangev1.OrderType_ORDER_TYPE_STOP_LIMIT || g.p.Type == exchangev1.OrderType_ORDER_TYPE_TAKE_PROFIT_LIMIT {
 				req.Type, req.Price, req.TimeInForce = exchangev1.OrderType_ORDER_TYPE_LIMIT, g.p.Price, exchangev1.TimeInForce_TIME_IN_FORCE_GTC
@@ -179,7 +203,7 @@ func (s *Server) findAlgo(a *account, id, clientID string) (*algo, error) {
 func (s *Server) CancelAlgoOrder(_ context.Context, req *exchangev1.CancelAlgoOrderRequest) (*exchangev1.CancelAlgoOrderResponse, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a, err := s.account(req.GetAccount())
+	a, err := s.tradeAccount(req.GetAccount())
 	if err != nil {
 		return nil, err
 	}
@@ -241,21 +265,42 @@ func (s *Server) ListPositions(_ context.Context, req *exchangev1.ListPositionsR
 	return out, nil
 }
 
-// ClosePosition closes a position with a reduce-only market order.
+// ClosePosition closes a position with a reduce-only market order. client_order_id names that order, so an
+// unknown outcome can be resolved with GetOrder; a repeated id returns the order it created.
 func (s *Server) ClosePosition(_ context.Context, req *exchangev1.ClosePositionRequest) (*exchangev1.ClosePositionResponse, error) {
+	armed, drop := s.fault(req.GetClientOrderId())
+	if drop {
+		return nil, unknownOutcome("close order", req.GetClientOrderId(), false)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a, err := s.account(req.GetAccount())
+	a, err := s.tradeAccount(req.GetAccount())
 	if err != nil {
 		return nil, err
+	}
+	if mt := req.GetMarketType(); mt != exchangev1.MarketType_MARKET_TYPE_UNSPECIFIED && mt != exchangev1.MarketType_MARKET_TYPE_SWAP {
+		return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "market_type", "positions exist on SWAP only")
 	}
 	in, err := s.swapInstrument(req.GetSymbol())
 	if err != nil {
 		return nil, err
 	}
+	if err := checkClientID("client_order_id", req.GetClientOrderId()); err != nil {
+		return nil, err
+	}
+	if o, ok := a.byClient[req.GetClientOrderId()]; ok && req.GetClientOrderId() != "" {
+		if o.in != in || !o.reduceOnly || o.typ != exchangev1.OrderType_ORDER_TYPE_MARKET {
+			return nil, duplicateClientID("client_order_id", req.GetClientOrderId())
+		}
+		return &exchangev1.ClosePositionResponse{Order: o.proto()}, nil
+	}
 	ps, err := checkPositionSide(a, in, req.GetPositionSide())
 	if err != nil {
 		return nil, err
+	}
+	if mm := req.GetMarginMode(); mm != exchangev1.MarginMode_MARGIN_MODE_UNSPECIFIED && mm != a.mode4(in) {
+		return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_ORDER_REJECTED, "margin_mode",
+			"the %s position is %s, not %s", in.info.Symbol, a.mode4(in), mm)
 	}
 	p := a.positions[positionKey(in.info.Symbol, ps)]
 	if p == nil || p.qty == 0 {
@@ -269,13 +314,16 @@ func (s *Server) ClosePosition(_ context.Context, req *exchangev1.ClosePositionR
 	o, err := s.place(a, &exchangev1.PlaceOrderRequest{
 		MarketType: exchangev1.MarketType_MARKET_TYPE_SWAP, Symbol: in.info.Symbol, Side: side,
 		Type: exchangev1.OrderType_ORDER_TYPE_MARKET, Qty: in.qty(min(abs(p.qty), in.marketMax)).String(),
-		ReduceOnly: true, PositionSide: req.GetPositionSide(),
+		ReduceOnly: true, PositionSide: req.GetPositionSide(), ClientOrderId: req.GetClientOrderId(),
 	}, "", now)
 	if err != nil {
 		return nil, err
 	}
 	s.publish(in, now, false)
 	s.flushAccounts(now)
+	if armed {
+		return nil, unknownOutcome("close order", req.GetClientOrderId(), true)
+	}
 	return &exchangev1.ClosePositionResponse{Order: o.proto()}, nil
 }
 
@@ -298,13 +346,23 @@ func (s *Server) GetLeverage(_ context.Context, req *exchangev1.GetLeverageReque
 func (s *Server) SetLeverage(_ context.Context, req *exchangev1.SetLeverageRequest) (*exchangev1.SetLeverageResponse, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a, err := s.account(req.GetAccount())
+	a, err := s.tradeAccount(req.GetAccount())
 	if err != nil {
 		return nil, err
 	}
 	in, err := s.swapInstrument(req.GetSymbol())
 	if err != nil {
 		return nil, err
+	}
+	// Leverage is per symbol on the reference: in hedge mode a side may be named (both sides get it).
+	switch ps := req.GetPositionSide(); {
+	case ps == exchangev1.PositionSide_POSITION_SIDE_UNSPECIFIED:
+	case a.mode == exchangev1.PositionMode_POSITION_MODE_HEDGE && ps != exchangev1.PositionSide_POSITION_SIDE_LONG && ps != exchangev1.PositionSide_POSITION_SIDE_SHORT:
+		return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_POSITION_MODE_MISMATCH, "position_side",
+			"the account is in hedge mode: position_side must be LONG, SHORT or unset")
+	case a.mode != exchangev1.PositionMode_POSITION_MODE_HEDGE && ps != exchangev1.PositionSide_POSITION_SIDE_NET:
+		return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_POSITION_MODE_MISMATCH, "position_side",
+			"the account is in one-way mode: position_side must be NET or unset")
 	}
 	lv, err := parsePositive("leverage", req.GetLeverage())
 	if err != nil {
@@ -367,7 +425,7 @@ func (s *Server) setMarginMode(a *account, in *instrument, mm exchangev1.MarginM
 func (s *Server) SetMarginMode(_ context.Context, req *exchangev1.SetMarginModeRequest) (*exchangev1.SetMarginModeResponse, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a, err := s.account(req.GetAccount())
+	a, err := s.tradeAccount(req.GetAccount())
 	if err != nil {
 		return nil, err
 	}
@@ -396,7 +454,7 @@ func (s *Server) GetPositionMode(_ context.Context, req *exchangev1.GetPositionM
 func (s *Server) SetPositionMode(_ context.Context, req *exchangev1.SetPositionModeRequest) (*exchangev1.SetPositionModeResponse, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a, err := s.account(req.GetAccount())
+	a, err := s.tradeAccount(req.GetAccount())
 	if err != nil {
 		return nil, err
 	}
@@ -430,6 +488,9 @@ func (s *Server) GetMaxOrderSize(_ context.Context, req *exchangev1.GetMaxOrderS
 	}
 	in, err := s.instrument(req.GetMarketType(), req.GetSymbol())
 	if err != nil {
+		return nil, err
+	}
+	if _, err := s.checkMarginMode(a, in, req.GetMarginMode()); err != nil {
 		return nil, err
 	}
 	ref := in.mid()

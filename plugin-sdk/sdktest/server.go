@@ -6,11 +6,13 @@ import (
 	"log/slog"
 	"maps"
 	"math"
+	"net/http"
 	"slices"
 	"strconv"
 	"sync"
 	"time"
 
+	"github.com/exhub/exhub/plugin-sdk/faults"
 	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
 	"github.com/exhub/exhub/plugin-sdk/sdk"
 )
@@ -20,9 +22,9 @@ const (
 	Key           = 100
 	Slug          = "reference"
 	Name          = "Reference Exchange"
-	PluginVersion = "1.0.0"
+	PluginVersion = "1.1.0"
 	// SDKVersion is the exchange.v1 minor revision this implementation follows.
-	SDKVersion = "1.0"
+	SDKVersion = "1.1"
 )
 
 // Logo is the reference exchange's logo, a small SVG document.
@@ -74,6 +76,12 @@ type Server struct {
 	nextID      int64 // order, fill, algo and record ids
 	marketSubs  map[*marketSession]struct{}
 	closed      bool
+
+	// faults holds lost answers armed by tests and the conformance kit (see Faults and the fault_listen setting).
+	faults faults.Injector
+	// faultSrv serves the arming endpoint when fault_listen is set; faultAddr is where.
+	faultSrv  *http.Server
+	faultAddr string
 
 	tick *time.Ticker
 	stop context.CancelFunc
@@ -142,7 +150,12 @@ func (s *Server) reset(seed int64, historyDays int) {
 func (s *Server) Close() {
 	s.mu.Lock()
 	s.closed = true
+	srv := s.faultSrv
+	s.faultSrv = nil
 	s.mu.Unlock()
+	if srv != nil {
+		_ = srv.Close()
+	}
 	s.stop()
 	s.wg.Wait()
 	if s.tick != nil {
@@ -194,6 +207,7 @@ func (s *Server) Tick() {
 		}
 	}
 	s.triggerAlgos(now)
+	s.expireOrders(now)
 	s.markPositions(now)
 	for _, in := range s.ordered {
 		s.publish(in, now, true)
@@ -268,6 +282,7 @@ func capabilities() *exchangev1.Capabilities {
 			TimeInForce: []exchangev1.TimeInForce{
 				exchangev1.TimeInForce_TIME_IN_FORCE_GTC, exchangev1.TimeInForce_TIME_IN_FORCE_IOC,
 				exchangev1.TimeInForce_TIME_IN_FORCE_FOK, exchangev1.TimeInForce_TIME_IN_FORCE_POST_ONLY,
+				exchangev1.TimeInForce_TIME_IN_FORCE_GTD,
 			},
 			TriggerPriceTypes: []exchangev1.TriggerPriceType{
 				exchangev1.TriggerPriceType_TRIGGER_PRICE_TYPE_LAST, exchangev1.TriggerPriceType_TRIGGER_PRICE_TYPE_MARK,
@@ -279,6 +294,9 @@ func capabilities() *exchangev1.Capabilities {
 			IdempotentClientOrderId: true,
 			MarginModes:             []exchangev1.MarginMode{exchangev1.MarginMode_MARGIN_MODE_CROSS, exchangev1.MarginMode_MARGIN_MODE_ISOLATED},
 			PositionModes:           []exchangev1.PositionMode{exchangev1.PositionMode_POSITION_MODE_ONE_WAY, exchangev1.PositionMode_POSITION_MODE_HEDGE},
+			Markets:                 marketCapabilities(),
+			ClientOrderIdFormat:     &exchangev1.ClientIdFormat{MaxLength: clientIDMaxLen, Pattern: clientIDPattern},
+			CheckCredentials:        true,
 		},
 		Wallet:    &exchangev1.WalletCapabilities{Balances: true, Transfer: true, Deposit: true, Withdraw: true, Convert: true},
 		Intervals: intervalNames(),
@@ -309,6 +327,8 @@ var settings = map[string]*exchangev1.SettingSpec{
 		DefaultValue: DefaultTickInterval.String()},
 	"history_days": {Key: "history_days", Description: "Days of one-minute history generated on (re)build (1..60)",
 		DefaultValue: strconv.Itoa(DefaultHistoryDays)},
+	"fault_listen": {Key: "fault_listen", Description: "Loopback address (127.0.0.1:port) on which to serve the " +
+		"fault-arming endpoint " + faults.Path + " for tests and the conformance kit; empty: not served"},
 }
 
 func settingSpecs() []*exchangev1.SettingSpec {
@@ -322,6 +342,7 @@ func settingSpecs() []*exchangev1.SettingSpec {
 // Configure applies host settings. The whole request is validated before anything changes.
 func (s *Server) Configure(_ context.Context, req *exchangev1.ConfigureRequest) (*exchangev1.ConfigureResponse, error) {
 	seed, days, tick := int64(0), 0, time.Duration(0)
+	faultListen, setFaultListen := "", false
 	for _, k := range slices.Sorted(maps.Keys(req.GetSettings())) {
 		v := req.GetSettings()[k]
 		bad := func(format string, args ...any) error {
@@ -347,9 +368,22 @@ func (s *Server) Configure(_ context.Context, req *exchangev1.ConfigureRequest) 
 				return nil, bad("want an integer from 1 to 60, got %q", v)
 			}
 			days = n
+		case "fault_listen":
+			if v != "" {
+				if err := checkLoopback(v); err != nil {
+					return nil, bad("%v", err)
+				}
+			}
+			faultListen, setFaultListen = v, true
 		default:
 			return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, k,
 				"unknown setting %q (known: %v)", k, slices.Sorted(maps.Keys(settings)))
+		}
+	}
+	if setFaultListen {
+		if err := s.serveFaults(faultListen); err != nil {
+			return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "fault_listen",
+				"setting fault_listen: %v", err)
 		}
 	}
 	s.mu.Lock()

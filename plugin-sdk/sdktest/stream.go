@@ -401,8 +401,10 @@ type accountSession struct {
 	q *queue[*exchangev1.AccountEvent]
 }
 
-// StreamAccount sends the account's order, fill, position, balance and algo order updates until the host ends
-// the stream. It starts with a CONNECTED status; after dropped events it sends RESYNCED (refetch state).
+// StreamAccount sends the account's state as a snapshot, then its order, fill, position, balance and algo order
+// updates as deltas, every event with the next sequence (sdk.AccountSender), until the host ends the stream. The
+// snapshot is taken under the server lock at the moment the stream registers, so no delta falls between the two.
+// When the stream's bounded queue had to drop events, it sends STATE_RESYNCED and a fresh snapshot, never a guess.
 func (s *Server) StreamAccount(req *exchangev1.StreamAccountRequest, stream exchangev1.Exchange_StreamAccountServer) error {
 	s.mu.Lock()
 	a, err := s.account(req.GetAccount())
@@ -412,14 +414,15 @@ func (s *Server) StreamAccount(req *exchangev1.StreamAccountRequest, stream exch
 	}
 	sess := &accountSession{q: newQueue[*exchangev1.AccountEvent]()}
 	a.sessions[sess] = struct{}{}
+	snap := s.accountSnapshot(a)
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
 		delete(a.sessions, sess)
 		s.mu.Unlock()
 	}()
-	if err := stream.Send(&exchangev1.AccountEvent{Time: s.nowMs(), Event: &exchangev1.AccountEvent_Status{
-		Status: &exchangev1.StreamStatus{State: exchangev1.StreamStatus_STATE_CONNECTED, Message: "connected"}}}); err != nil {
+	out := sdk.NewAccountSender(stream)
+	if err := out.Snapshot(snap); err != nil {
 		return err
 	}
 	ctx := stream.Context()
@@ -432,14 +435,18 @@ func (s *Server) StreamAccount(req *exchangev1.StreamAccountRequest, stream exch
 		case <-sess.q.notify:
 			items, dropped := sess.q.take()
 			if dropped > 0 {
-				if err := stream.Send(&exchangev1.AccountEvent{Time: s.nowMs(), Event: &exchangev1.AccountEvent_Status{
-					Status: &exchangev1.StreamStatus{State: exchangev1.StreamStatus_STATE_RESYNCED,
-						Message: itoa(int64(dropped)) + " events dropped: refetch orders, positions and balances"}}}); err != nil {
+				// Re-read the account under the lock and forget what is queued: the snapshot already holds it.
+				s.mu.Lock()
+				snap := s.accountSnapshot(a)
+				_, _ = sess.q.take()
+				s.mu.Unlock()
+				if err := out.Resynced(itoa(int64(dropped))+" events dropped: snapshot follows", snap); err != nil {
 					return err
 				}
+				continue
 			}
 			for _, ev := range items {
-				if err := stream.Send(ev); err != nil {
+				if err := out.Send(ev); err != nil {
 					return err
 				}
 			}

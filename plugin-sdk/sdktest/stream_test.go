@@ -212,15 +212,21 @@ func TestStreamAccount(t *testing.T) {
 	defer cancel()
 	a := acct("streamer")
 	st := must(c.StreamAccount(ctx, &exchangev1.StreamAccountRequest{Account: a}))
-	if ev := must(st.Recv()); ev.GetStatus().GetState() != exchangev1.StreamStatus_STATE_CONNECTED {
-		t.Fatalf("first event: %v", ev)
+	first := must(st.Recv())
+	if first.GetSnapshot() == nil || first.Sequence != 1 || len(first.GetSnapshot().Balances) == 0 {
+		t.Fatalf("first event should be a snapshot with sequence 1: %v", first)
 	}
 	o := must(c.PlaceOrder(ctx, market(a, swap, "SOLUSDT", buy, "10"))).Order
 	var order *exchangev1.Order
 	fills, positions := decimal.Zero, 0
 	usdt := false
+	seq := first.Sequence
 	for order == nil || fills.LessThan(d("10")) || positions == 0 || !usdt {
 		ev := must(st.Recv())
+		if ev.Sequence != seq+1 {
+			t.Fatalf("sequence %d after %d", ev.Sequence, seq)
+		}
+		seq = ev.Sequence
 		switch x := ev.Event.(type) {
 		case *exchangev1.AccountEvent_Order:
 			order = x.Order

@@ -36,6 +36,10 @@ type order struct {
 	qty        int64
 	filled     int64
 	reduceOnly bool
+	// expire is when a GTD order expires (Unix ms).
+	expire int64
+	// req is the request that created the order (without credentials): a repeated client_order_id must match it.
+	req *exchangev1.PlaceOrderRequest
 	// closing is true for orders that may only reduce a position: reduce-only orders, and hedge-mode orders on the
 	// closing side (SELL LONG, BUY SHORT).
 	closing bool
@@ -462,12 +466,24 @@ func checkPositionSide(a *account, in *instrument, ps exchangev1.PositionSide) (
 
 // place validates and executes an order. Caller holds s.mu.
 func (s *Server) place(a *account, req *exchangev1.PlaceOrderRequest, algoID string, now int64) (*order, error) {
+	if err := checkClientID("client_order_id", req.GetClientOrderId()); err != nil {
+		return nil, err
+	}
 	if req.GetClientOrderId() != "" {
+		// Idempotent like a real exchange that is asked first: the same client_order_id with the same parameters
+		// returns the order it created; with other parameters it is refused.
 		if o, ok := a.byClient[req.GetClientOrderId()]; ok {
-			return o, nil // idempotent: the same client_order_id returns the order it created
+			if !samePlaceRequest(o.req, req) {
+				return nil, duplicateClientID("client_order_id", req.GetClientOrderId())
+			}
+			return o, nil
 		}
 	}
 	in, err := s.instrument(req.GetMarketType(), req.GetSymbol())
+	if err != nil {
+		return nil, err
+	}
+	marginMode, err := s.checkMarginMode(a, in, req.GetMarginMode())
 	if err != nil {
 		return nil, err
 	}
@@ -491,8 +507,19 @@ func (s *Server) place(a *account, req *exchangev1.PlaceOrderRequest, algoID str
 	o.closing = o.reduceOnly || hedgeClose
 	switch o.typ {
 	case exchangev1.OrderType_ORDER_TYPE_LIMIT:
-		if o.tif == exchangev1.TimeInForce_TIME_IN_FORCE_UNSPECIFIED {
+		switch o.tif {
+		case exchangev1.TimeInForce_TIME_IN_FORCE_UNSPECIFIED:
 			o.tif = exchangev1.TimeInForce_TIME_IN_FORCE_GTC
+		case exchangev1.TimeInForce_TIME_IN_FORCE_GTC, exchangev1.TimeInForce_TIME_IN_FORCE_IOC,
+			exchangev1.TimeInForce_TIME_IN_FORCE_FOK, exchangev1.TimeInForce_TIME_IN_FORCE_POST_ONLY:
+		case exchangev1.TimeInForce_TIME_IN_FORCE_GTD:
+			if req.GetExpireTime() <= now {
+				return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "expire_time",
+					"a GTD order needs an expire_time in the future")
+			}
+			o.expire = req.GetExpireTime()
+		default:
+			return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "time_in_force", "unknown time_in_force %v", o.tif)
 		}
 		px, err := parsePositive("price", req.GetPrice())
 		if err != nil {
@@ -502,6 +529,9 @@ func (s *Server) place(a *account, req *exchangev1.PlaceOrderRequest, algoID str
 			return nil, err
 		}
 	case exchangev1.OrderType_ORDER_TYPE_MARKET:
+		if o.tif == exchangev1.TimeInForce_TIME_IN_FORCE_GTD {
+			return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "time_in_force", "a market order cannot be GTD")
+		}
 		o.tif = exchangev1.TimeInForce_TIME_IN_FORCE_IOC
 	default:
 		return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "type",
@@ -524,6 +554,10 @@ func (s *Server) place(a *account, req *exchangev1.PlaceOrderRequest, algoID str
 	if err := s.lockFunds(o); err != nil {
 		return nil, err
 	}
+	if marginMode != exchangev1.MarginMode_MARGIN_MODE_UNSPECIFIED {
+		a.marginMode[in.info.Symbol] = marginMode
+	}
+	o.req = stripAccount(req)
 	o.id = s.newID()
 	a.orders = append(a.orders, o)
 	a.byID[o.id] = o
@@ -536,8 +570,8 @@ func (s *Server) place(a *account, req *exchangev1.PlaceOrderRequest, algoID str
 		return o, nil
 	}
 	s.match(in, o, o.side, o.price, o.qty, now)
-	if o.open() && o.typ == exchangev1.OrderType_ORDER_TYPE_LIMIT &&
-		(o.tif == exchangev1.TimeInForce_TIME_IN_FORCE_GTC || o.tif == exchangev1.TimeInForce_TIME_IN_FORCE_POST_ONLY) {
+	if o.open() && o.typ == exchangev1.OrderType_ORDER_TYPE_LIMIT && (o.tif == exchangev1.TimeInForce_TIME_IN_FORCE_GTC ||
+		o.tif == exchangev1.TimeInForce_TIME_IN_FORCE_POST_ONLY || o.tif == exchangev1.TimeInForce_TIME_IN_FORCE_GTD) {
 		in.insertResting(o)
 	} else {
 		s.finish(o, now)
@@ -595,11 +629,16 @@ func (s *Server) orderQty(o *order, req *exchangev1.PlaceOrderRequest) error {
 	return nil
 }
 
-// PlaceOrder places a limit or market order.
+// PlaceOrder places a limit or market order. A fault armed for its client_order_id loses the answer
+// (UNKNOWN_OUTCOME), after or without executing it.
 func (s *Server) PlaceOrder(_ context.Context, req *exchangev1.PlaceOrderRequest) (*exchangev1.PlaceOrderResponse, error) {
+	armed, drop := s.fault(req.GetClientOrderId())
+	if drop {
+		return nil, unknownOutcome("order", req.GetClientOrderId(), false)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a, err := s.account(req.GetAccount())
+	a, err := s.tradeAccount(req.GetAccount())
 	if err != nil {
 		return nil, err
 	}
@@ -610,6 +649,9 @@ func (s *Server) PlaceOrder(_ context.Context, req *exchangev1.PlaceOrderRequest
 	}
 	s.publish(o.in, now, false)
 	s.flushAccounts(now)
+	if armed {
+		return nil, unknownOutcome("order", req.GetClientOrderId(), true)
+	}
 	return &exchangev1.PlaceOrderResponse{Order: o.proto()}, nil
 }
 
@@ -636,7 +678,7 @@ func (s *Server) findOrder(a *account, mt exchangev1.MarketType, symbol, id, cli
 func (s *Server) AmendOrder(_ context.Context, req *exchangev1.AmendOrderRequest) (*exchangev1.AmendOrderResponse, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a, err := s.account(req.GetAccount())
+	a, err := s.tradeAccount(req.GetAccount())
 	if err != nil {
 		return nil, err
 	}
@@ -707,7 +749,7 @@ func (s *Server) AmendOrder(_ context.Context, req *exchangev1.AmendOrderRequest
 func (s *Server) CancelOrder(_ context.Context, req *exchangev1.CancelOrderRequest) (*exchangev1.CancelOrderResponse, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a, err := s.account(req.GetAccount())
+	a, err := s.tradeAccount(req.GetAccount())
 	if err != nil {
 		return nil, err
 	}
@@ -729,7 +771,7 @@ func (s *Server) CancelOrder(_ context.Context, req *exchangev1.CancelOrderReque
 func (s *Server) CancelAllOrders(_ context.Context, req *exchangev1.CancelAllOrdersRequest) (*exchangev1.CancelAllOrdersResponse, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a, err := s.account(req.GetAccount())
+	a, err := s.tradeAccount(req.GetAccount())
 	if err != nil {
 		return nil, err
 	}

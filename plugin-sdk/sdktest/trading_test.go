@@ -171,7 +171,7 @@ func TestOrderLifecycleAndErrors(t *testing.T) {
 		t.Fatalf("cancel-all cancelled %d, %d still open", len(all), len(open))
 	}
 	hist := must(c.ListOrderHistory(ctx, &exchangev1.ListOrderHistoryRequest{Account: a, Page: &exchangev1.HistoryPage{Limit: 2}}))
-	if len(hist.Orders) != 2 || hist.NextCursor != "2" {
+	if len(hist.Orders) != 2 || hist.NextCursor == "" {
 		t.Fatalf("history page: %d orders, cursor %q", len(hist.Orders), hist.NextCursor)
 	}
 	rest := must(c.ListOrderHistory(ctx, &exchangev1.ListOrderHistoryRequest{Account: a, Page: &exchangev1.HistoryPage{Limit: 2, Cursor: hist.NextCursor}}))

@@ -144,8 +144,8 @@ func TestStream(t *testing.T) {
 		t.Fatalf("no book snapshot among:\n%s", out)
 	}
 	out, _, code = pluginctl(t, "", "stream", bins.reference, "--account-key", "paper", "--duration", "300ms")
-	if code != 0 || !strings.Contains(out, "STATE_CONNECTED") {
-		t.Fatalf("account stream: exit %d %s", code, out)
+	if code != 0 || !strings.HasPrefix(out, `{"time":`) || !strings.Contains(out, `"snapshot":`) || !strings.Contains(out, `"sequence":"1"`) {
+		t.Fatalf("account stream should start with a snapshot: exit %d %s", code, out)
 	}
 	_, errs, code = pluginctl(t, "", "stream", bins.reference, "--sub", "book:FUTURES:BTCUSDT")
 	if code != 2 || !strings.Contains(errs, "SPOT or SWAP") {
