@@ -18,6 +18,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
 
 	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
 )
@@ -27,8 +28,13 @@ type LaunchConfig struct {
 	// Path of the plugin executable.
 	Path string
 	Args []string
-	// Env is added to the host's environment for the plugin process.
+	// Env holds explicit "NAME=value" entries for the plugin's environment. The plugin never inherits the host's
+	// environment: it gets BaseEnv (the host's values of those names), the names in EnvAllow, and Env, which wins
+	// over both. go-plugin adds its own handshake variables (PLUGIN_*, the magic cookie).
 	Env []string
+	// EnvAllow names host variables passed through with the host's value when set (e.g. HTTPS_PROXY). Names that
+	// start with EXHUB_ (the hub's own settings and secrets) or PLUGIN_ (go-plugin's) are refused.
+	EnvAllow []string
 	// SHA256, hex encoded, when set, must match the binary or the launch fails.
 	SHA256 string
 	// StartTimeout bounds the handshake; 0 means 10 s.
@@ -71,8 +77,12 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Plugin, error) {
 	if timeout == 0 {
 		timeout = 10 * time.Second
 	}
+	env, err := PluginEnv(os.Environ(), cfg.Env, cfg.EnvAllow)
+	if err != nil {
+		return nil, fmt.Errorf("plugin %s: %w", cfg.Path, err)
+	}
 	cmd := exec.Command(cfg.Path, cfg.Args...)
-	cmd.Env = append(os.Environ(), cfg.Env...)
+	cmd.Env = env
 	c := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  Handshake,
 		VersionedPlugins: VersionedPlugins(nil),
@@ -84,6 +94,11 @@ func Launch(ctx context.Context, cfg LaunchConfig) (*Plugin, error) {
 		Logger:           hclogFor(cfg.Logger),
 		SyncStdout:       io.Discard,
 		SyncStderr:       io.Discard,
+		// The process gets cmd.Env and go-plugin's handshake variables, never the host's whole environment.
+		SkipHostEnv: true,
+		// No call is ever sent twice by the transport: an order placed, a transfer or a withdrawal that may have
+		// reached the plugin is resolved by client id, not re-sent (see OutcomeOf).
+		GRPCDialOptions: []grpc.DialOption{grpc.WithDisableRetry()},
 	})
 	done := make(chan struct{})
 	var (
