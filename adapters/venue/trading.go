@@ -12,9 +12,10 @@ import (
 // feeScale is the number of decimals fees and funding payments are rounded up to.
 const feeScale = 8
 
-// Place validates and places an order for a user account. A repeated non-empty ClientID of an order the account
-// still knows (open or recently closed) returns that order and an error wrapping ErrDuplicateClientID, without
-// placing anything: retries are idempotent. Rejections return an error and leave no order behind.
+// Place validates and places an order for a user account. A repeated non-empty ClientID of an order that is still
+// open (resting or untriggered) returns that order and an error wrapping ErrDuplicateClientID, without placing
+// anything. An id whose order has ended may be used again and places a new order, as on the real exchanges: a
+// client that retries after a fill must look the id up first. Rejections return an error and leave no order behind.
 func (v *Venue) Place(ctx context.Context, req OrderRequest) (Order, error) {
 	if err := ctx.Err(); err != nil {
 		return Order{}, err
@@ -32,7 +33,9 @@ func (v *Venue) Place(ctx context.Context, req OrderRequest) (Order, error) {
 	}
 	if req.ClientID != "" {
 		if o, ok := a.clientIDs[req.ClientID]; ok {
-			return o.view(), fmt.Errorf("%w: %q", ErrDuplicateClientID, req.ClientID)
+			if _, open := a.open[o.id]; open {
+				return o.view(), fmt.Errorf("%w: %q", ErrDuplicateClientID, req.ClientID)
+			}
 		}
 	}
 	o, err := v.buildOrder(a, st, req)

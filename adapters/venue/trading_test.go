@@ -428,6 +428,17 @@ func TestCancelAndClientIDs(t *testing.T) {
 		t.Fatalf("second cancel: %v", err)
 	}
 	eq(t, "unlocked", f.bal("a", "USDT").Locked, "0")
+	// The id of an order that has ended may be used again: a new order, as on the real exchanges.
+	reused, err := f.v.Place(f.ctx, OrderRequest{Account: "a", Instrument: spot, ClientID: "x1", Side: Buy, Type: Limit, Price: d("89"), Qty: d("1")})
+	if err != nil || reused.ID == o.ID {
+		t.Fatalf("client id of a cancelled order reused: %v %d", err, reused.ID)
+	}
+	if got, err := f.v.GetOrder("a", 0, "x1"); err != nil || got.ID != reused.ID {
+		t.Fatalf("GetOrder by a reused client id: %v %d, want the newest %d", err, got.ID, reused.ID)
+	}
+	if _, err := f.v.Cancel(f.ctx, "a", spot, reused.ID, ""); err != nil {
+		t.Fatal(err)
+	}
 	f.limit("a", spot, Buy, "90", "1")
 	f.limit("a", spot, Buy, "91", "1")
 	all, err := f.v.CancelAll(f.ctx, "a", "")
@@ -435,7 +446,7 @@ func TestCancelAndClientIDs(t *testing.T) {
 		t.Fatalf("cancel all %d %v", len(all), err)
 	}
 	hist, _ := f.v.OrderHistory("a", spot, 0)
-	if len(hist) != 3 {
+	if len(hist) != 4 {
 		t.Fatalf("history %d", len(hist))
 	}
 	snap, _ := f.v.BookSnapshot(spot, 0)
