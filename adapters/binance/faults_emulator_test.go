@@ -8,8 +8,8 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/exhub/exhub/adapters/binance/emulator"
-	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
 	"github.com/exhub/exhub/plugin-sdk/faults"
+	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
 )
 
 // TestEmulatorFaultsUnknownOutcome: when the emulator loses the answer to an order placement (after executing it or

@@ -20,6 +20,11 @@ func (s *Server) GetMaxOrderSize(ctx context.Context, req *exchangev1.GetMaxOrde
 	if err != nil {
 		return nil, err
 	}
+	if m == Futures {
+		if err := s.checkMarginMode(ctx, req.GetAccount(), req.GetSymbol(), req.GetMarginMode(), modeDry); err != nil {
+			return nil, err
+		}
+	}
 	price := decimal.Zero
 	if req.GetPrice() != "" {
 		p, err := decParam("price", req.GetPrice(), true)

@@ -115,6 +115,21 @@ func (s *Server) PlaceOrder(ctx context.Context, req *exchangev1.PlaceOrderReque
 	if req.GetTakeProfit() != nil || req.GetStopLoss() != nil {
 		return nil, sdk.NotSupported("take-profit/stop-loss attached to an order (use PlaceAlgoOrder)")
 	}
+	if cid := req.GetClientOrderId(); cid != "" {
+		// Binance refuses a repeated newClientOrderId only while its order is open; after a fill or a cancel it
+		// would place a second order. Look the id up first so a retry never trades twice.
+		if o, err := s.existingOrder(ctx, m, req.GetAccount(), req.GetSymbol(), cid, q); o != nil || err != nil {
+			if err != nil {
+				return nil, err
+			}
+			return &exchangev1.PlaceOrderResponse{Order: o}, nil
+		}
+	}
+	if m == Futures {
+		if err := s.checkMarginMode(ctx, req.GetAccount(), req.GetSymbol(), req.GetMarginMode(), modeSwitch); err != nil {
+			return nil, err
+		}
+	}
 	c, _ := s.client()
 	body, err := c.write(ctx, m, http.MethodPost, orderPath(m), q, 1, creds(req.GetAccount()))
 	if err != nil {
@@ -133,6 +148,78 @@ func (s *Server) PlaceOrder(ctx context.Context, req *exchangev1.PlaceOrderReque
 		return nil, parseErr("order", err)
 	}
 	return &exchangev1.PlaceOrderResponse{Order: o}, nil
+}
+
+// lookupClientID reads the order a client order id names on a symbol: nil (and no error) when Binance knows none.
+func (s *Server) lookupClientID(ctx context.Context, m Market, acct *exchangev1.AccountRef, symbol, cid string) (*wireOrder, error) {
+	c, _ := s.client()
+	body, err := c.signed(ctx, m, http.MethodGet, orderPath(m), url.Values{"symbol": {symbol}, "origClientOrderId": {cid}}, 4, creds(acct))
+	if err != nil {
+		if reason := sdk.DetailOf(err).GetReason(); reason == exchangev1.ErrorReason_ERROR_REASON_ORDER_NOT_FOUND {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var w wireOrder
+	if err := decodeJSON(body, &w, "order"); err != nil {
+		return nil, parseErr("order", err)
+	}
+	return &w, nil
+}
+
+// existingOrder returns the order a client order id already names when it was placed with the same parameters
+// (a retry), DUPLICATE_CLIENT_ORDER_ID when the id names a different order, and nil, nil when the id is unused.
+func (s *Server) existingOrder(ctx context.Context, m Market, acct *exchangev1.AccountRef, symbol, cid string, q url.Values) (*exchangev1.Order, error) {
+	w, err := s.lookupClientID(ctx, m, acct, symbol, cid)
+	if err != nil || w == nil {
+		return nil, err
+	}
+	if field := wireDiff(q, w); field != "" {
+		return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_DUPLICATE_CLIENT_ORDER_ID, "client_order_id",
+			"client order id %q is already used by order %d with a different %s", cid, int64(*w.OrderID), field)
+	}
+	o, err := w.toOrder(m)
+	if err != nil {
+		return nil, parseErr("order", err)
+	}
+	return o, nil
+}
+
+// wireDiff names the first order parameter of a request that an existing order does not share ("" when the order
+// is what the request asks for).
+func wireDiff(q url.Values, w *wireOrder) string {
+	if w.Symbol != q.Get("symbol") {
+		return "symbol"
+	}
+	if w.Side != q.Get("side") {
+		return "side"
+	}
+	if t := q.Get("type"); t != w.origOrType() && !(t == "LIMIT_MAKER" && w.Type == "LIMIT_MAKER") {
+		return "type"
+	}
+	if tif := q.Get("timeInForce"); tif != "" && w.TimeInForce != "" && tif != w.TimeInForce {
+		return "time_in_force"
+	}
+	for _, p := range []struct{ param, field, got string }{
+		{"price", "price", string(w.Price)}, {"quantity", "qty", string(w.OrigQty)}, {"stopPrice", "trigger_price", string(w.StopPrice)},
+	} {
+		if v := q.Get(p.param); v != "" && !decEqual(v, p.got) {
+			return p.field
+		}
+	}
+	if (q.Get("reduceOnly") == "true") != w.ReduceOnly && !w.ClosePosition {
+		return "reduce_only"
+	}
+	if (q.Get("closePosition") == "true") != w.ClosePosition {
+		return "close_position"
+	}
+	if ps := q.Get("positionSide"); ps != "" && w.PositionSide != "" && ps != w.PositionSide {
+		return "position_side"
+	}
+	if wt := q.Get("workingType"); wt != "" && w.WorkingType != "" && wt != w.WorkingType {
+		return "trigger_price_type"
+	}
+	return ""
 }
 
 // duplicateClientID tells whether an order was refused for reusing an open order's client order id: spot -2010
@@ -505,8 +592,27 @@ func (s *Server) PlaceAlgoOrder(ctx context.Context, req *exchangev1.PlaceAlgoOr
 	if ps := positionSideToWire(req.GetPositionSide()); ps != "" {
 		q.Set("positionSide", ps)
 	}
-	if req.GetClientAlgoId() != "" {
-		q.Set("newClientOrderId", req.GetClientAlgoId())
+	if cid := req.GetClientAlgoId(); cid != "" {
+		q.Set("newClientOrderId", cid)
+		// As for PlaceOrder: a retried id answers the order it already placed, never a second one.
+		w, err := s.lookupClientID(ctx, Futures, req.GetAccount(), req.GetSymbol(), cid)
+		if err != nil {
+			return nil, err
+		}
+		if w != nil {
+			if field := wireDiff(q, w); field != "" {
+				return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_DUPLICATE_CLIENT_ORDER_ID, "client_algo_id",
+					"client algo id %q is already used by order %d with a different %s", cid, int64(*w.OrderID), field)
+			}
+			a, err := w.toAlgo()
+			if err != nil {
+				return nil, parseErr("algo order", err)
+			}
+			return &exchangev1.PlaceAlgoOrderResponse{AlgoOrder: a}, nil
+		}
+	}
+	if err := s.checkMarginMode(ctx, req.GetAccount(), req.GetSymbol(), req.GetMarginMode(), modeSwitch); err != nil {
+		return nil, err
 	}
 	c, _ := s.client()
 	body, err := c.write(ctx, Futures, http.MethodPost, pathFutOrder, q, 1, creds(req.GetAccount()))
@@ -615,8 +721,35 @@ func (s *Server) ListPositions(ctx context.Context, req *exchangev1.ListPosition
 	return &exchangev1.ListPositionsResponse{Positions: ps}, nil
 }
 
-// ClosePosition closes a position with a reduce-only market order.
+// ClosePosition closes a position with a reduce-only market order. With a client_order_id a retry answers the order
+// the first call placed (the position it closed is gone by then), and an id used by another order is refused.
 func (s *Server) ClosePosition(ctx context.Context, req *exchangev1.ClosePositionRequest) (*exchangev1.ClosePositionResponse, error) {
+	if mt := req.GetMarketType(); mt != exchangev1.MarketType_MARKET_TYPE_UNSPECIFIED && mt != exchangev1.MarketType_MARKET_TYPE_SWAP {
+		return nil, invalid("market_type", "positions exist on SWAP only")
+	}
+	if err := s.perp(ctx, req.GetSymbol()); err != nil {
+		return nil, err
+	}
+	if cid := req.GetClientOrderId(); cid != "" {
+		w, err := s.lookupClientID(ctx, Futures, req.GetAccount(), req.GetSymbol(), cid)
+		if err != nil {
+			return nil, err
+		}
+		if w != nil {
+			if w.origOrType() != "MARKET" || (!w.ReduceOnly && (w.PositionSide == "" || w.PositionSide == "BOTH")) {
+				return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_DUPLICATE_CLIENT_ORDER_ID, "client_order_id",
+					"client order id %q is already used by order %d, which is not a position close", cid, int64(*w.OrderID))
+			}
+			o, err := w.toOrder(Futures)
+			if err != nil {
+				return nil, parseErr("order", err)
+			}
+			return &exchangev1.ClosePositionResponse{Order: o}, nil
+		}
+	}
+	if err := s.checkMarginMode(ctx, req.GetAccount(), req.GetSymbol(), req.GetMarginMode(), modeStrict); err != nil {
+		return nil, err
+	}
 	ps, err := s.ListPositions(ctx, &exchangev1.ListPositionsRequest{Account: req.GetAccount(), Symbol: req.GetSymbol()})
 	if err != nil {
 		return nil, err
@@ -632,7 +765,8 @@ func (s *Server) ClosePosition(ctx context.Context, req *exchangev1.ClosePositio
 		}
 		r, err := s.PlaceOrder(ctx, &exchangev1.PlaceOrderRequest{Account: req.GetAccount(), MarketType: exchangev1.MarketType_MARKET_TYPE_SWAP,
 			Symbol: req.GetSymbol(), Side: side, Type: exchangev1.OrderType_ORDER_TYPE_MARKET, Qty: qty.Abs().String(),
-			ReduceOnly: p.GetPositionSide() == exchangev1.PositionSide_POSITION_SIDE_NET, PositionSide: p.GetPositionSide()})
+			ReduceOnly: p.GetPositionSide() == exchangev1.PositionSide_POSITION_SIDE_NET, PositionSide: p.GetPositionSide(),
+			ClientOrderId: req.GetClientOrderId()})
 		if err != nil {
 			return nil, err
 		}

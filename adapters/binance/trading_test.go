@@ -23,6 +23,12 @@ func TestPlaceOrderWire(t *testing.T) {
 		case pathFutTime:
 			w.Write([]byte(`{"serverTime":1760000000000}`))
 		case pathFutOrder:
+			if r.Method == http.MethodGet && q.Get("origClientOrderId") != "" {
+				// The client id is looked up before placing; this one is unused.
+				w.WriteHeader(400)
+				w.Write([]byte(`{"code":-2013,"msg":"Order does not exist."}`))
+				return
+			}
 			if r.Method != http.MethodPost || q.Get("timeInForce") != "GTX" || q.Get("positionSide") != "LONG" || q.Get("price") != "140" ||
 				q.Get("quantity") != "3" || q.Get("signature") == "" {
 				w.WriteHeader(400)
