@@ -1,6 +1,12 @@
 // Package pluginhost runs the configured exchange plugins: one supervisor per plugin launches it (sdk.Launch),
 // configures it, caches its Describe, checks its health, restarts it with exponential backoff and jitter when it
-// crashes, and stops it on shutdown. Durable market streams (MarketStream) survive plugin restarts.
+// crashes, and stops it on shutdown. Durable market streams (MarketStream, which may drop and resync books for a
+// slow consumer) and account streams (AccountStream, which never drop an event) survive plugin restarts.
+//
+// The host never sends a call twice: Call runs fn once, there is no retry loop, and sdk.Launch turns gRPC retries
+// off. A non-idempotent call (sdk.IsNonIdempotent: PlaceOrder, PlaceAlgoOrder, BatchPlaceOrders, ClosePosition,
+// Transfer, Withdraw, Convert) whose error has an unknown outcome (sdk.IsUnknownOutcome: the plugin said so, or it
+// died, hung or was cut off mid-call) is resolved by its client id, never re-sent.
 package pluginhost
 
 import (
@@ -43,8 +49,11 @@ type Spec struct {
 	SHA256 string
 	// Settings are passed to Configure after every launch.
 	Settings map[string]string
-	// Env is added to the plugin process environment.
+	// Env holds explicit "NAME=value" entries for the plugin process. The process never inherits the host's
+	// environment: it gets sdk.BaseEnv, the host variables named in EnvAllow, and Env (see sdk.LaunchConfig).
 	Env []string
+	// EnvAllow names host environment variables passed through to the plugin (e.g. HTTPS_PROXY).
+	EnvAllow []string
 }
 
 // Observer receives the supervisor's events, e.g. for metrics. Implementations must be fast and safe for
@@ -203,6 +212,9 @@ type Supervisor struct {
 	// changed is closed and replaced on every state change (a broadcast to waiters).
 	changed chan struct{}
 
+	// accounts holds the keys of the open account streams (one per account).
+	accounts map[string]bool
+
 	// poke asks the watcher to check the process now (a stream broke). Capacity 1; extra pokes are dropped.
 	poke chan struct{}
 }
@@ -253,7 +265,9 @@ func (s *Supervisor) Client() (exchangev1.ExchangeClient, error) {
 	return s.plugin.Exchange, nil
 }
 
-// Call runs fn against the running plugin and records its latency under method.
+// Call runs fn against the running plugin, once, and records its latency under method. An error it returns before
+// reaching the plugin wraps ErrUnavailable (sdk.OutcomeOf: failed); errors from the plugin are classified by
+// sdk.OutcomeOf.
 func (s *Supervisor) Call(ctx context.Context, method string, fn func(context.Context, exchangev1.ExchangeClient) error) error {
 	c, err := s.Client()
 	if err != nil {
@@ -394,6 +408,7 @@ func (s *Supervisor) launch(ctx context.Context) (*sdk.Plugin, *exchangev1.Descr
 		Path:         s.spec.Path,
 		SHA256:       s.spec.SHA256,
 		Env:          s.spec.Env,
+		EnvAllow:     s.spec.EnvAllow,
 		StartTimeout: s.opts.StartTimeout,
 		Logger:       s.log,
 	})

@@ -1,17 +1,32 @@
 // Command testplugin is a small exchange plugin for the plugin host's tests. It answers Describe, Configure and
 // Health, and streams books (a snapshot, then contiguous deltas) and trades. Environment:
 //
-//	TESTPLUGIN_LOG    append one line per launch and per Describe/Configure call to this file
+//	TESTPLUGIN_LOG    append one line per launch and per Describe/Configure/PlaceOrder call to this file, and at
+//	                  launch one "env <pid> NAME" line per variable of the process environment
 //	TESTPLUGIN_EXIT   exit with status 3 right away (a plugin that cannot start)
 //	TESTPLUGIN_PERIOD interval between stream events (default 5ms; "0" floods as fast as possible)
+//
+// Misbehaviour on purpose: GetTickers panics (its panic message holds the requested symbols); StreamAccount panics
+// for the api key "panic"; PlaceOrder logs its client order id and then never answers (the test kills the process
+// mid-call).
+//
+// StreamAccount sends a sequenced account stream through sdk.AccountSender: a snapshot (its open order's id is
+// "<pid>-<call>"), then fills with trade ids 1, 2, 3, ... (per call). AccountRef.extra tunes it:
+//
+//	events     how many fills to send (default 0: none), then the stream idles
+//	period_ms  pause between fills (default 0)
+//	gap_at     on the first call of the process only, skip one sequence number after this many fills
+//	no_snapshot on the first call of the process only, start with a fill instead of a snapshot
 package main
 
 import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
@@ -181,8 +196,79 @@ func apply(subs map[string]*activeSub, req *exchangev1.StreamMarketRequest, base
 	}
 }
 
+// accountCalls counts StreamAccount calls of this process.
+var accountCalls atomic.Int64
+
+func (s *server) GetTickers(_ context.Context, req *exchangev1.GetTickersRequest) (*exchangev1.GetTickersResponse, error) {
+	panic("tickers exploded for " + strings.Join(req.GetSymbols(), ","))
+}
+
+func (s *server) PlaceOrder(ctx context.Context, req *exchangev1.PlaceOrderRequest) (*exchangev1.PlaceOrderResponse, error) {
+	logLine("place %d %s", os.Getpid(), req.GetClientOrderId())
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func (s *server) StreamAccount(req *exchangev1.StreamAccountRequest, stream exchangev1.Exchange_StreamAccountServer) error {
+	acct := req.GetAccount()
+	if acct.GetApiKey() == "panic" {
+		panic("account stream exploded for key " + acct.GetApiSecret())
+	}
+	call := accountCalls.Add(1)
+	extra := acct.GetExtra()
+	num := func(k string) int64 {
+		n, _ := strconv.ParseInt(extra[k], 10, 64)
+		return n
+	}
+	events, period, gapAt := num("events"), time.Duration(num("period_ms"))*time.Millisecond, num("gap_at")
+	out := sdk.NewAccountSender(stream)
+	fill := func(n int64) *exchangev1.AccountEvent {
+		return &exchangev1.AccountEvent{Event: &exchangev1.AccountEvent_Fill{Fill: &exchangev1.Fill{
+			TradeId: strconv.FormatInt(n, 10), OrderId: "o1", Symbol: "BTCUSDT", Price: "40000", Qty: "0.001",
+		}}}
+	}
+	if call == 1 && extra["no_snapshot"] != "" {
+		if err := out.Send(fill(0)); err != nil {
+			return err
+		}
+	}
+	snap := &exchangev1.AccountSnapshot{
+		OpenOrders: []*exchangev1.Order{{OrderId: fmt.Sprintf("%d-%d", os.Getpid(), call), Symbol: "BTCUSDT"}},
+		Balances:   []*exchangev1.Balance{{Asset: "USDT", Total: "1000", Available: "1000", Locked: "0"}},
+	}
+	if err := out.Snapshot(snap); err != nil {
+		return err
+	}
+	for n := int64(1); n <= events; n++ {
+		if call == 1 && gapAt > 0 && n == gapAt+1 {
+			// A lost event: the next one jumps a sequence number.
+			if err := stream.Send(&exchangev1.AccountEvent{Sequence: out.Sequence() + 2, Time: time.Now().UnixMilli(),
+				Event: fill(n).Event}); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := out.Send(fill(n)); err != nil {
+			return err
+		}
+		if period > 0 {
+			select {
+			case <-time.After(period):
+			case <-stream.Context().Done():
+				return nil
+			}
+		}
+	}
+	<-stream.Context().Done()
+	return nil
+}
+
 func main() {
 	logLine("start %d", os.Getpid())
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		logLine("env %d %s", os.Getpid(), name)
+	}
 	if os.Getenv("TESTPLUGIN_EXIT") != "" {
 		os.Exit(3)
 	}
