@@ -8,6 +8,9 @@
 // EXHUB_EXCHANGE_<SLUG>_<FIELD> for plugin, sha256, status, name and website (the slug's "-" is written "_");
 // EXHUB_EXCHANGE_<SLUG>_SETTINGS="key=value,key=value" adds settings passed to the plugin's Configure, and
 // EXHUB_EXCHANGE_<SLUG>_SETTING_<KEY> replaces one setting already present (KEY upper-cased, "." and "-" as "_").
+// The plugin environment allowlists are lists: EXHUB_PLUGINS_ENV_ALLOW and EXHUB_EXCHANGE_<SLUG>_ENV_ALLOW take
+// comma-separated names. A plugin process never inherits the BFF's environment (so never its EXHUB_* secrets): it
+// gets a small base set, plugins.env_allow, and its exchange's env_allow and env.
 //
 // Relative paths (plugin_dir, exchanges[].plugin, api_docs.dir, data_dir) resolve against the root directory: the
 // `root` key (EXHUB_ROOT) when set, itself relative to the config file's directory; otherwise the nearest ancestor of
@@ -33,6 +36,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/exhub/exhub/plugin-sdk/sdk"
 )
 
 // Duration is a time.Duration written as "10s" or "250ms" in YAML and environment values.
@@ -140,6 +145,11 @@ type Plugins struct {
 	StableAfter Duration `yaml:"stable_after"`
 	// StreamBuffer is the event buffer of one durable market stream.
 	StreamBuffer int `yaml:"stream_buffer"`
+	// EnvAllow names host environment variables every plugin process gets (with the host's value). A plugin never
+	// inherits the host's environment: it gets a small base set (PATH, HOME, TMPDIR, TZ, LANG, LC_*, SSL_CERT_FILE,
+	// SSL_CERT_DIR; see sdk.BaseEnv), these names, and its exchange's env_allow and env. EXHUB_* and PLUGIN_* names
+	// are refused. Env override: EXHUB_PLUGINS_ENV_ALLOW, comma separated.
+	EnvAllow []string `yaml:"env_allow"`
 }
 
 // Market tunes the market data service (instruments, tickers, candles, books, trades).
@@ -258,6 +268,41 @@ type Exchange struct {
 	Website string `yaml:"website"`
 	// Settings are passed to the plugin's Configure.
 	Settings map[string]string `yaml:"settings"`
+	// Env holds explicit "NAME=value" entries for this plugin's process environment.
+	Env []string `yaml:"env"`
+	// EnvAllow names more host variables passed through to this plugin (besides plugins.env_allow). Env override:
+	// EXHUB_EXCHANGE_<SLUG>_ENV_ALLOW, comma separated.
+	EnvAllow []string `yaml:"env_allow"`
+}
+
+// PluginEnvAllow is every host variable name passed through to e's plugin: plugins.env_allow, then the exchange's
+// env_allow, each name once.
+func (c *Config) PluginEnvAllow(e Exchange) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, n := range append(append([]string(nil), c.Plugins.EnvAllow...), e.EnvAllow...) {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// DefaultPluginEnvAllow are the host variables passed to every plugin by default: the proxy settings Go's HTTP
+// client reads, so a plugin reaches its exchange the way the host would. Demo mode needs none of them (the
+// emulators are on 127.0.0.1, which no proxy handles).
+var DefaultPluginEnvAllow = []string{"HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "no_proxy"}
+
+// splitList parses a comma-separated override into names; empty means none.
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // PluginPath is the resolved plugin binary path, "" when the exchange has no plugin.
@@ -308,6 +353,7 @@ func Default() Config {
 			BackoffMax:     Duration(30 * time.Second),
 			StableAfter:    Duration(60 * time.Second),
 			StreamBuffer:   1024,
+			EnvAllow:       append([]string(nil), DefaultPluginEnvAllow...),
 		},
 		APIDocs: APIDocs{Dir: "bff/apidocs/dist"},
 		Market: Market{
@@ -459,6 +505,16 @@ func applyEnv(c *Config, lookup func(string) (string, bool)) error {
 			}
 		}
 	}
+	// Plugin environment allowlists: comma-separated names; an empty value clears the list.
+	if s, ok := lookup("EXHUB_PLUGINS_ENV_ALLOW"); ok {
+		c.Plugins.EnvAllow = splitList(s)
+	}
+	for i := range c.Exchanges {
+		e := &c.Exchanges[i]
+		if s, ok := lookup("EXHUB_EXCHANGE_" + strings.ToUpper(strings.ReplaceAll(e.Slug, "-", "_")) + "_ENV_ALLOW"); ok {
+			e.EnvAllow = splitList(s)
+		}
+	}
 	// Settings: EXHUB_EXCHANGE_<SLUG>_SETTINGS="key=value,key=value" adds or replaces keys; then
 	// EXHUB_EXCHANGE_<SLUG>_SETTING_<KEY> replaces the value of a key that is already set.
 	for i := range c.Exchanges {
@@ -598,6 +654,11 @@ func (c *Config) Validate() error {
 	if c.Plugins.StreamBuffer < 16 {
 		bad("plugins.stream_buffer", "must be at least 16, got %d", c.Plugins.StreamBuffer)
 	}
+	for i, n := range c.Plugins.EnvAllow {
+		if err := sdk.CheckEnvName(n); err != nil {
+			bad(fmt.Sprintf("plugins.env_allow[%d]", i), "%v", err)
+		}
+	}
 	switch strings.ToLower(c.Log.Level) {
 	case "debug", "info", "warn", "error":
 	default:
@@ -674,6 +735,19 @@ func (c *Config) Validate() error {
 		}
 		if e.Plugin == "" && e.Status == "" {
 			bad(k+".status", "an exchange without a plugin needs a status (e.g. coming_soon)")
+		}
+		for j, n := range e.EnvAllow {
+			if err := sdk.CheckEnvName(n); err != nil {
+				bad(fmt.Sprintf("%s.env_allow[%d]", k, j), "%v", err)
+			}
+		}
+		for j, kv := range e.Env {
+			name, _, found := strings.Cut(kv, "=")
+			if !found {
+				bad(fmt.Sprintf("%s.env[%d]", k, j), "%q is not NAME=value", kv)
+			} else if err := sdk.CheckEnvName(name); err != nil {
+				bad(fmt.Sprintf("%s.env[%d]", k, j), "%v", err)
+			}
 		}
 		if e.SHA256 != "" {
 			if b, err := hex.DecodeString(e.SHA256); err != nil || len(b) != 32 {
