@@ -468,11 +468,10 @@ func (s *Server) GetCandles(ctx context.Context, req *exchangev1.GetCandlesReque
 		limit = max
 	}
 	q := url.Values{"symbol": {req.GetSymbol()}, "interval": {req.GetInterval()}, "limit": {strconv.Itoa(limit)}}
+	// endTime and limit, never startTime: from startTime Binance answers the OLDEST page of the range, and the
+	// contract asks for the newest. Candles before start_time are dropped below.
 	if req.GetEndTime() > 0 {
 		q.Set("endTime", strconv.FormatInt(req.GetEndTime(), 10))
-	}
-	if req.GetStartTime() > 0 {
-		q.Set("startTime", strconv.FormatInt(req.GetStartTime(), 10))
 	}
 	weight := 2
 	if m == Futures {
@@ -571,7 +570,7 @@ func (s *Server) GetFundingRateHistory(ctx context.Context, req *exchangev1.GetF
 		limit = FundingHistoryLimit
 	}
 	q := url.Values{"symbol": {req.GetSymbol()}, "limit": {strconv.Itoa(limit)}}
-	setWindow(q, req.GetStartTime(), req.GetEndTime())
+	setWindow(q, 0, req.GetEndTime()) // the newest page up to end_time; see GetCandles
 	c, _ := s.client()
 	body, err := c.get(ctx, Futures, pathFutFundingRate, q, 1)
 	if err != nil {
@@ -580,6 +579,12 @@ func (s *Server) GetFundingRateHistory(ctx context.Context, req *exchangev1.GetF
 	rs, err := ParseFundingRates(body)
 	if err != nil {
 		return nil, parseErr("fundingRate", err)
+	}
+	rs = slices.DeleteFunc(rs, func(r *exchangev1.FundingRate) bool {
+		return r.GetFundingTime() < req.GetStartTime() || (req.GetEndTime() > 0 && r.GetFundingTime() > req.GetEndTime())
+	})
+	if len(rs) > limit {
+		rs = rs[len(rs)-limit:]
 	}
 	return &exchangev1.GetFundingRateHistoryResponse{Rates: rs}, nil
 }
@@ -605,9 +610,25 @@ func (s *Server) series(ctx context.Context, sr *exchangev1.SeriesRequest, path 
 		limit = FuturesDataLimit
 	}
 	q := url.Values{"symbol": {sr.GetSymbol()}, "period": {sr.GetPeriod()}, "limit": {strconv.Itoa(limit)}}
-	setWindow(q, sr.GetStartTime(), sr.GetEndTime())
+	setWindow(q, 0, sr.GetEndTime()) // the newest page up to end_time; see GetCandles
 	c, _ := s.client()
 	return c.get(ctx, Futures, path, q, 0)
+}
+
+// seriesWindow keeps the points of a series request's window, the newest `limit`, ascending.
+func seriesWindow[T any](sr *exchangev1.SeriesRequest, ps []T, timeOf func(T) int64) []T {
+	ps = slices.DeleteFunc(ps, func(p T) bool {
+		t := timeOf(p)
+		return t < sr.GetStartTime() || (sr.GetEndTime() > 0 && t > sr.GetEndTime())
+	})
+	limit := int(sr.GetLimit())
+	if limit <= 0 || limit > FuturesDataLimit {
+		limit = FuturesDataLimit
+	}
+	if len(ps) > limit {
+		ps = ps[len(ps)-limit:]
+	}
+	return ps
 }
 
 // GetOpenInterestHistory: /futures/data/openInterestHist.
@@ -620,6 +641,7 @@ func (s *Server) GetOpenInterestHistory(ctx context.Context, req *exchangev1.Get
 	if err != nil {
 		return nil, parseErr("openInterestHist", err)
 	}
+	ps = seriesWindow(req.GetSeries(), ps, func(p *exchangev1.OpenInterestPoint) int64 { return p.GetTime() })
 	return &exchangev1.GetOpenInterestHistoryResponse{Points: ps}, nil
 }
 
@@ -644,6 +666,7 @@ func (s *Server) GetLongShortRatioHistory(ctx context.Context, req *exchangev1.G
 	if err != nil {
 		return nil, parseErr("longShortRatio", err)
 	}
+	ps = seriesWindow(req.GetSeries(), ps, func(p *exchangev1.LongShortRatioPoint) int64 { return p.GetTime() })
 	return &exchangev1.GetLongShortRatioHistoryResponse{Points: ps}, nil
 }
 
@@ -660,6 +683,7 @@ func (s *Server) GetTakerVolumeHistory(ctx context.Context, req *exchangev1.GetT
 	if err != nil {
 		return nil, parseErr("takerlongshortRatio", err)
 	}
+	ps = seriesWindow(req.GetSeries(), ps, func(p *exchangev1.TakerVolumePoint) int64 { return p.GetTime() })
 	return &exchangev1.GetTakerVolumeHistoryResponse{Points: ps}, nil
 }
 

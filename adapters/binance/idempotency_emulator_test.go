@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/exhub/exhub/adapters/venue"
 	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
@@ -66,9 +67,9 @@ func TestEmulatorClientIDAfterFill(t *testing.T) {
 		if n := ordersWithClientID(t, v, c.id, cid); n != 1 {
 			t.Fatalf("%v: %d orders on the venue with client id %s, want exactly 1", c.mt, n, cid)
 		}
-		other := *req
+		other := proto.Clone(req).(*exchangev1.PlaceOrderRequest)
 		other.Qty = "0.02"
-		if _, err := s.PlaceOrder(ctx, &other); reason(err) != exchangev1.ErrorReason_ERROR_REASON_DUPLICATE_CLIENT_ORDER_ID {
+		if _, err := s.PlaceOrder(ctx, other); reason(err) != exchangev1.ErrorReason_ERROR_REASON_DUPLICATE_CLIENT_ORDER_ID {
 			t.Fatalf("%v: same id, other quantity: %v, want DUPLICATE_CLIENT_ORDER_ID", c.mt, err)
 		}
 		if n := ordersWithClientID(t, v, c.id, cid); n != 1 {
@@ -128,9 +129,9 @@ func TestEmulatorMarginModePerOrder(t *testing.T) {
 	if err != nil || l.MarginMode != exchangev1.MarginMode_MARGIN_MODE_ISOLATED {
 		t.Fatalf("margin mode after an isolated order: %v %+v", err, l)
 	}
-	cross := *iso
+	cross := proto.Clone(iso).(*exchangev1.PlaceOrderRequest)
 	cross.MarginMode = exchangev1.MarginMode_MARGIN_MODE_CROSS
-	_, err = s.PlaceOrder(ctx, &cross)
+	_, err = s.PlaceOrder(ctx, cross)
 	if reason(err) != exchangev1.ErrorReason_ERROR_REASON_ACCOUNT_MODE_MISMATCH || sdk.DetailOf(err).GetField() != "margin_mode" {
 		t.Fatalf("cross order while an isolated order is open: %v", err)
 	}

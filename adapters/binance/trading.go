@@ -483,51 +483,88 @@ func (s *Server) ListOpenOrders(ctx context.Context, req *exchangev1.ListOpenOrd
 	return &exchangev1.ListOpenOrdersResponse{Orders: os}, nil
 }
 
-func pageParams(q url.Values, p *exchangev1.HistoryPage, max int) int {
-	limit := int(p.GetLimit())
-	if limit <= 0 || limit > max {
-		limit = max
+// allOrders reads the newest orders of a symbol created at or before the window's end (allOrders with endTime and
+// no startTime, from which Binance would page oldest first). more: Binance answered a full page.
+func (s *Server) allOrders(ctx context.Context, m Market, acct *exchangev1.AccountRef, symbol string, w histWindow) ([]wireOrder, bool, error) {
+	q := url.Values{"symbol": {symbol}, "limit": {strconv.Itoa(w.fetch(OrderHistoryLimit))}}
+	if e := w.endParam(); e != "" {
+		q.Set("endTime", e)
 	}
-	q.Set("limit", strconv.Itoa(limit))
-	setWindow(q, p.GetStartTime(), p.GetEndTime())
-	return limit
-}
-
-// ListOrderHistory lists orders of one symbol, newest first.
-func (s *Server) ListOrderHistory(ctx context.Context, req *exchangev1.ListOrderHistoryRequest) (*exchangev1.ListOrderHistoryResponse, error) {
-	m, _, err := s.instrument(ctx, req.GetMarketType(), req.GetSymbol())
-	if err != nil {
-		return nil, err
-	}
-	q := url.Values{"symbol": {req.GetSymbol()}}
-	pageParams(q, req.GetPage(), OrderHistoryLimit)
 	path := pathSpotAllOrders
 	if m == Futures {
 		path = pathFutAllOrders
 	}
 	c, _ := s.client()
-	body, err := c.signed(ctx, m, http.MethodGet, path, q, 20, creds(req.GetAccount()))
+	body, err := c.signed(ctx, m, http.MethodGet, path, q, 20, creds(acct))
+	if err != nil {
+		return nil, false, err
+	}
+	var ws []wireOrder
+	if err := decodeJSON(body, &ws, "allOrders"); err != nil {
+		return nil, false, parseErr("allOrders", err)
+	}
+	return ws, len(ws) >= w.fetch(OrderHistoryLimit), nil
+}
+
+func wireOrderTime(w wireOrder) int64 {
+	if w.Time != 0 {
+		return int64(w.Time)
+	}
+	return int64(w.UpdateTime)
+}
+
+func wireOrderID(w wireOrder) string {
+	if w.OrderID == nil {
+		return ""
+	}
+	return strconv.FormatInt(int64(*w.OrderID), 10)
+}
+
+// ListOrderHistory lists orders of one symbol, newest first: the newest `limit` created in the page's window, and a
+// cursor to the older ones.
+func (s *Server) ListOrderHistory(ctx context.Context, req *exchangev1.ListOrderHistoryRequest) (*exchangev1.ListOrderHistoryResponse, error) {
+	m, _, err := s.instrument(ctx, req.GetMarketType(), req.GetSymbol())
 	if err != nil {
 		return nil, err
 	}
-	os, err := ParseOrders(m, body)
+	w, err := newWindow(req.GetPage(), OrderHistoryLimit)
 	if err != nil {
-		return nil, parseErr("allOrders", err)
+		return nil, err
 	}
-	for i, j := 0, len(os)-1; i < j; i, j = i+1, j-1 {
-		os[i], os[j] = os[j], os[i]
+	ws, more, err := s.allOrders(ctx, m, req.GetAccount(), req.GetSymbol(), w)
+	if err != nil {
+		return nil, err
 	}
-	return &exchangev1.ListOrderHistoryResponse{Orders: os}, nil
+	// Conditional orders count for the paging (they are rows of allOrders) but are listed by ListAlgoOrders.
+	page, next := newestPage(w, ws, more, wireOrderTime, wireOrderID)
+	out := make([]*exchangev1.Order, 0, len(page))
+	for i := range page {
+		if isConditional(page[i].Type) {
+			continue
+		}
+		o, err := page[i].toOrder(m)
+		if err != nil {
+			return nil, parseErr("allOrders", err)
+		}
+		out = append(out, o)
+	}
+	return &exchangev1.ListOrderHistoryResponse{Orders: out, NextCursor: next}, nil
 }
 
-// ListFills lists the account's trades of one symbol, newest first.
+// ListFills lists the account's trades of one symbol, newest first, with a cursor to older ones.
 func (s *Server) ListFills(ctx context.Context, req *exchangev1.ListFillsRequest) (*exchangev1.ListFillsResponse, error) {
 	m, _, err := s.instrument(ctx, req.GetMarketType(), req.GetSymbol())
 	if err != nil {
 		return nil, err
 	}
-	q := url.Values{"symbol": {req.GetSymbol()}}
-	pageParams(q, req.GetPage(), FillsLimit)
+	w, err := newWindow(req.GetPage(), FillsLimit)
+	if err != nil {
+		return nil, err
+	}
+	q := url.Values{"symbol": {req.GetSymbol()}, "limit": {strconv.Itoa(w.fetch(FillsLimit))}}
+	if e := w.endParam(); e != "" {
+		q.Set("endTime", e)
+	}
 	path := pathSpotMyTrades
 	if m == Futures {
 		path = pathFutUserTrades
@@ -541,10 +578,9 @@ func (s *Server) ListFills(ctx context.Context, req *exchangev1.ListFillsRequest
 	if err != nil {
 		return nil, parseErr("trades", err)
 	}
-	for i, j := 0, len(fs)-1; i < j; i, j = i+1, j-1 {
-		fs[i], fs[j] = fs[j], fs[i]
-	}
-	return &exchangev1.ListFillsResponse{Fills: fs}, nil
+	page, next := newestPage(w, fs, len(fs) >= w.fetch(FillsLimit),
+		func(f *exchangev1.Fill) int64 { return f.GetTime() }, func(f *exchangev1.Fill) string { return f.GetTradeId() })
+	return &exchangev1.ListFillsResponse{Fills: page, NextCursor: next}, nil
 }
 
 // PlaceAlgoOrder places STOP_MARKET / TAKE_PROFIT_MARKET futures orders (optionally closePosition).
@@ -647,10 +683,40 @@ func (s *Server) CancelAlgoOrder(ctx context.Context, req *exchangev1.CancelAlgo
 	return &exchangev1.CancelAlgoOrderResponse{AlgoOrder: a}, nil
 }
 
-// ListAlgoOrders lists waiting conditional orders (and, with include_history, past ones of the symbol).
+// ListAlgoOrders lists waiting conditional orders (and, with include_history, the symbol's past ones too, newest
+// first, with a cursor to older ones).
 func (s *Server) ListAlgoOrders(ctx context.Context, req *exchangev1.ListAlgoOrdersRequest) (*exchangev1.ListAlgoOrdersResponse, error) {
+	if req.GetIncludeHistory() {
+		if req.GetSymbol() == "" {
+			return nil, invalid("symbol", "history needs a symbol on Binance")
+		}
+		if _, _, err := s.instrument(ctx, exchangev1.MarketType_MARKET_TYPE_SWAP, req.GetSymbol()); err != nil {
+			return nil, err
+		}
+		w, err := newWindow(req.GetPage(), OrderHistoryLimit)
+		if err != nil {
+			return nil, err
+		}
+		ws, more, err := s.allOrders(ctx, Futures, req.GetAccount(), req.GetSymbol(), w)
+		if err != nil {
+			return nil, err
+		}
+		page, next := newestPage(w, ws, more, wireOrderTime, wireOrderID)
+		var out []*exchangev1.AlgoOrder
+		for i := range page {
+			if !isConditional(page[i].origOrType()) {
+				continue
+			}
+			a, err := page[i].toAlgo()
+			if err != nil {
+				return nil, parseErr("algo orders", err)
+			}
+			out = append(out, a)
+		}
+		return &exchangev1.ListAlgoOrdersResponse{AlgoOrders: out, NextCursor: next}, nil
+	}
 	q := url.Values{}
-	path, weight := pathFutOpenOrders, 40
+	weight := 40
 	if req.GetSymbol() != "" {
 		if _, _, err := s.instrument(ctx, exchangev1.MarketType_MARKET_TYPE_SWAP, req.GetSymbol()); err != nil {
 			return nil, err
@@ -658,15 +724,8 @@ func (s *Server) ListAlgoOrders(ctx context.Context, req *exchangev1.ListAlgoOrd
 		q.Set("symbol", req.GetSymbol())
 		weight = 1
 	}
-	if req.GetIncludeHistory() {
-		if req.GetSymbol() == "" {
-			return nil, invalid("symbol", "history needs a symbol on Binance")
-		}
-		path, weight = pathFutAllOrders, 5
-		pageParams(q, req.GetPage(), OrderHistoryLimit)
-	}
 	c, _ := s.client()
-	body, err := c.signed(ctx, Futures, http.MethodGet, path, q, weight, creds(req.GetAccount()))
+	body, err := c.signed(ctx, Futures, http.MethodGet, pathFutOpenOrders, q, weight, creds(req.GetAccount()))
 	if err != nil {
 		return nil, err
 	}
@@ -674,9 +733,7 @@ func (s *Server) ListAlgoOrders(ctx context.Context, req *exchangev1.ListAlgoOrd
 	if err != nil {
 		return nil, parseErr("algo orders", err)
 	}
-	for i, j := 0, len(as)-1; i < j; i, j = i+1, j-1 {
-		as[i], as[j] = as[j], as[i]
-	}
+	slices.Reverse(as)
 	return &exchangev1.ListAlgoOrdersResponse{AlgoOrders: as}, nil
 }
 

@@ -133,15 +133,21 @@ func (s *Server) transfer(ctx context.Context, req *exchangev1.TransferRequest) 
 		Time: c.serverNow(Spot).UnixMilli()}}, nil
 }
 
-// ListTransfers merges both directions of universal transfers between funding and spot, newest first.
+// ListTransfers merges both directions of universal transfers between funding and spot, newest first, with a
+// cursor to older ones.
 func (s *Server) ListTransfers(ctx context.Context, req *exchangev1.ListTransfersRequest) (*exchangev1.ListTransfersResponse, error) {
-	limit := historyLimit(req.GetPage(), transferPageMax)
+	w, err := newWindow(req.GetPage(), transferPageMax)
+	if err != nil {
+		return nil, err
+	}
 	asset := strings.ToUpper(strings.TrimSpace(req.GetAsset()))
 	c, _ := s.client()
 	var all []*exchangev1.TransferRecord
+	more := false
 	for _, typ := range []string{transferFundingToMain, transferMainToFunding} {
+		// Binance lists transfers newest first, so the window's bounds can both be sent.
 		q := url.Values{"type": {typ}, "size": {strconv.Itoa(transferPageMax)}}
-		setWindow(q, req.GetPage().GetStartTime(), req.GetPage().GetEndTime())
+		setWindow(q, w.start, w.end)
 		body, err := c.signed(ctx, Spot, http.MethodGet, pathTransfer, q, 1, creds(req.GetAccount()))
 		if err != nil {
 			return nil, err
@@ -150,17 +156,16 @@ func (s *Server) ListTransfers(ctx context.Context, req *exchangev1.ListTransfer
 		if err != nil {
 			return nil, parseErr("transfers", err)
 		}
+		more = more || len(rs) >= transferPageMax
 		for _, r := range rs {
 			if asset == "" || r.GetAsset() == asset {
 				all = append(all, r)
 			}
 		}
 	}
-	slices.SortStableFunc(all, func(a, b *exchangev1.TransferRecord) int { return compareInt64(b.GetTime(), a.GetTime()) })
-	if len(all) > limit {
-		all = all[:limit]
-	}
-	return &exchangev1.ListTransfersResponse{Transfers: all}, nil
+	page, next := newestPage(w, all, more, func(r *exchangev1.TransferRecord) int64 { return r.GetTime() },
+		func(r *exchangev1.TransferRecord) string { return r.GetId() })
+	return &exchangev1.ListTransfersResponse{Transfers: page, NextCursor: next}, nil
 }
 
 func compareInt64(a, b int64) int {
@@ -223,22 +228,29 @@ func window(p *exchangev1.HistoryPage, now time.Time, span time.Duration) (int64
 	return start, end
 }
 
-// historyParams sets the page's times on a deposit or withdraw history query; without them Binance answers the
-// last 90 days. A window wider than 90 days is narrowed to its last 90.
-func historyParams(q url.Values, p *exchangev1.HistoryPage) {
-	start, end := p.GetStartTime(), p.GetEndTime()
-	if end > 0 && start > 0 && end-start > depositHistorySpan.Milliseconds() {
+// historyParams sets a deposit or withdraw history window (Binance lists them newest first, at most 90 days per
+// call: a wider or open window is narrowed to the 90 days before its end).
+func historyParams(q url.Values, w histWindow, now time.Time) {
+	start, end := w.start, w.end
+	if end <= 0 {
+		end = now.Add(time.Minute).UnixMilli()
+	}
+	if start <= 0 || end-start > depositHistorySpan.Milliseconds() {
 		start = end - depositHistorySpan.Milliseconds()
 	}
 	setWindow(q, start, end)
-	q.Set("limit", strconv.Itoa(historyLimit(p, walletHistoryMax)))
+	q.Set("limit", strconv.Itoa(w.fetch(walletHistoryMax)))
 }
 
 // ListDeposits lists deposits, newest first (Binance's default: the last 90 days).
 func (s *Server) ListDeposits(ctx context.Context, req *exchangev1.ListDepositsRequest) (*exchangev1.ListDepositsResponse, error) {
+	w, err := newWindow(req.GetPage(), walletHistoryMax)
+	if err != nil {
+		return nil, err
+	}
 	c, _ := s.client()
 	q := url.Values{}
-	historyParams(q, req.GetPage())
+	historyParams(q, w, c.serverNow(Spot))
 	if a := strings.ToUpper(strings.TrimSpace(req.GetAsset())); a != "" {
 		q.Set("coin", a)
 	}
@@ -250,8 +262,9 @@ func (s *Server) ListDeposits(ctx context.Context, req *exchangev1.ListDepositsR
 	if err != nil {
 		return nil, parseErr("deposits", err)
 	}
-	slices.SortStableFunc(ds, func(a, b *exchangev1.DepositRecord) int { return compareInt64(b.GetTime(), a.GetTime()) })
-	return &exchangev1.ListDepositsResponse{Deposits: ds}, nil
+	page, next := newestPage(w, ds, len(ds) >= w.fetch(walletHistoryMax), func(r *exchangev1.DepositRecord) int64 { return r.GetTime() },
+		func(r *exchangev1.DepositRecord) string { return r.GetId() })
+	return &exchangev1.ListDepositsResponse{Deposits: page, NextCursor: next}, nil
 }
 
 // Withdraw requests a withdrawal; the fee is charged on top of amount. client_id is sent as withdrawOrderId.
@@ -332,9 +345,13 @@ func (s *Server) findWithdrawal(ctx context.Context, acct *exchangev1.AccountRef
 
 // ListWithdrawals lists withdrawals, newest first (Binance's default: the last 90 days).
 func (s *Server) ListWithdrawals(ctx context.Context, req *exchangev1.ListWithdrawalsRequest) (*exchangev1.ListWithdrawalsResponse, error) {
+	w, err := newWindow(req.GetPage(), walletHistoryMax)
+	if err != nil {
+		return nil, err
+	}
 	c, _ := s.client()
 	q := url.Values{}
-	historyParams(q, req.GetPage())
+	historyParams(q, w, c.serverNow(Spot))
 	if a := strings.ToUpper(strings.TrimSpace(req.GetAsset())); a != "" {
 		q.Set("coin", a)
 	}
@@ -346,8 +363,9 @@ func (s *Server) ListWithdrawals(ctx context.Context, req *exchangev1.ListWithdr
 	if err != nil {
 		return nil, parseErr("withdrawals", err)
 	}
-	slices.SortStableFunc(ws, func(a, b *exchangev1.WithdrawalRecord) int { return compareInt64(b.GetTime(), a.GetTime()) })
-	return &exchangev1.ListWithdrawalsResponse{Withdrawals: ws}, nil
+	page, next := newestPage(w, ws, len(ws) >= w.fetch(walletHistoryMax), func(r *exchangev1.WithdrawalRecord) int64 { return r.GetTime() },
+		func(r *exchangev1.WithdrawalRecord) string { return r.GetId() })
+	return &exchangev1.ListWithdrawalsResponse{Withdrawals: page, NextCursor: next}, nil
 }
 
 // GetConvertQuote asks for a convert quote by the amount given or wanted.
@@ -416,19 +434,51 @@ func (s *Server) Convert(ctx context.Context, req *exchangev1.ConvertRequest) (*
 	return &exchangev1.ConvertResponse{Convert: rec}, nil
 }
 
-// ListConverts lists convert orders of a window (the last 30 days unless the page says otherwise), newest first.
+// ListConverts lists convert orders of a window (the 30 days before its end unless the page says otherwise), newest
+// first, with a cursor to older ones. tradeFlow answers the OLDEST rows of its window first (with moreData), so the
+// adapter walks the window forward and keeps the newest rows.
 func (s *Server) ListConverts(ctx context.Context, req *exchangev1.ListConvertsRequest) (*exchangev1.ListConvertsResponse, error) {
-	c, _ := s.client()
-	start, end := window(req.GetPage(), c.serverNow(Spot), convertFlowSpan)
-	q := url.Values{"startTime": {itoa64(start)}, "endTime": {itoa64(end)}, "limit": {strconv.Itoa(historyLimit(req.GetPage(), convertFlowMax))}}
-	body, err := c.signed(ctx, Spot, http.MethodGet, pathConvertHistory, q, 30, creds(req.GetAccount()))
+	w, err := newWindow(req.GetPage(), convertFlowMax)
 	if err != nil {
 		return nil, err
 	}
-	rs, _, err := ParseConvertFlow(body)
-	if err != nil {
-		return nil, parseErr("convert trade flow", err)
+	c, _ := s.client()
+	start, end := window(&exchangev1.HistoryPage{StartTime: w.start, EndTime: w.end}, c.serverNow(Spot), convertFlowSpan)
+	keep := w.fetch(convertFlowMax)
+	var rs []*exchangev1.ConvertRecord
+	// A window narrowed to 30 days (or open) may have older rows before it.
+	more := w.start <= 0 || start > w.start
+	for from, calls := start, 0; calls < maxConvertWalk; calls++ {
+		q := url.Values{"startTime": {itoa64(from)}, "endTime": {itoa64(end)}, "limit": {strconv.Itoa(convertFlowMax)}}
+		body, err := c.signed(ctx, Spot, http.MethodGet, pathConvertHistory, q, 30, creds(req.GetAccount()))
+		if err != nil {
+			return nil, err
+		}
+		got, moreData, err := ParseConvertFlow(body)
+		if err != nil {
+			return nil, parseErr("convert trade flow", err)
+		}
+		rs = append(rs, got...)
+		if len(rs) > keep {
+			slices.SortStableFunc(rs, func(a, b *exchangev1.ConvertRecord) int { return compareInt64(a.GetTime(), b.GetTime()) })
+			rs, more = rs[len(rs)-keep:], true
+		}
+		if !moreData || len(got) == 0 {
+			break
+		}
+		last := got[0].GetTime()
+		for _, r := range got {
+			last = max(last, r.GetTime())
+		}
+		if last+1 <= from {
+			break
+		}
+		from = last + 1
 	}
-	slices.SortStableFunc(rs, func(a, b *exchangev1.ConvertRecord) int { return compareInt64(b.GetTime(), a.GetTime()) })
-	return &exchangev1.ListConvertsResponse{Converts: rs}, nil
+	page, next := newestPage(w, rs, more && len(rs) > 0, func(r *exchangev1.ConvertRecord) int64 { return r.GetTime() },
+		func(r *exchangev1.ConvertRecord) string { return r.GetId() })
+	return &exchangev1.ListConvertsResponse{Converts: page, NextCursor: next}, nil
 }
+
+// maxConvertWalk bounds the tradeFlow calls of one ListConverts page.
+const maxConvertWalk = 20
