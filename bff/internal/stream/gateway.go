@@ -111,6 +111,7 @@ type Gateway struct {
 
 	mu     sync.Mutex
 	conns  map[*conn]struct{}
+	admit  int // connections admitted: in conns, or past the limit check and upgrading
 	closed bool
 	ctx    context.Context
 
@@ -249,18 +250,30 @@ var closeReasonNames = [numCloseReasons]string{"client", "message_too_big", "hea
 
 // ServeHTTP upgrades GET /api/v1/stream to a WebSocket.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// The slot is taken under the lock before the upgrade, so concurrent upgrades cannot pass the limit together;
+	// it is given back when the connection ends or the upgrade fails.
 	g.mu.Lock()
-	ctx, closed, n := g.ctx, g.closed, len(g.conns)
+	ctx, closed, full := g.ctx, g.closed, g.admit >= g.cfg.MaxConnections
+	if ctx != nil && !closed && !full {
+		g.admit++
+	}
 	g.mu.Unlock()
 	if ctx == nil || closed {
 		httpProblem(w, http.StatusServiceUnavailable, "the stream gateway is not running")
 		return
 	}
-	if n >= g.cfg.MaxConnections {
+	if full {
 		w.Header().Set("Retry-After", "5")
 		httpProblem(w, http.StatusServiceUnavailable, "too many stream connections on this server; retry shortly")
 		return
 	}
+	defer func() {
+		g.mu.Lock()
+		g.admit--
+		g.mu.Unlock()
+	}()
+	// A browser's Origin must be this host or match OriginPatterns: another site's page cannot open the stream
+	// (the library answers 403 before the upgrade).
 	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{
 		OriginPatterns: g.cfg.OriginPatterns, InsecureSkipVerify: g.cfg.InsecureSkipOriginCheck,
 		CompressionMode: websocket.CompressionDisabled,

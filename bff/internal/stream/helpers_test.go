@@ -19,6 +19,10 @@ import (
 
 var referenceBin string
 
+// patience bounds every wait in these tests: what they wait for normally comes at once or within a tick of the
+// gateway; only a broken gateway reaches the bound, so it is generous enough for a loaded machine under -race.
+const patience = time.Minute
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "stream-test")
 	if err != nil {
@@ -52,7 +56,7 @@ func startReplica(t *testing.T, broker Broker, cfg Config, settings map[string]s
 	hostDone := make(chan struct{})
 	go func() { defer close(hostDone); h.Run(ctx) }()
 	sup, _ := h.Get("reference")
-	wctx, wcancel := context.WithTimeout(ctx, 15*time.Second)
+	wctx, wcancel := context.WithTimeout(ctx, patience)
 	defer wcancel()
 	if err := sup.WaitRunning(wctx); err != nil {
 		cancel()
@@ -79,17 +83,11 @@ func startReplica(t *testing.T, broker Broker, cfg Config, settings map[string]s
 		<-hostDone
 	}
 	t.Cleanup(r.stop)
-	// Wait for Run to take the context.
-	for i := 0; i < 100; i++ {
-		g := gw
-		g.mu.Lock()
-		ok := g.ctx != nil
-		g.mu.Unlock()
-		if ok {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitFor(t, "the gateway to run", func() bool {
+		gw.mu.Lock()
+		defer gw.mu.Unlock()
+		return gw.ctx != nil
+	})
 	return r
 }
 
@@ -103,7 +101,7 @@ type client struct {
 
 func dial(t *testing.T, srv *httptest.Server) *client {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
 	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
 	if err != nil {
@@ -145,7 +143,7 @@ func dial(t *testing.T, srv *httptest.Server) *client {
 		}
 	}()
 	t.Cleanup(func() { _ = ws.CloseNow() })
-	hello := c.next(5 * time.Second)
+	hello := c.next()
 	if hello["type"] != "hello" {
 		t.Fatalf("first message %v", hello)
 	}
@@ -155,14 +153,20 @@ func dial(t *testing.T, srv *httptest.Server) *client {
 func (c *client) send(v any) {
 	c.t.Helper()
 	b, _ := json.Marshal(v)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
 	if err := c.ws.Write(ctx, websocket.MessageText, b); err != nil {
 		c.t.Fatalf("write: %v", err)
 	}
 }
 
-func (c *client) next(limit time.Duration) map[string]any {
+// next returns the next message.
+func (c *client) next() map[string]any {
+	c.t.Helper()
+	return c.nextBy(time.Now().Add(patience))
+}
+
+func (c *client) nextBy(deadline time.Time) map[string]any {
 	c.t.Helper()
 	select {
 	case m, ok := <-c.msgs:
@@ -170,22 +174,18 @@ func (c *client) next(limit time.Duration) map[string]any {
 			c.t.Fatalf("connection ended: %v", <-c.done)
 		}
 		return m
-	case <-time.After(limit):
-		c.t.Fatalf("no message within %s", limit)
+	case <-time.After(time.Until(deadline)):
+		c.t.Fatalf("no message within %s", patience)
 	}
 	return nil
 }
 
 // until reads messages until f returns true (skipping others).
-func (c *client) until(limit time.Duration, f func(map[string]any) bool) map[string]any {
+func (c *client) until(f func(map[string]any) bool) map[string]any {
 	c.t.Helper()
-	deadline := time.Now().Add(limit)
+	deadline := time.Now().Add(patience)
 	for {
-		left := time.Until(deadline)
-		if left <= 0 {
-			c.t.Fatalf("condition not met within %s", limit)
-		}
-		if m := c.next(left); f(m) {
+		if m := c.nextBy(deadline); f(m) {
 			return m
 		}
 	}
@@ -200,9 +200,9 @@ func sub(channel, symbol string, extra ...any) map[string]any {
 	return m
 }
 
-func waitFor(t *testing.T, limit time.Duration, what string, f func() bool) {
+func waitFor(t *testing.T, what string, f func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(limit)
+	deadline := time.Now().Add(patience)
 	for !f() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

@@ -413,12 +413,28 @@ func (u *upstream) bookBroken(lt *leadTopic, err error, dirty []*leadTopic) []*l
 	lt.book.Reset()
 	u.log.Info("stream: book resync", "topic", lt.topic, "err", err)
 	lt.status = &pubMsg{K: "status", State: "resyncing", Message: "order book resync; a snapshot follows"}
-	if time.Since(lt.lastResync) > 200*time.Millisecond || errors.Is(err, book.ErrCrossed) {
-		lt.lastResync = time.Now()
+	// Resyncs of one topic are spaced resyncSpacing apart (a plugin whose book keeps breaking is not asked for a
+	// snapshot in a tight loop), but every broken book gets one: a resync that comes too soon after the last is
+	// made when the spacing has passed, never dropped (the book would wait for a snapshot forever). lastResync is
+	// the time of the latest resync made or scheduled.
+	now := time.Now()
+	next := lt.lastResync.Add(resyncSpacing)
+	switch {
+	case errors.Is(err, book.ErrCrossed) || !now.Before(next):
+		lt.lastResync = now
 		u.requestResync(lt.topic)
+	case now.Before(lt.lastResync):
+		// One is scheduled already.
+	default:
+		lt.lastResync = next
+		topic := lt.topic
+		time.AfterFunc(next.Sub(now), func() { u.requestResync(topic) }) // ends at once; run ignores a topic no longer led
 	}
 	return mark(lt, dirty)
 }
+
+// resyncSpacing is the least time between two resyncs of one book.
+const resyncSpacing = 200 * time.Millisecond
 
 func (u *upstream) applyStatus(es *exStream, ev *exchangev1.MarketEvent, st *exchangev1.StreamStatus, dirty []*leadTopic) []*leadTopic {
 	var targets []*leadTopic

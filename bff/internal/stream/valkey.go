@@ -204,6 +204,9 @@ func (v *ValkeyBroker) Run(ctx context.Context) error {
 	}
 }
 
+// reconcile brings subscriptions, interest and leases in line with local interest. Its steps are independent: a
+// failed one (Valkey unreachable) is counted and the others still run, so a leader whose lease cannot be renewed
+// stops leading at once instead of at its next fully successful pass. Each step has its own time bound.
 func (v *ValkeyBroker) reconcile(ctx context.Context, dc valkey.DedicatedClient) {
 	v.mu.Lock()
 	want := make(map[string]bool, len(v.want))
@@ -211,12 +214,88 @@ func (v *ValkeyBroker) reconcile(ctx context.Context, dc valkey.DedicatedClient)
 		want[t] = true
 	}
 	v.mu.Unlock()
-	cctx, cancel := context.WithTimeout(ctx, v.ttl)
-	defer cancel()
 	now := time.Now().UnixMilli()
+	step := func() (context.Context, context.CancelFunc) { return context.WithTimeout(ctx, v.ttl/2) }
 
-	// Subscriptions first, so no message published after we lead or read the last state is missed.
-	var sub, unsub []string
+	// Subscriptions first, so no message published after we lead or read the last state is missed. A topic whose
+	// SUBSCRIBE failed is not led by this replica (below) until a later pass subscribes it.
+	unsub := v.syncSubscriptions(step, dc, want)
+
+	// Interest.
+	cctx, cancel := step()
+	cmds := make(valkey.Commands, 0, 2*len(want)+len(unsub))
+	for t := range want {
+		cmds = append(cmds, v.c.B().Zadd().Key(v.prefix+"want:"+t).ScoreMember().ScoreMember(float64(now+v.ttl.Milliseconds()), v.id).Build(),
+			v.c.B().Pexpire().Key(v.prefix+"want:"+t).Milliseconds(3*v.ttl.Milliseconds()).Build())
+	}
+	for _, t := range unsub {
+		cmds = append(cmds, v.c.B().Zrem().Key(v.prefix+"want:"+t).Member(v.id).Build())
+	}
+	for _, r := range v.c.DoMulti(cctx, cmds...) {
+		if err := r.Error(); err != nil {
+			v.errs[opInterest].Add(1)
+			v.log.Warn("stream: valkey interest", "err", err)
+			break
+		}
+	}
+	cancel()
+
+	// Leases held: renew while some replica wants the topic, else give it up.
+	ttl := strconv.FormatInt(v.ttl.Milliseconds(), 10)
+	for t := range v.held {
+		cctx, cancel := step()
+		key := v.prefix + "lease:" + t
+		if !want[t] {
+			wk := v.prefix + "want:" + t
+			_ = v.c.Do(cctx, v.c.B().Zremrangebyscore().Key(wk).Min("-inf").Max(strconv.FormatInt(now, 10)).Build()).Error()
+			n, err := v.c.Do(cctx, v.c.B().Zcard().Key(wk).Build()).AsInt64()
+			if err == nil && n == 0 {
+				_ = releaseScript.Exec(cctx, v.c, []string{key}, []string{v.id}).Error()
+				cancel()
+				delete(v.held, t)
+				v.h.unlead(t)
+				continue
+			}
+		}
+		n, err := renewScript.Exec(cctx, v.c, []string{key}, []string{v.id, ttl}).AsInt64()
+		cancel()
+		if err != nil {
+			v.errs[opLease].Add(1)
+		}
+		if err != nil || n == 0 {
+			// Lost (or cannot prove we hold it): stop leading; another replica may take over.
+			v.log.Info("stream: lease lost", "topic", t, "err", err)
+			delete(v.held, t)
+			v.h.unlead(t)
+		}
+	}
+	// Leases wanted: take those nobody holds, for topics this replica receives.
+	for t := range want {
+		if v.held[t] || !v.subscribed[t] {
+			continue
+		}
+		cctx, cancel := step()
+		ok, err := v.c.Do(cctx, v.c.B().Set().Key(v.prefix+"lease:"+t).Value(v.id).Nx().Px(v.ttl).Build()).AsBool()
+		cancel()
+		if err != nil && !valkey.IsValkeyNil(err) {
+			v.errs[opLease].Add(1)
+			v.log.Warn("stream: valkey lease", "topic", t, "err", err)
+			continue
+		}
+		if ok {
+			v.held[t] = true
+			v.log.Debug("stream: lease taken", "topic", t, "replica", v.id)
+			v.h.lead(t)
+		}
+	}
+	v.leases.Store(int64(len(v.held)))
+}
+
+// syncSubscriptions subscribes the dedicated connection to the wanted topics' channels (handing each newly
+// subscribed topic its last state) and unsubscribes the others. It returns the topics no longer wanted.
+func (v *ValkeyBroker) syncSubscriptions(step func() (context.Context, context.CancelFunc), dc valkey.DedicatedClient,
+	want map[string]bool) (unsub []string) {
+	var sub []string
 	for t := range want {
 		if !v.subscribed[t] {
 			sub = append(sub, t)
@@ -232,22 +311,27 @@ func (v *ValkeyBroker) reconcile(ctx context.Context, dc valkey.DedicatedClient)
 		for i, t := range sub {
 			chans[i] = v.prefix + "ev:" + t
 		}
-		if err := dc.Do(cctx, dc.B().Subscribe().Channel(chans...).Build()).Error(); err != nil {
+		cctx, cancel := step()
+		err := dc.Do(cctx, dc.B().Subscribe().Channel(chans...).Build()).Error()
+		cancel()
+		if err != nil {
 			v.errs[opSubscribe].Add(1)
 			v.log.Warn("stream: valkey subscribe", "err", err)
-			return
-		}
-		for _, t := range sub {
-			v.subscribed[t] = true
-			b, err := v.c.Do(cctx, v.c.B().Get().Key(v.prefix+"last:"+t).Build()).AsBytes()
-			switch {
-			case err == nil:
-				if !v.h.deliver(t, b, true) {
-					v.errs[opReceive].Add(1)
+		} else {
+			cctx, cancel := step()
+			for _, t := range sub {
+				v.subscribed[t] = true
+				b, err := v.c.Do(cctx, v.c.B().Get().Key(v.prefix+"last:"+t).Build()).AsBytes()
+				switch {
+				case err == nil:
+					if !v.h.deliver(t, b, true) {
+						v.errs[opReceive].Add(1)
+					}
+				case !valkey.IsValkeyNil(err):
+					v.errs[opLast].Add(1)
 				}
-			case !valkey.IsValkeyNil(err):
-				v.errs[opLast].Add(1)
 			}
+			cancel()
 		}
 	}
 	if len(unsub) > 0 {
@@ -256,73 +340,15 @@ func (v *ValkeyBroker) reconcile(ctx context.Context, dc valkey.DedicatedClient)
 			chans[i] = v.prefix + "ev:" + t
 			delete(v.subscribed, t)
 		}
-		if err := dc.Do(cctx, dc.B().Unsubscribe().Channel(chans...).Build()).Error(); err != nil {
+		cctx, cancel := step()
+		err := dc.Do(cctx, dc.B().Unsubscribe().Channel(chans...).Build()).Error()
+		cancel()
+		if err != nil {
 			v.errs[opSubscribe].Add(1)
 			v.log.Warn("stream: valkey unsubscribe", "err", err)
 		}
 	}
-
-	// Interest.
-	cmds := make(valkey.Commands, 0, len(want)+len(unsub))
-	for t := range want {
-		cmds = append(cmds, v.c.B().Zadd().Key(v.prefix+"want:"+t).ScoreMember().ScoreMember(float64(now+v.ttl.Milliseconds()), v.id).Build(),
-			v.c.B().Pexpire().Key(v.prefix+"want:"+t).Milliseconds(3*v.ttl.Milliseconds()).Build())
-	}
-	for _, t := range unsub {
-		cmds = append(cmds, v.c.B().Zrem().Key(v.prefix+"want:"+t).Member(v.id).Build())
-	}
-	for _, r := range v.c.DoMulti(cctx, cmds...) {
-		if err := r.Error(); err != nil {
-			v.errs[opInterest].Add(1)
-			v.log.Warn("stream: valkey interest", "err", err)
-			break
-		}
-	}
-
-	// Leases held: renew while some replica wants the topic, else give it up.
-	ttl := strconv.FormatInt(v.ttl.Milliseconds(), 10)
-	for t := range v.held {
-		key := v.prefix + "lease:" + t
-		if !want[t] {
-			wk := v.prefix + "want:" + t
-			_ = v.c.Do(cctx, v.c.B().Zremrangebyscore().Key(wk).Min("-inf").Max(strconv.FormatInt(now, 10)).Build()).Error()
-			n, err := v.c.Do(cctx, v.c.B().Zcard().Key(wk).Build()).AsInt64()
-			if err == nil && n == 0 {
-				_ = releaseScript.Exec(cctx, v.c, []string{key}, []string{v.id}).Error()
-				delete(v.held, t)
-				v.h.unlead(t)
-				continue
-			}
-		}
-		n, err := renewScript.Exec(cctx, v.c, []string{key}, []string{v.id, ttl}).AsInt64()
-		if err != nil {
-			v.errs[opLease].Add(1)
-		}
-		if err != nil || n == 0 {
-			// Lost (or cannot prove we hold it): stop leading; another replica may take over.
-			v.log.Info("stream: lease lost", "topic", t, "err", err)
-			delete(v.held, t)
-			v.h.unlead(t)
-		}
-	}
-	// Leases wanted: take those nobody holds.
-	for t := range want {
-		if v.held[t] {
-			continue
-		}
-		ok, err := v.c.Do(cctx, v.c.B().Set().Key(v.prefix+"lease:"+t).Value(v.id).Nx().Px(v.ttl).Build()).AsBool()
-		if err != nil && !valkey.IsValkeyNil(err) {
-			v.errs[opLease].Add(1)
-			v.log.Warn("stream: valkey lease", "topic", t, "err", err)
-			continue
-		}
-		if ok {
-			v.held[t] = true
-			v.log.Debug("stream: lease taken", "topic", t, "replica", v.id)
-			v.h.lead(t)
-		}
-	}
-	v.leases.Store(int64(len(v.held)))
+	return unsub
 }
 
 // stop gives up every lease and interest (unless simulating a crash) and stops leading.
