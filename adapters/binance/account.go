@@ -22,9 +22,13 @@ const accountQueue = 1024
 
 // StreamAccount follows the account's spot and USDT-M user data streams: a listen key per market (created, kept
 // alive every 30 minutes, closed at the end), its WebSocket, and a new key and connection when the key expires or
-// the connection drops. Orders, fills, algo orders, positions and spot balances are forwarded; status events say
-// CONNECTED when both markets are live, RECONNECTING / RESYNCED around a reconnect (the host re-reads orders and
-// positions after RESYNCED: events of the gap are not replayed). Bad credentials end the stream with AUTH_FAILED.
+// the connection drops. It answers as exchange.v1 1.1 asks (sdk.AccountSender): once both markets are connected, a
+// snapshot (open orders of both markets, open algo orders, positions, balances of both wallets) and STATE_CONNECTED,
+// then every order, fill, algo order, position and spot balance event with the next sequence. Binance's user
+// streams carry no sequence, so a gap shows only as a lost connection or key: after the reconnect the stream sends
+// STATE_RESYNCED and a fresh snapshot. Events are never dropped or merged: the queues are bounded and a full queue
+// holds the socket reader (backpressure) until the host reads. Bad credentials end the stream with AUTH_FAILED
+// (PERMISSION_DENIED when Binance says the key may not do it).
 func (s *Server) StreamAccount(req *exchangev1.StreamAccountRequest, stream exchangev1.Exchange_StreamAccountServer) error {
 	cr := creds(req.GetAccount())
 	if cr.APIKey == "" || cr.APISecret == "" {
@@ -33,11 +37,12 @@ func (s *Server) StreamAccount(req *exchangev1.StreamAccountRequest, stream exch
 	ctx, cancel := context.WithCancel(stream.Context())
 	defer cancel()
 	c, cfg := s.client()
-	out := make(chan *exchangev1.AccountEvent, accountQueue)
+	out := make(chan userMsg, accountQueue)
 	errCh := make(chan error, 2)
 	var wg sync.WaitGroup
 	var live sync.WaitGroup
 	var failed atomic.Int32
+	var dead [Futures + 1]atomic.Bool // per Market: its user stream gave up (the key may not use it)
 	live.Add(2)
 	for _, m := range []Market{Spot, Futures} {
 		u := &userStream{m: m, cr: cr, c: c, base: cfg.endpoints.ws(m), keepalive: s.userKeepalive, log: s.log, out: out, live: &live}
@@ -48,6 +53,10 @@ func (s *Server) StreamAccount(req *exchangev1.StreamAccountRequest, stream exch
 		go func() {
 			defer wg.Done()
 			err := u.run(ctx)
+			if err != nil {
+				dead[m].Store(true)
+			}
+			u.liveOnce.Do(u.live.Done) // never leave StreamAccount waiting on a market that gave up
 			if err == nil {
 				return
 			}
@@ -55,7 +64,7 @@ func (s *Server) StreamAccount(req *exchangev1.StreamAccountRequest, stream exch
 			// stream ends with the error when both refuse.
 			ev := statusAccountEv(exchangev1.StreamStatus_STATE_ERROR, u.m.String()+" user data stream: "+sdk.MessageOf(err))
 			ev.GetStatus().Error = sdk.DetailOf(err)
-			u.emit(ctx, ev)
+			u.emit(ctx, userMsg{ev: ev})
 			if failed.Add(1) == 2 {
 				errCh <- err
 				cancel()
@@ -71,40 +80,157 @@ func (s *Server) StreamAccount(req *exchangev1.StreamAccountRequest, stream exch
 	}()
 	defer wg.Wait()
 	defer cancel()
+	send := sdk.NewAccountSender(stream)
+	alive := func(m Market) bool { return !dead[m].Load() }
+	ended := func() error {
+		select {
+		case err := <-errCh:
+			// Forward what was queued before the failure (the markets' ERROR statuses) if the host still listens.
+			for {
+				select {
+				case msg := <-out:
+					if msg.ev != nil && send.Send(msg.ev) != nil {
+						return err
+					}
+				default:
+					return err
+				}
+			}
+		default:
+			return nil
+		}
+	}
+	// Nothing is sent before the first snapshot; events of the meantime wait in the queue.
+	select {
+	case <-ctx.Done():
+		return ended()
+	case <-liveCh:
+	}
+	if ctx.Err() != nil {
+		return ended()
+	}
+	snap, err := s.accountSnapshotRetry(ctx, req.GetAccount(), alive)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ended()
+		}
+		return err
+	}
+	if err := send.Snapshot(snap); err != nil {
+		return err
+	}
+	if err := send.Status(exchangev1.StreamStatus_STATE_CONNECTED, "spot and futures user data streams connected"); err != nil {
+		return err
+	}
 	for {
 		select {
 		case <-ctx.Done():
-			select {
-			case err := <-errCh:
-				// Forward what was queued before the failure (the markets' ERROR statuses) if the host still listens.
-				for {
-					select {
-					case ev := <-out:
-						if stream.Send(ev) != nil {
-							return err
-						}
-					default:
-						return err
+			return ended()
+		case msg := <-out:
+			if msg.resync != "" {
+				snap, err := s.accountSnapshotRetry(ctx, req.GetAccount(), alive)
+				if err != nil {
+					if ctx.Err() != nil {
+						return ended()
 					}
+					return err
 				}
-			default:
-				return nil
+				if err := send.Resynced(msg.resync, snap); err != nil {
+					return err
+				}
+				continue
 			}
-		case <-liveCh:
-			liveCh = nil
-			if err := stream.Send(statusAccountEv(exchangev1.StreamStatus_STATE_CONNECTED, "spot and futures user data streams connected")); err != nil {
-				return err
-			}
-		case ev := <-out:
-			if err := stream.Send(ev); err != nil {
+			if err := send.Send(msg.ev); err != nil {
 				return err
 			}
 		}
 	}
 }
 
+// userMsg is what a market's user stream hands StreamAccount: an event, or a request to resync (re-read the account
+// and send STATE_RESYNCED with a snapshot) after a reconnect.
+type userMsg struct {
+	ev     *exchangev1.AccountEvent
+	resync string
+}
+
+// accountSnapshotRetry reads a snapshot, retrying transient failures with backoff until ctx ends.
+func (s *Server) accountSnapshotRetry(ctx context.Context, acct *exchangev1.AccountRef, alive func(Market) bool) (*exchangev1.AccountSnapshot, error) {
+	for attempt := 0; ; attempt++ {
+		snap, err := s.accountSnapshot(ctx, acct, alive)
+		if err == nil {
+			return snap, nil
+		}
+		if fatal(err) || ctx.Err() != nil {
+			return nil, err
+		}
+		s.log.Warn("binance account snapshot", "err", err)
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(backoff(attempt)):
+		}
+	}
+}
+
+// accountSnapshot reads the account's whole state over REST: open orders of both markets, open algo orders,
+// positions, and the balances of both wallets. A market whose user stream gave up (the key may not use it) is left
+// out.
+func (s *Server) accountSnapshot(ctx context.Context, acct *exchangev1.AccountRef, alive func(Market) bool) (*exchangev1.AccountSnapshot, error) {
+	snap := &exchangev1.AccountSnapshot{}
+	c, _ := s.client()
+	cr := creds(acct)
+	if alive(Spot) {
+		open, err := s.ListOpenOrders(ctx, &exchangev1.ListOpenOrdersRequest{Account: acct, MarketType: exchangev1.MarketType_MARKET_TYPE_SPOT})
+		if err != nil {
+			return nil, err
+		}
+		snap.OpenOrders = append(snap.OpenOrders, open.GetOrders()...)
+		body, err := c.signed(ctx, Spot, http.MethodGet, pathSpotAccount, url.Values{"omitZeroBalances": {"true"}}, 20, cr)
+		if err != nil {
+			return nil, err
+		}
+		bs, err := ParseSpotAccount(body)
+		if err != nil {
+			return nil, parseErr("account", err)
+		}
+		snap.Balances = append(snap.Balances, bs...)
+		fb, err := c.signed(ctx, Spot, http.MethodPost, pathFundingAsset, nil, 1, cr)
+		if err != nil {
+			return nil, err
+		}
+		fs, err := ParseFundingAssets(fb)
+		if err != nil {
+			return nil, parseErr("funding assets", err)
+		}
+		snap.Balances = append(snap.Balances, fs...)
+	}
+	if alive(Futures) {
+		body, err := c.signed(ctx, Futures, http.MethodGet, pathFutOpenOrders, nil, 40, cr)
+		if err != nil {
+			return nil, err
+		}
+		os, err := ParseOrders(Futures, body)
+		if err != nil {
+			return nil, parseErr("openOrders", err)
+		}
+		as, err := ParseAlgoOrders(body)
+		if err != nil {
+			return nil, parseErr("openOrders", err)
+		}
+		snap.OpenOrders = append(snap.OpenOrders, os...)
+		snap.AlgoOrders = as
+		ps, err := s.ListPositions(ctx, &exchangev1.ListPositionsRequest{Account: acct})
+		if err != nil {
+			return nil, err
+		}
+		snap.Positions = ps.GetPositions()
+	}
+	return snap, nil
+}
+
 func statusAccountEv(state exchangev1.StreamStatus_State, msg string) *exchangev1.AccountEvent {
-	return &exchangev1.AccountEvent{Time: time.Now().UnixMilli(), Event: &exchangev1.AccountEvent_Status{
+	return &exchangev1.AccountEvent{Event: &exchangev1.AccountEvent_Status{
 		Status: &exchangev1.StreamStatus{State: state, Message: msg}}}
 }
 
@@ -116,7 +242,7 @@ type userStream struct {
 	base      string
 	keepalive time.Duration
 	log       *slog.Logger
-	out       chan<- *exchangev1.AccountEvent
+	out       chan<- userMsg
 	live      *sync.WaitGroup // Done once, at the first connection
 	liveOnce  sync.Once
 }
@@ -128,9 +254,10 @@ func (u *userStream) keyPath() string {
 	return pathSpotListenKey
 }
 
-func (u *userStream) emit(ctx context.Context, ev *exchangev1.AccountEvent) bool {
+// emit queues a message for StreamAccount, waiting while the queue is full (never dropping one).
+func (u *userStream) emit(ctx context.Context, msg userMsg) bool {
 	select {
-	case u.out <- ev:
+	case u.out <- msg:
 		return true
 	case <-ctx.Done():
 		return false
@@ -159,7 +286,6 @@ func fatal(err error) bool {
 
 // run connects, serves and reconnects until ctx ends; it returns an error only for a failure retrying cannot fix.
 func (u *userStream) run(ctx context.Context) error {
-	defer u.liveOnce.Do(u.live.Done) // never leave StreamAccount waiting on a market that gave up
 	connectedBefore := false
 	for attempt := 0; ctx.Err() == nil; attempt++ {
 		if attempt > 0 {
@@ -187,8 +313,7 @@ func (u *userStream) run(ctx context.Context) error {
 		conn.SetReadLimit(4 << 20)
 		attempt = 0
 		if connectedBefore {
-			u.emit(ctx, statusAccountEv(exchangev1.StreamStatus_STATE_RESYNCED,
-				u.m.String()+" user data stream reconnected; re-read open orders and positions"))
+			u.emit(ctx, userMsg{resync: u.m.String() + " user data stream reconnected; events of the gap were re-read into a snapshot"})
 		}
 		connectedBefore = true
 		u.liveOnce.Do(u.live.Done)
@@ -201,7 +326,7 @@ func (u *userStream) run(ctx context.Context) error {
 			return nil
 		}
 		u.log.Info("binance user stream reconnecting", "market", u.m.String(), "reason", why)
-		u.emit(ctx, statusAccountEv(exchangev1.StreamStatus_STATE_RECONNECTING, u.m.String()+" user data stream: "+why))
+		u.emit(ctx, userMsg{ev: statusAccountEv(exchangev1.StreamStatus_STATE_RECONNECTING, u.m.String()+" user data stream: "+why)})
 	}
 	return nil
 }
@@ -267,7 +392,7 @@ func (u *userStream) serve(ctx context.Context, conn *websocket.Conn, key string
 				return "listen key expired"
 			}
 			for _, e := range ev.Events {
-				if !u.emit(ctx, e) {
+				if !u.emit(ctx, userMsg{ev: e}) {
 					return "closing"
 				}
 			}
