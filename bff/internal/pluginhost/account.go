@@ -66,6 +66,9 @@ type AccountStreamStats struct {
 	Reopens uint64
 	// Stuck: times the consumer was too slow for StuckAfter.
 	Stuck uint64
+	// LastError is why the last plugin stream ended ("" before any ended), e.g. a plugin that keeps refusing the
+	// account's credentials.
+	LastError string
 }
 
 // ErrAccountStreamOpen is returned when the account already has a stream on this supervisor.
@@ -100,6 +103,7 @@ type AccountStream struct {
 	pending ResyncReason
 
 	events, resyncs, gaps, reopens, stuck atomic.Uint64
+	lastErr                               atomic.Pointer[string]
 }
 
 func accountKey(a *exchangev1.AccountRef) string {
@@ -148,10 +152,14 @@ func (a *AccountStream) Updates() <-chan AccountUpdate { return a.updates }
 
 // Stats returns the stream's counters.
 func (a *AccountStream) Stats() AccountStreamStats {
-	return AccountStreamStats{
+	st := AccountStreamStats{
 		Events: a.events.Load(), Resyncs: a.resyncs.Load(), Gaps: a.gaps.Load(),
 		Reopens: a.reopens.Load(), Stuck: a.stuck.Load(),
 	}
+	if e := a.lastErr.Load(); e != nil {
+		st.LastError = *e
+	}
+	return st
 }
 
 // Close ends the stream and waits for its goroutine.
@@ -194,6 +202,11 @@ func (a *AccountStream) run() {
 		if healthy {
 			retries = 0
 		}
+		msg := string(reason)
+		if err != nil {
+			msg += ": " + err.Error()
+		}
+		a.lastErr.Store(&msg)
 		a.sup.log.Debug("account stream restarting", "account", a.account.GetAccountId(), "reason", string(reason), "err", err)
 		if reason == ResyncStreamLost {
 			a.sup.checkNow()

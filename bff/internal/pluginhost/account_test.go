@@ -137,7 +137,7 @@ func TestAccountStreamResyncsOnAGap(t *testing.T) {
 		t.Fatalf("snapshot %s after the gap, want the second stream of process %d", r.snapshot, st0.Pid)
 	}
 	r.until("all fills of the new stream", func() bool { return r.lastFill == 20 })
-	if s := st.Stats(); s.Gaps != 1 || s.Resyncs != 1 || s.Reopens != 1 {
+	if s := st.Stats(); s.Gaps != 1 || s.Resyncs != 1 || s.Reopens != 1 || !strings.HasPrefix(s.LastError, string(ResyncGap)) {
 		t.Fatalf("stats %+v", s)
 	}
 }

@@ -43,6 +43,9 @@ func TestPanicInAPluginFailsOneCall(t *testing.T) {
 	// The stream's panic is recovered in the plugin; the host stream just keeps retrying (nothing delivered).
 	eventually(t, "the stream reopened after its panics", func() (uint64, bool) { return st.Stats().Reopens, st.Stats().Reopens >= 2 })
 	st.Close()
+	if s := st.Stats(); s.Events != 0 || !strings.Contains(s.LastError, "internal error in the plugin") || strings.Contains(s.LastError, secret) {
+		t.Fatalf("account stream of a panicking plugin: %+v", s)
+	}
 
 	err = h.sup.Call(ctx, "Health", func(ctx context.Context, c exchangev1.ExchangeClient) error {
 		resp, err := c.Health(ctx, &exchangev1.HealthRequest{})
