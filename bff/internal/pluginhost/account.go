@@ -30,8 +30,8 @@ const (
 
 // AccountUpdate is one item of an AccountStream: an account event from the plugin, or a resync marker.
 type AccountUpdate struct {
-	// Event is the plugin's event (a snapshot, order, fill, position, balance, algo order or a status other than
-	// RESYNCED), nil on a resync marker.
+	// Event is the plugin's event (a snapshot, order, fill, position, balance, algo order, or a RECONNECTING or
+	// ERROR status), nil on a resync marker. CONNECTED is not forwarded; RESYNCED becomes a marker.
 	Event *exchangev1.AccountEvent
 	// Resync marks the start of a new account state: what the consumer derived from earlier events may have missed
 	// some. The next update is a snapshot that replaces the consumer's orders, positions, balances and algo orders;
@@ -79,7 +79,8 @@ var ErrAccountStreamOpen = errors.New("account stream already open")
 // reader of the plugin stream waits for the consumer.
 //
 // The stream checks what exchange.v1 1.1 promises: each plugin stream starts with a snapshot and every event's
-// sequence is exactly the previous one plus one (from 1 on each StreamAccount call). On a gap, a missing snapshot,
+// sequence is exactly the previous one plus one (from 1 on each StreamAccount call); status events may come before
+// the snapshot, any other event may not. On a gap, a missing snapshot,
 // a broken plugin stream (crash, restart) or a consumer stuck past StuckAfter it closes the plugin stream, opens a
 // new one, and delivers a resync marker (AccountUpdate.Resync) immediately followed by the new stream's snapshot.
 // A STATE_RESYNCED announced by the plugin becomes a resync marker too. The first snapshot of all comes without a
@@ -279,10 +280,13 @@ func (a *AccountStream) session(client exchangev1.ExchangeClient) (healthy bool,
 		seq = ev.GetSequence()
 		switch {
 		case ev.GetStatus() != nil:
-			if ev.GetStatus().GetState() == exchangev1.StreamStatus_STATE_RESYNCED {
+			switch ev.GetStatus().GetState() {
+			case exchangev1.StreamStatus_STATE_RESYNCED:
 				// Becomes a resync marker in front of the snapshot that must follow.
 				expect = started
 				continue
+			case exchangev1.StreamStatus_STATE_CONNECTED:
+				continue // an acknowledgement, like the market stream's
 			}
 		case ev.GetSnapshot() != nil:
 			marker := a.pending

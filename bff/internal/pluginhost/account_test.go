@@ -88,8 +88,8 @@ func TestAccountStreamDeliversEveryEventToASlowConsumer(t *testing.T) {
 		t.Fatalf("a second stream for the same account: %v", err)
 	}
 	r := &accountReader{t: t, st: st}
-	if u := r.next(); u.Event.GetSnapshot() == nil || u.Event.GetSequence() != 1 {
-		t.Fatalf("first update %+v, want the snapshot with sequence 1", u)
+	if u := r.next(); u.Event.GetSnapshot() == nil || u.Event.GetSequence() != 2 {
+		t.Fatalf("first update %+v, want the snapshot (sequence 2, after CONNECTED, which is not forwarded)", u)
 	}
 	for r.lastFill < n {
 		r.next()

@@ -10,7 +10,7 @@
 // for the api key "panic"; PlaceOrder logs its client order id and then never answers (the test kills the process
 // mid-call).
 //
-// StreamAccount sends a sequenced account stream through sdk.AccountSender: a snapshot (its open order's id is
+// StreamAccount sends a sequenced account stream through sdk.AccountSender: CONNECTED, a snapshot (its open order's id is
 // "<pid>-<call>"), then fills with trade ids 1, 2, 3, ... (per call). AccountRef.extra tunes it:
 //
 //	events     how many fills to send (default 0: none), then the stream idles
@@ -226,6 +226,9 @@ func (s *server) StreamAccount(req *exchangev1.StreamAccountRequest, stream exch
 		return &exchangev1.AccountEvent{Event: &exchangev1.AccountEvent_Fill{Fill: &exchangev1.Fill{
 			TradeId: strconv.FormatInt(n, 10), OrderId: "o1", Symbol: "BTCUSDT", Price: "40000", Qty: "0.001",
 		}}}
+	}
+	if err := out.Status(exchangev1.StreamStatus_STATE_CONNECTED, "connected"); err != nil {
+		return err
 	}
 	if call == 1 && extra["no_snapshot"] != "" {
 		if err := out.Send(fill(0)); err != nil {
