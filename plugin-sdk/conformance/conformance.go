@@ -1,9 +1,12 @@
 package conformance
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"regexp"
 	"slices"
 	"strings"
@@ -36,6 +39,18 @@ type Options struct {
 	StreamWait time.Duration
 	// MinDeltas is how many contiguous book deltas the stream check wants; 0 means 3.
 	MinDeltas int
+	// MustPass names the checks the plugin must pass (plugins/<slug>/conformance.expect). A listed check that
+	// fails or does not apply fails the run, so a plugin that stops claiming a capability cannot silently lose its
+	// checks. A listed name that is not a check fails the run too. Without MustPass a check that does not apply
+	// is reported as n/a and does not fail the run.
+	MustPass []string
+	// FaultURL is the base URL of the exchange emulator's fault-arming endpoint (faults.Path), e.g.
+	// "http://127.0.0.1:7001". It enables the unknown-outcome check; never set it against a real exchange.
+	FaultURL string
+	// HTTPClient arms faults; nil means http.DefaultClient.
+	HTTPClient *http.Client
+	// Only runs just these checks (and describe and instruments, which every other check needs). Empty: all.
+	Only []string
 }
 
 // check is one named conformance check. It returns nil (pass), a notApplicable error, or a failure.
@@ -83,6 +98,17 @@ var checks = []check{
 	{"error-order-not-found", checkOrderNotFound},
 	{"error-unknown-symbol-order", checkUnknownSymbolOrder},
 	{"error-insufficient-funds", checkInsufficientFunds},
+	{"market-capabilities", checkMarketCapabilities},
+	{"check-credentials", checkCredentials},
+	{"candle-range", checkCandleRange},
+	{"stream-ticker", checkStreamTicker},
+	{"stream-candles", checkStreamCandles},
+	{"stream-mark-price", checkStreamMarkPrice},
+	{"account-stream", checkAccountStream},
+	{"positions-leverage", checkPositionsLeverage},
+	{"algo-orders", checkAlgoOrders},
+	{"fills-history", checkFillsHistory},
+	{"unknown-outcome", checkUnknownOutcome},
 	{"wallet-balances", checkBalances},
 	{"wallet-transfer", checkTransfer},
 	{"wallet-deposit-address", checkDepositAddress},
@@ -139,29 +165,114 @@ func (e *env) cleanup(ctx context.Context) {
 	}
 }
 
-// Run runs every check against the plugin and returns the report.
+// ValidateNames returns an error naming every entry of names that is not a check, or that is repeated.
+func ValidateNames(names []string) error {
+	known := map[string]bool{}
+	for _, c := range checks {
+		known[c.name] = true
+	}
+	seen := map[string]bool{}
+	var errs []error
+	for _, n := range names {
+		switch {
+		case !known[n]:
+			errs = append(errs, fmt.Errorf("%q is not a conformance check (checks: %s)", n, strings.Join(CheckNames(), ", ")))
+		case seen[n]:
+			errs = append(errs, fmt.Errorf("check %q is listed twice", n))
+		}
+		seen[n] = true
+	}
+	return errors.Join(errs...)
+}
+
+// ParseExpect reads an expect file: one check name per line; '#' starts a comment; blank lines are ignored. Every
+// name must be a check.
+func ParseExpect(r io.Reader) ([]string, error) {
+	var names []string
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		line, _, _ := strings.Cut(sc.Text(), "#")
+		if line = strings.TrimSpace(line); line != "" {
+			names = append(names, line)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if err := ValidateNames(names); err != nil {
+		return nil, err
+	}
+	return names, nil
+}
+
+// selected lists the checks a run executes.
+func (e *env) selected() []check {
+	if len(e.opts.Only) == 0 {
+		return checks
+	}
+	var out []check
+	for _, c := range checks {
+		if c.name == "describe" || c.name == "instruments" || slices.Contains(e.opts.Only, c.name) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// expect turns a result of a check listed in MustPass that did not pass into a failure.
+func (e *env) expect(res Result) Result {
+	if res.Status == NotApplicable && slices.Contains(e.opts.MustPass, res.Check) {
+		res.Status = Fail
+		res.Detail = "listed as must pass, but not applicable: " + res.Detail
+	}
+	return res
+}
+
+// badNames is the failure of a run whose MustPass or Only lists unknown checks.
+func (e *env) badNames() *Result {
+	if err := errors.Join(ValidateNames(e.opts.MustPass), ValidateNames(e.opts.Only)); err != nil {
+		return &Result{Check: "expect", Status: Fail, Detail: joinLines(err)}
+	}
+	return nil
+}
+
+// Run runs every check against the plugin and returns the report. With MustPass, a listed check that fails or does
+// not apply fails the report, and so does an unknown name (as a result named "expect").
 func Run(ctx context.Context, c exchangev1.ExchangeClient, opts Options) Report {
 	e := newEnv(c, opts)
 	defer e.cleanup(context.WithoutCancel(ctx))
 	var r Report
-	for _, ch := range checks {
-		r.add(e.runOne(ctx, ch))
+	if bad := e.badNames(); bad != nil {
+		r.add(*bad)
+	}
+	ran := map[string]bool{}
+	for _, ch := range e.selected() {
+		r.add(e.expect(e.runOne(ctx, ch)))
+		ran[ch.name] = true
 		if e.desc != nil && r.Exchange == "" {
 			r.Exchange = e.desc.GetExchange().GetSlug()
+		}
+	}
+	for _, n := range opts.MustPass {
+		if !ran[n] && slices.Contains(CheckNames(), n) {
+			r.add(Result{Check: n, Status: Fail, Detail: "listed as must pass, but not run (Options.Only)"})
 		}
 	}
 	return r
 }
 
 // Test runs every check as a subtest of t. A check that does not apply (capability not claimed, no account) is
-// logged, not failed.
+// logged, not failed, unless Options.MustPass lists it.
 func Test(t *testing.T, c exchangev1.ExchangeClient, opts Options) {
 	t.Helper()
 	e := newEnv(c, opts)
+	if bad := e.badNames(); bad != nil {
+		t.Fatal(bad.Detail)
+	}
 	t.Cleanup(func() { e.cleanup(context.Background()) })
-	for _, ch := range checks {
+	for _, ch := range e.selected() {
 		t.Run(ch.name, func(t *testing.T) {
-			res := e.runOne(t.Context(), ch)
+			res := e.expect(e.runOne(t.Context(), ch))
 			switch res.Status {
 			case Fail:
 				t.Error(res.Detail)

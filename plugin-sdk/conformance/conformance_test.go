@@ -2,64 +2,52 @@ package conformance_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/exhub/exhub/plugin-sdk/conformance"
+	"github.com/exhub/exhub/plugin-sdk/faults"
 	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
-	"github.com/exhub/exhub/plugin-sdk/sdk"
 	"github.com/exhub/exhub/plugin-sdk/sdktest"
 )
 
-func TestReferenceExchangeConforms(t *testing.T) {
-	_, client := sdktest.Start(t, sdktest.Options{TickInterval: 20 * time.Millisecond})
-	conformance.Test(t, client, conformance.Options{Account: &exchangev1.AccountRef{ApiKey: "conformance"}})
-}
-
-// broken is the reference exchange with a few contract violations, to prove the kit catches them.
-type broken struct {
-	*sdktest.Server
-}
-
-// GetCandles returns candles newest first (the contract says ascending).
-func (b broken) GetCandles(ctx context.Context, req *exchangev1.GetCandlesRequest) (*exchangev1.GetCandlesResponse, error) {
-	r, err := b.Server.GetCandles(ctx, req)
-	if err == nil {
-		slices.Reverse(r.Candles)
-	}
-	return r, err
-}
-
-// GetOrder loses the typed reason of a missing order.
-func (b broken) GetOrder(ctx context.Context, req *exchangev1.GetOrderRequest) (*exchangev1.GetOrderResponse, error) {
-	r, err := b.Server.GetOrder(ctx, req)
-	if sdk.DetailOf(err).GetReason() == exchangev1.ErrorReason_ERROR_REASON_ORDER_NOT_FOUND {
-		return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "something went wrong")
-	}
-	return r, err
-}
-
-// GetOrderBook crosses the book.
-func (b broken) GetOrderBook(ctx context.Context, req *exchangev1.GetOrderBookRequest) (*exchangev1.GetOrderBookResponse, error) {
-	r, err := b.Server.GetOrderBook(ctx, req)
-	if err == nil && len(r.Book.Bids) > 0 && len(r.Book.Asks) > 0 {
-		r.Book.Bids[0].Price = r.Book.Asks[0].Price
-	}
-	return r, err
-}
-
-func TestKitCatchesViolations(t *testing.T) {
+// reference starts a reference exchange served in-process and its fault endpoint on loopback.
+func reference(t *testing.T, wrap func(*sdktest.Server) exchangev1.ExchangeServer) (exchangev1.ExchangeClient, string) {
+	t.Helper()
 	ref := sdktest.New(sdktest.Options{TickInterval: 20 * time.Millisecond})
-	defer ref.Close()
-	client, stop, err := sdktest.ServeInProcess(broken{ref})
+	t.Cleanup(ref.Close)
+	var impl exchangev1.ExchangeServer = ref
+	if wrap != nil {
+		impl = wrap(ref)
+	}
+	client, stop, err := sdktest.ServeInProcess(impl)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer stop()
+	t.Cleanup(stop)
+	mux := http.NewServeMux()
+	mux.Handle(faults.Path, ref.Faults())
+	fs := httptest.NewServer(mux)
+	t.Cleanup(fs.Close)
+	return client, fs.URL
+}
+
+func TestReferenceExchangeConforms(t *testing.T) {
+	client, faultURL := reference(t, nil)
+	// The reference must pass every check: nothing it offers may be n/a.
+	conformance.Test(t, client, conformance.Options{Account: &exchangev1.AccountRef{ApiKey: "conformance"},
+		FaultURL: faultURL, MustPass: conformance.CheckNames()})
+}
+
+func TestKitCatchesViolations(t *testing.T) {
+	client, _ := reference(t, func(s *sdktest.Server) exchangev1.ExchangeServer { return multiBroken(s) })
 	rep := conformance.Run(t.Context(), client, conformance.Options{Account: &exchangev1.AccountRef{ApiKey: "k"}})
 	failed := map[string]string{}
 	for _, r := range rep.Results {
@@ -85,8 +73,81 @@ func TestKitCatchesViolations(t *testing.T) {
 	}
 }
 
+// TestEveryCheckCanFail runs each check against the reference with exactly one defect that check exists to catch,
+// and wants exactly that check to fail. A check without a broken variant fails the test.
+func TestEveryCheckCanFail(t *testing.T) {
+	for _, name := range conformance.CheckNames() {
+		t.Run(name, func(t *testing.T) {
+			wrap, ok := defects[name]
+			if !ok {
+				t.Fatalf("check %s has no broken variant in defects: nothing proves it can fail", name)
+			}
+			t.Parallel()
+			client, faultURL := reference(t, wrap)
+			rep := conformance.Run(t.Context(), client, conformance.Options{Account: &exchangev1.AccountRef{ApiKey: "broken-" + name},
+				FaultURL: faultURL, Only: []string{name}})
+			for _, r := range rep.Results {
+				switch {
+				case r.Check == name && r.Status != conformance.Fail:
+					t.Errorf("%s: %s against its broken variant (%s), want fail", name, r.Status, r.Detail)
+				case r.Check != name && r.Status != conformance.Pass && name != "describe": // everything needs Describe
+					t.Errorf("%s: prerequisite %s is %s: %s", name, r.Check, r.Status, r.Detail)
+				}
+			}
+		})
+	}
+	for name := range defects {
+		if !slices.Contains(conformance.CheckNames(), name) {
+			t.Errorf("defects has a variant for %q, which is not a check", name)
+		}
+	}
+}
+
+func TestMustPass(t *testing.T) {
+	client, _ := reference(t, nil)
+	// Without an account the trading checks do not apply: listed as must pass, that fails the run.
+	rep := conformance.Run(t.Context(), client, conformance.Options{MustPass: []string{"health", "trading-round-trip"},
+		Only: []string{"health", "trading-round-trip"}})
+	status := map[string]conformance.Status{}
+	for _, r := range rep.Results {
+		status[r.Check] = r.Status
+	}
+	if rep.OK() || status["trading-round-trip"] != conformance.Fail || status["health"] != conformance.Pass {
+		t.Fatalf("must-pass n/a should fail: %+v", rep.Results)
+	}
+	rep = conformance.Run(t.Context(), client, conformance.Options{MustPass: []string{"no-such-check"}, Only: []string{"health"}})
+	if rep.OK() || rep.Results[0].Check != "expect" || !strings.Contains(rep.Results[0].Detail, "no-such-check") {
+		t.Fatalf("an unknown must-pass name should fail the run: %+v", rep.Results)
+	}
+	names, err := conformance.ParseExpect(strings.NewReader("# comment\nhealth   # trailing\n\n  describe\n"))
+	if err != nil || !slices.Equal(names, []string{"health", "describe"}) {
+		t.Fatalf("ParseExpect: %v %v", names, err)
+	}
+	if _, err := conformance.ParseExpect(strings.NewReader("health\nhelth\n")); err == nil || !strings.Contains(err.Error(), "helth") {
+		t.Fatalf("ParseExpect should refuse an unknown check: %v", err)
+	}
+	if _, err := conformance.ParseExpect(strings.NewReader("health\nhealth\n")); err == nil {
+		t.Fatal("ParseExpect should refuse a repeated check")
+	}
+	// The reference exchange's expect file lists every check.
+	f, err := os.Open(filepath.Join("..", "..", "plugins", "reference", "conformance.expect"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ref, err := conformance.ParseExpect(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(ref)
+	all := slices.Sorted(slices.Values(conformance.CheckNames()))
+	if !slices.Equal(ref, all) {
+		t.Errorf("plugins/reference/conformance.expect lists %v, want every check %v", ref, all)
+	}
+}
+
 func TestReportFormats(t *testing.T) {
-	_, client := sdktest.Start(t, sdktest.Options{TickInterval: 20 * time.Millisecond})
+	client, _ := reference(t, nil)
 	rep := conformance.Run(t.Context(), client, conformance.Options{})
 	if !rep.OK() {
 		t.Fatalf("reference without an account should pass: %+v", rep)

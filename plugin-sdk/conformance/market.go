@@ -432,13 +432,19 @@ func checkCandlePaging(ctx context.Context, e *env) error {
 			return describeErr("GetCandles page 2", err)
 		}
 		cs := p2.GetCandles()
-		if len(cs) == 0 {
-			return fmt.Errorf("%s %s: page 2 (end_time %d) is empty", in.GetSymbol(), iv, first-1)
+		if len(p1.GetCandles()) != 50 || len(cs) != 50 {
+			return fmt.Errorf("%s %s: pages of %d and %d candles for limit 50 (a plugin fills every page while history lasts)",
+				in.GetSymbol(), iv, len(p1.GetCandles()), len(cs))
 		}
 		if err := validateCandles(cs, iv); err != nil {
 			return fmt.Errorf("%s %s page 2: %w", in.GetSymbol(), iv, err)
 		}
-		if last := cs[len(cs)-1].GetOpenTime(); last >= first {
+		if ms := intervalMs[iv]; ms > 0 {
+			if last := cs[len(cs)-1].GetOpenTime(); last != first-ms {
+				return fmt.Errorf("%s %s: page 2 ends at %d, want exactly one interval before page 1's first candle %d (%d)",
+					in.GetSymbol(), iv, last, first, first-ms)
+			}
+		} else if last := cs[len(cs)-1].GetOpenTime(); last >= first {
 			return fmt.Errorf("%s %s: page 2 ends at %d, not before page 1's first candle %d", in.GetSymbol(), iv, last, first)
 		}
 		// end_time is inclusive: asking with end_time = a candle's open time returns that candle last.
@@ -601,4 +607,50 @@ func checkUnknownSymbolMarketData(ctx context.Context, e *env) error {
 	mt := e.marketTypes()[0]
 	_, err := e.c.GetOrderBook(ctx, &exchangev1.GetOrderBookRequest{MarketType: mt, Symbol: "CONFORMANCENOSUCHSYMBOL"})
 	return reasonIs(err, exchangev1.ErrorReason_ERROR_REASON_INSTRUMENT_NOT_FOUND)
+}
+
+// checkCandleRange asks with both start_time and end_time: the answer is the newest page inside the window, not
+// the oldest one from start_time (the exchange.v1 history rule, whatever the exchange's own default).
+func checkCandleRange(ctx context.Context, e *env) error {
+	if err := e.needSymbols(); err != nil {
+		return err
+	}
+	for _, mt := range e.marketTypes() {
+		in := e.symbols[mt]
+		iv := e.candleIntervals()[0]
+		ms := intervalMs[iv]
+		if ms == 0 {
+			return na("no fixed-length candle interval to test with")
+		}
+		newest, err := e.c.GetCandles(ctx, &exchangev1.GetCandlesRequest{MarketType: mt, Symbol: in.GetSymbol(), Interval: iv, Limit: 3})
+		if err != nil {
+			return describeErr("GetCandles", err)
+		}
+		if len(newest.GetCandles()) == 0 {
+			return fmt.Errorf("%s %s: no candles", in.GetSymbol(), iv)
+		}
+		// A closed window well inside the history: 200 intervals, ending 5 intervals ago.
+		end := newest.GetCandles()[0].GetOpenTime() - 5*ms
+		start := end - 199*ms
+		r, err := e.c.GetCandles(ctx, &exchangev1.GetCandlesRequest{MarketType: mt, Symbol: in.GetSymbol(), Interval: iv, Limit: 50,
+			StartTime: start, EndTime: end})
+		if err != nil {
+			return describeErr(fmt.Sprintf("GetCandles start %d end %d", start, end), err)
+		}
+		cs := r.GetCandles()
+		if len(cs) != 50 {
+			return fmt.Errorf("%s %s: %d candles for limit 50 in a window of 200", in.GetSymbol(), iv, len(cs))
+		}
+		if err := validateCandles(cs, iv); err != nil {
+			return fmt.Errorf("%s %s: %w", in.GetSymbol(), iv, err)
+		}
+		if cs[0].GetOpenTime() < start || cs[len(cs)-1].GetOpenTime() > end {
+			return fmt.Errorf("%s %s: candles %d..%d outside [%d, %d]", in.GetSymbol(), iv, cs[0].GetOpenTime(), cs[len(cs)-1].GetOpenTime(), start, end)
+		}
+		if last := cs[len(cs)-1].GetOpenTime(); last != end {
+			return fmt.Errorf("%s %s: the newest candle is %d, want %d (the newest page of [start_time, end_time], not the oldest)",
+				in.GetSymbol(), iv, last, end)
+		}
+	}
+	return nil
 }

@@ -265,3 +265,129 @@ func checkStreamTrades(ctx context.Context, e *env) error {
 	}
 	return nil
 }
+
+// streamEvents subscribes to one channel of the first market type (or mt, when given) and hands every event of
+// that subscription to accept until it says done.
+func (e *env) streamEvents(ctx context.Context, ch exchangev1.Channel, mt exchangev1.MarketType, interval string,
+	accept func(*exchangev1.MarketEvent) (bool, error)) error {
+	in := e.symbols[mt]
+	st, events, stop, err := e.openStream(ctx)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	sub := &exchangev1.Subscription{Channel: ch, MarketType: mt, Symbol: in.GetSymbol(), Interval: interval}
+	rid := e.tag + "-" + ch.String()
+	if err := st.Send(&exchangev1.StreamMarketRequest{Op: exchangev1.StreamMarketRequest_OP_SUBSCRIBE,
+		Subscriptions: []*exchangev1.Subscription{sub}, RequestId: rid}); err != nil {
+		return fmt.Errorf("send subscribe: %w", err)
+	}
+	deadline := time.Now().Add(e.opts.StreamWait)
+	for {
+		ev, err := next(events, deadline)
+		if err != nil {
+			return err
+		}
+		if err := statusError(ev, rid); err != nil {
+			return err
+		}
+		if !sameSub(ev.GetSubscription(), sub) || ev.GetStatus() != nil {
+			continue
+		}
+		done, err := accept(ev)
+		if err != nil || done {
+			return err
+		}
+	}
+}
+
+func checkStreamTicker(ctx context.Context, e *env) error {
+	if err := e.needSymbols(); err != nil {
+		return err
+	}
+	if !e.desc.GetCapabilities().GetStreams().GetTicker() {
+		return na("the plugin does not claim ticker streams")
+	}
+	mt := e.marketTypes()[0]
+	got := 0
+	err := e.streamEvents(ctx, exchangev1.Channel_CHANNEL_TICKER, mt, "", func(ev *exchangev1.MarketEvent) (bool, error) {
+		t := ev.GetTicker()
+		if t == nil {
+			return false, nil
+		}
+		if t.GetSymbol() != e.symbols[mt].GetSymbol() {
+			return false, fmt.Errorf("ticker for %q on a %s subscription", t.GetSymbol(), e.symbols[mt].GetSymbol())
+		}
+		if _, err := positive("last", t.GetLast()); err != nil {
+			return false, err
+		}
+		got++
+		return got >= 2, nil
+	})
+	if err != nil {
+		return fmt.Errorf("after %d tickers: %w", got, err)
+	}
+	return nil
+}
+
+func checkStreamCandles(ctx context.Context, e *env) error {
+	if err := e.needSymbols(); err != nil {
+		return err
+	}
+	if !e.desc.GetCapabilities().GetStreams().GetCandles() {
+		return na("the plugin does not claim candle streams")
+	}
+	mt := e.marketTypes()[0]
+	iv := e.candleIntervals()[0]
+	got, last := 0, int64(0)
+	err := e.streamEvents(ctx, exchangev1.Channel_CHANNEL_CANDLES, mt, iv, func(ev *exchangev1.MarketEvent) (bool, error) {
+		c := ev.GetCandle()
+		if c == nil {
+			return false, nil
+		}
+		if err := validateCandles([]*exchangev1.Candle{c}, iv); err != nil {
+			return false, err
+		}
+		if c.GetOpenTime() < last {
+			return false, fmt.Errorf("candle %d after candle %d", c.GetOpenTime(), last)
+		}
+		last = c.GetOpenTime()
+		got++
+		return got >= 2, nil
+	})
+	if err != nil {
+		return fmt.Errorf("after %d candles: %w", got, err)
+	}
+	return nil
+}
+
+func checkStreamMarkPrice(ctx context.Context, e *env) error {
+	if err := e.needSymbols(); err != nil {
+		return err
+	}
+	if !e.desc.GetCapabilities().GetStreams().GetMarkPrice() {
+		return na("the plugin does not claim mark price streams")
+	}
+	if _, ok := e.symbols[exchangev1.MarketType_MARKET_TYPE_SWAP]; !ok {
+		return na("the plugin offers no SWAP market")
+	}
+	got := 0
+	err := e.streamEvents(ctx, exchangev1.Channel_CHANNEL_MARK_PRICE, exchangev1.MarketType_MARKET_TYPE_SWAP, "", func(ev *exchangev1.MarketEvent) (bool, error) {
+		m := ev.GetMarkPrice()
+		if m == nil {
+			return false, nil
+		}
+		if _, err := positive("mark_price", m.GetMarkPrice()); err != nil {
+			return false, err
+		}
+		if err := errors.Join(optional("index_price", m.GetIndexPrice()), optional("funding_rate", m.GetFundingRate())); err != nil {
+			return false, err
+		}
+		got++
+		return got >= 2, nil
+	})
+	if err != nil {
+		return fmt.Errorf("after %d mark prices: %w", got, err)
+	}
+	return nil
+}

@@ -27,7 +27,11 @@ func (e *env) plan(ctx context.Context) (*plan, error) {
 	if err := e.needTrading(); err != nil {
 		return nil, err
 	}
-	in := e.tradeSymbol()
+	return e.planFor(ctx, e.tradeSymbol())
+}
+
+// planFor prices resting orders on one instrument.
+func (e *env) planFor(ctx context.Context, in *exchangev1.Instrument) (*plan, error) {
 	p := &plan{in: in, mt: in.GetMarketType()}
 	p.tick, _ = dec("tick_size", in.GetTickSize())
 	p.step, _ = dec("step_size", in.GetStepSize())
@@ -163,7 +167,8 @@ func checkRoundTrip(ctx context.Context, e *env) error {
 		if err != nil {
 			return err
 		}
-		if err := sameDec("price after amend", got.GetPrice(), price2); err != nil {
+		if err := errors.Join(sameDec("price after amend (GetOrder)", got.GetPrice(), price2),
+			sameDec("qty after amend (GetOrder)", got.GetQty(), qty2)); err != nil {
 			return err
 		}
 	}
@@ -193,15 +198,33 @@ func checkRoundTrip(ctx context.Context, e *env) error {
 	return nil
 }
 
+// countClientID counts the orders of the plan's symbol in the recent order history that carry clientID.
+func (e *env) countClientID(ctx context.Context, p *plan, clientID string) (int, error) {
+	h, err := e.c.ListOrderHistory(ctx, &exchangev1.ListOrderHistoryRequest{Account: e.opts.Account, MarketType: p.mt, Symbol: p.in.GetSymbol(),
+		Page: &exchangev1.HistoryPage{StartTime: time.Now().Add(-time.Hour).UnixMilli(), Limit: 100}})
+	if err != nil {
+		return 0, describeErr("ListOrderHistory", err)
+	}
+	n := 0
+	for _, o := range h.GetOrders() {
+		if o.GetClientOrderId() == clientID {
+			n++
+		}
+	}
+	return n, nil
+}
+
 func checkIdempotent(ctx context.Context, e *env) error {
 	p, err := e.plan(ctx)
 	if err != nil {
 		return err
 	}
-	if !e.trading().GetIdempotentClientOrderId() {
-		return na("the plugin does not claim idempotent client order ids")
+	if !e.marketCaps(p.mt).idempotent {
+		return na("the plugin does not claim idempotent client order ids on %v", p.mt)
 	}
-	req := e.limitBuy(p, p.price, p.qty, e.clientID("idem"))
+	// A resting order: the same request twice is one order on the exchange.
+	cid := e.clientID("idem")
+	req := e.limitBuy(p, p.price, p.qty, cid)
 	a, err := e.place(ctx, req)
 	if err != nil {
 		return describeErr("PlaceOrder", err)
@@ -213,11 +236,61 @@ func checkIdempotent(ctx context.Context, e *env) error {
 	if a.GetOrderId() != b.GetOrderId() {
 		return fmt.Errorf("the same client_order_id created two orders: %s and %s", a.GetOrderId(), b.GetOrderId())
 	}
-	_, err = e.c.CancelOrder(ctx, &exchangev1.CancelOrderRequest{Account: e.opts.Account, MarketType: p.mt, Symbol: p.in.GetSymbol(), OrderId: a.GetOrderId()})
-	if err != nil {
+	if n, err := e.countClientID(ctx, p, cid); err != nil || n != 1 {
+		return errors.Join(err, fmt.Errorf("the exchange holds %d orders with client_order_id %s, want exactly 1", n, cid))
+	}
+	// The same id with other parameters is refused, never a second order.
+	other := e.limitBuy(p, decimal.Max(p.price.Sub(p.tick), p.tick), p.qty, cid)
+	_, err = e.place(ctx, other)
+	if err := reasonIs(err, exchangev1.ErrorReason_ERROR_REASON_DUPLICATE_CLIENT_ORDER_ID); err != nil {
+		return fmt.Errorf("the same client_order_id at another price: %w", err)
+	}
+	if n, err := e.countClientID(ctx, p, cid); err != nil || n != 1 {
+		return errors.Join(err, fmt.Errorf("after a refused duplicate the exchange holds %d orders with client_order_id %s, want 1", n, cid))
+	}
+	if _, err = e.c.CancelOrder(ctx, &exchangev1.CancelOrderRequest{Account: e.opts.Account, MarketType: p.mt, Symbol: p.in.GetSymbol(), OrderId: a.GetOrderId()}); err != nil {
 		return describeErr("CancelOrder", err)
 	}
+	// A filled order: repeating it must not trade again (exchanges that only refuse duplicates of open orders
+	// need the plugin to look the id up first).
+	fcid := e.clientID("idemf")
+	buy := e.marketOrder(p, exchangev1.Side_SIDE_BUY, p.qty, fcid, false)
+	f1, err := e.place(ctx, buy)
+	if err != nil {
+		return describeErr("market PlaceOrder", err)
+	}
+	defer e.flatten(ctx, p, p.qty)
+	f2, err := e.place(ctx, buy)
+	if err != nil {
+		return describeErr("market PlaceOrder again with the same client_order_id", err)
+	}
+	if f1.GetOrderId() != f2.GetOrderId() {
+		return fmt.Errorf("the same client_order_id of a filled order created a second order: %s and %s", f1.GetOrderId(), f2.GetOrderId())
+	}
+	if n, err := e.countClientID(ctx, p, fcid); err != nil || n != 1 {
+		return errors.Join(err, fmt.Errorf("the exchange holds %d orders with client_order_id %s after a fill, want exactly 1", n, fcid))
+	}
 	return nil
+}
+
+// marketOrder is a market order on the plan's instrument. reduce marks a closing SWAP order (reduce_only in one-way
+// mode; in hedge mode the position side says it).
+func (e *env) marketOrder(p *plan, side exchangev1.Side, qty decimal.Decimal, clientID string, reduce bool) *exchangev1.PlaceOrderRequest {
+	r := &exchangev1.PlaceOrderRequest{
+		Account: e.opts.Account, MarketType: p.mt, Symbol: p.in.GetSymbol(), Side: side, Type: exchangev1.OrderType_ORDER_TYPE_MARKET,
+		Qty: qty.String(), ClientOrderId: clientID, PositionSide: p.posSide,
+	}
+	if reduce && p.mt == exchangev1.MarketType_MARKET_TYPE_SWAP && p.posSide != exchangev1.PositionSide_POSITION_SIDE_LONG {
+		r.ReduceOnly = true
+	}
+	return r
+}
+
+// flatten sells back what a check bought (best effort: the check's verdict does not depend on it).
+func (e *env) flatten(ctx context.Context, p *plan, qty decimal.Decimal) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	_, _ = e.c.PlaceOrder(cctx, e.marketOrder(p, exchangev1.Side_SIDE_SELL, qty, "", true))
 }
 
 func checkCancelAll(ctx context.Context, e *env) error {
@@ -227,6 +300,24 @@ func checkCancelAll(ctx context.Context, e *env) error {
 	}
 	if !e.trading().GetCancelAll() {
 		return na("the plugin does not claim cancel-all")
+	}
+	// An order on another symbol of the same market type must survive a cancel-all of this symbol.
+	var otherID string
+	var other *plan
+	for _, in := range e.insts[p.mt] {
+		if in.GetSymbol() == p.in.GetSymbol() || in.GetStatus() != exchangev1.InstrumentStatus_INSTRUMENT_STATUS_TRADING || in.GetQuote() != p.in.GetQuote() {
+			continue
+		}
+		op, err := e.planFor(ctx, in)
+		if err != nil {
+			continue
+		}
+		o, err := e.place(ctx, e.limitBuy(op, op.price, op.qty, e.clientID("cax")))
+		if err != nil {
+			continue // the other symbol may need more funds than the account holds: test without it
+		}
+		otherID, other = o.GetOrderId(), op
+		break
 	}
 	var ids []string
 	for i, price := range []decimal.Decimal{p.price, decimal.Max(p.price.Sub(p.tick), p.tick)} {
@@ -248,6 +339,18 @@ func checkCancelAll(ctx context.Context, e *env) error {
 			return fmt.Errorf("order %s is %v after CancelAllOrders", id, o.GetStatus())
 		}
 	}
+	if other != nil {
+		o, err := e.getOrder(ctx, other, otherID, "")
+		if err != nil {
+			return err
+		}
+		if o.GetStatus() != exchangev1.OrderStatus_ORDER_STATUS_NEW {
+			return fmt.Errorf("CancelAllOrders of %s also touched order %s on %s (now %v)", p.in.GetSymbol(), otherID, other.in.GetSymbol(), o.GetStatus())
+		}
+		if _, err := e.c.CancelOrder(ctx, &exchangev1.CancelOrderRequest{Account: e.opts.Account, MarketType: other.mt, Symbol: other.in.GetSymbol(), OrderId: otherID}); err != nil {
+			return describeErr("CancelOrder", err)
+		}
+	}
 	return nil
 }
 
@@ -257,11 +360,11 @@ func checkPrecision(ctx context.Context, e *env) error {
 		return err
 	}
 	offTick := p.price.Add(p.tick.Div(decimal.NewFromInt(10)))
-	if _, err := e.place(ctx, e.limitBuy(p, offTick, p.qty, "")); reasonIs(err, exchangev1.ErrorReason_ERROR_REASON_PRECISION, exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT) != nil {
+	if _, err := e.place(ctx, e.limitBuy(p, offTick, p.qty, "")); reasonIs(err, exchangev1.ErrorReason_ERROR_REASON_PRECISION) != nil {
 		return fmt.Errorf("price %s off the %s tick grid: %w", offTick, p.tick, reasonIs(err, exchangev1.ErrorReason_ERROR_REASON_PRECISION))
 	}
 	offStep := p.qty.Add(p.step.Div(decimal.NewFromInt(10)))
-	if _, err := e.place(ctx, e.limitBuy(p, p.price, offStep, "")); reasonIs(err, exchangev1.ErrorReason_ERROR_REASON_PRECISION, exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT) != nil {
+	if _, err := e.place(ctx, e.limitBuy(p, p.price, offStep, "")); reasonIs(err, exchangev1.ErrorReason_ERROR_REASON_PRECISION) != nil {
 		return fmt.Errorf("qty %s off the %s step grid: %w", offStep, p.step, reasonIs(err, exchangev1.ErrorReason_ERROR_REASON_PRECISION))
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"reflect"
 	"strconv"
 	"strings"
@@ -309,8 +310,11 @@ func cmdConformance(ctx context.Context, args []string, stdout, stderr io.Writer
 	accountSecret := fs.String("account-secret", "", "api_secret of the account")
 	accountPass := fs.String("account-passphrase", "", "passphrase of the account, for exchanges that have one")
 	streamWait := fs.Duration("stream-wait", 10*time.Second, "how long stream checks wait for events")
-	var symbols listFlag
+	expectFile := fs.String("expect", "", "file listing the checks the plugin must pass (one per line, # comments)")
+	faultURL := fs.String("fault-url", "", "base URL of the emulator's fault-arming endpoint (enables unknown-outcome)")
+	var symbols, only listFlag
 	fs.Var(&symbols, "symbol", "instrument to test, [MARKET:]SYMBOL (repeatable)")
+	fs.Var(&only, "check", "run only this check (repeatable; describe and instruments always run)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -319,7 +323,22 @@ func cmdConformance(ctx context.Context, args []string, stdout, stderr io.Writer
 		return err
 	}
 	c.plugin = pos[0]
-	opts := conformance.Options{StreamWait: *streamWait}
+	opts := conformance.Options{StreamWait: *streamWait, FaultURL: *faultURL, Only: only}
+	if err := conformance.ValidateNames(only); err != nil {
+		return usagef("--check: %v", err)
+	}
+	if *expectFile != "" {
+		f, err := os.Open(*expectFile)
+		if err != nil {
+			return usagef("--expect: %v", err)
+		}
+		names, err := conformance.ParseExpect(f)
+		f.Close()
+		if err != nil {
+			return usagef("--expect %s: %v", *expectFile, err)
+		}
+		opts.MustPass = names
+	}
 	if *accountKey != "" {
 		opts.Account = &exchangev1.AccountRef{AccountId: *accountKey, ApiKey: *accountKey, ApiSecret: *accountSecret, Passphrase: *accountPass}
 	}

@@ -104,17 +104,27 @@ Examples:
   pluginctl stream bin/plugins/reference --account-key paper1
 `,
 	"conformance": `pluginctl conformance <plugin> [--account-key KEY [--account-secret S] [--account-passphrase P]]
-                      [--symbol [MARKET:]SYMBOL]... [--json]
+                      [--expect FILE] [--fault-url URL] [--check NAME]... [--symbol [MARKET:]SYMBOL]... [--json]
                       [--stream-wait D] [--set key=value]... [--sha256 HEX] [--timeout D]
 
-Runs the conformance kit: Describe, instruments, tickers, order books, candles and paging, trades, derivatives
-series, book and trade streams; with --account-key also trading round trips (place, get, amend, cancel,
-idempotent client order id, cancel-all), typed error reasons, and wallet checks, for what the plugin claims.
-Trading checks place small limit buys 10% below the bid and cancel them. Prints a table (or the report as JSON
-with --json); the exit status is 1 when a check fails.
+Runs the conformance kit: Describe, per-market capabilities, instruments, tickers, order books, candles, paging
+and ranges, trades, derivatives series, book, trade, ticker, candle and mark price streams; with --account-key
+also CheckCredentials, trading round trips (place, get, amend, cancel, idempotent client order ids, cancel-all),
+typed error reasons, the account stream, positions and leverage, algo orders, fills paging and wallet checks,
+for what the plugin claims. Trading checks place small limit buys 10% below the bid and cancel them, and a few
+minimum-size market orders that they trade back.
+
+--expect FILE names the checks the plugin must pass (plugins/<slug>/conformance.expect: one check per line, #
+starts a comment). A listed check that fails or is not applicable fails the run; a name that is not a check is
+a usage error. --fault-url points the unknown-outcome check at an emulator's fault-arming endpoint (never a real
+exchange). --check runs only the named checks.
+
+Prints a table (or the report as JSON with --json); the exit status is 1 when a check fails.
 
 Examples:
-  pluginctl conformance bin/plugins/reference --account-key paper1
+  pluginctl conformance bin/plugins/reference --account-key paper1 --expect plugins/reference/conformance.expect \
+      --set fault_listen=127.0.0.1:7300 --fault-url http://127.0.0.1:7300
   pluginctl conformance bin/plugins/okx --symbol SWAP:BTC-USDT-SWAP --symbol SPOT:BTC-USDT --set base_url=http://127.0.0.1:9101
+  pluginctl conformance bin/plugins/reference --account-key paper1 --check account-stream
 `,
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -154,9 +155,30 @@ func TestStream(t *testing.T) {
 }
 
 func TestConformanceExitStatus(t *testing.T) {
-	out, errs, code := pluginctl(t, "", "conformance", bins.reference, "--account-key", "paper", "--set", "tick_interval=50ms")
-	if code != 0 || !strings.Contains(out, "PASS reference: 25 passed, 0 failed") {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := lis.Addr().String()
+	lis.Close()
+	expect := filepath.Join("..", "..", "..", "plugins", "reference", "conformance.expect")
+	out, errs, code := pluginctl(t, "", "conformance", bins.reference, "--account-key", "paper", "--set", "tick_interval=50ms",
+		"--set", "fault_listen="+addr, "--fault-url", "http://"+addr, "--expect", expect)
+	if code != 0 || !strings.Contains(out, "PASS reference: ") || !strings.Contains(out, " 0 failed, 0 not applicable") {
 		t.Fatalf("reference: exit %d\n%s\n%s", code, out, errs)
+	}
+	// Without the fault endpoint the unknown-outcome check does not apply, and the expect file lists it.
+	out, _, code = pluginctl(t, "", "conformance", bins.reference, "--account-key", "paper", "--expect", expect, "--check", "unknown-outcome")
+	if code != 1 || !strings.Contains(out, "must pass, but not applicable") {
+		t.Fatalf("a listed n/a check should fail: exit %d\n%s", code, out)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.expect")
+	if err := os.WriteFile(bad, []byte("health\nno-such-check # typo\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, errs, code = pluginctl(t, "", "conformance", bins.reference, "--expect", bad)
+	if code != 2 || !strings.Contains(errs, "no-such-check") {
+		t.Fatalf("an unknown check in the expect file: exit %d %s", code, errs)
 	}
 	out, _, code = pluginctl(t, "", "conformance", bins.broken, "--json", "--set", "tick_interval=50ms")
 	if code != 1 {
@@ -176,7 +198,7 @@ func TestConformanceExitStatus(t *testing.T) {
 	for _, r := range rep.Results {
 		failed[r.Check] = r.Status == "fail"
 	}
-	if !failed["candles"] || !failed["candle-paging"] || failed["order-book"] || rep.Failed != 2 {
+	if !failed["candles"] || !failed["candle-paging"] || !failed["candle-range"] || failed["order-book"] || rep.Failed != 3 {
 		t.Fatalf("broken plugin report: %+v", rep)
 	}
 }
