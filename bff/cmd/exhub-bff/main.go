@@ -128,6 +128,7 @@ func serve(ctx context.Context, cfg *config.Config, logw io.Writer) error {
 		}
 		specs = append(specs, pluginhost.Spec{
 			Key: e.Key, Slug: e.Slug, Name: e.Name, Path: cfg.PluginPath(e), SHA256: e.SHA256, Settings: e.Settings,
+			Env: e.Env, EnvAllow: cfg.PluginEnvAllow(e),
 		})
 	}
 	host := pluginhost.New(specs, pluginhost.Options{
