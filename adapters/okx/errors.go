@@ -14,7 +14,10 @@ var okxReasons = map[string]exchangev1.ErrorReason{
 	"50061": exchangev1.ErrorReason_ERROR_REASON_RATE_LIMITED,
 	// Service busy / timeouts / maintenance.
 	"50001": exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE,
-	"50004": exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE,
+	// "API endpoint request timeout (does not mean that the request was successful or failed)" and "Order timed
+	// out": the request may have executed. Reads downgrade it to EXCHANGE_UNAVAILABLE (see Client.Do).
+	"50004": exchangev1.ErrorReason_ERROR_REASON_UNKNOWN_OUTCOME,
+	"51149": exchangev1.ErrorReason_ERROR_REASON_UNKNOWN_OUTCOME,
 	"50013": exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE,
 	"50026": exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE,
 	// Parameters.
@@ -44,8 +47,29 @@ var okxReasons = map[string]exchangev1.ErrorReason{
 	"51201": exchangev1.ErrorReason_ERROR_REASON_PRECISION,
 	"51202": exchangev1.ErrorReason_ERROR_REASON_PRECISION,
 	"51204": exchangev1.ErrorReason_ERROR_REASON_PRECISION,
-	// Position mode.
-	"51010": exchangev1.ErrorReason_ERROR_REASON_POSITION_MODE_MISMATCH,
+	// Clock: the request's OK-ACCESS-TIMESTAMP is outside OKX's window.
+	"50102": exchangev1.ErrorReason_ERROR_REASON_CLOCK_SKEW,
+	// Permissions and IP allow lists (a valid key that may not do this).
+	"50030": exchangev1.ErrorReason_ERROR_REASON_PERMISSION_DENIED,
+	"50110": exchangev1.ErrorReason_ERROR_REASON_PERMISSION_DENIED,
+	"50120": exchangev1.ErrorReason_ERROR_REASON_PERMISSION_DENIED,
+	"50121": exchangev1.ErrorReason_ERROR_REASON_PERMISSION_DENIED,
+	"50122": exchangev1.ErrorReason_ERROR_REASON_PERMISSION_DENIED,
+	"58123": exchangev1.ErrorReason_ERROR_REASON_PERMISSION_DENIED,
+	// Account mode: the account's level (simple, single-currency margin, ...) does not allow the request.
+	"51010": exchangev1.ErrorReason_ERROR_REASON_ACCOUNT_MODE_MISMATCH,
+	"50012": exchangev1.ErrorReason_ERROR_REASON_ACCOUNT_MODE_MISMATCH,
+	"59000": exchangev1.ErrorReason_ERROR_REASON_ACCOUNT_MODE_MISMATCH,
+	"59001": exchangev1.ErrorReason_ERROR_REASON_ACCOUNT_MODE_MISMATCH,
+	"59004": exchangev1.ErrorReason_ERROR_REASON_ACCOUNT_MODE_MISMATCH,
+	// Position mode: posSide does not fit net or long/short mode.
+	"51007": exchangev1.ErrorReason_ERROR_REASON_POSITION_MODE_MISMATCH,
+	"51018": exchangev1.ErrorReason_ERROR_REASON_POSITION_MODE_MISMATCH,
+	"51019": exchangev1.ErrorReason_ERROR_REASON_POSITION_MODE_MISMATCH,
+	"51156": exchangev1.ErrorReason_ERROR_REASON_POSITION_MODE_MISMATCH,
+	// Leverage settings.
+	"59101": exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT,
+	"59102": exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT,
 	"51169": exchangev1.ErrorReason_ERROR_REASON_ORDER_REJECTED,
 	// WebSocket login and channels.
 	"60004": exchangev1.ErrorReason_ERROR_REASON_AUTH_FAILED,
@@ -65,8 +89,11 @@ func reasonFor(code string) exchangev1.ErrorReason {
 	}
 	switch {
 	case strings.HasPrefix(code, "501"):
-		// 50100..50199: API key, signature, timestamp, IP and permission problems.
+		// 50100..50199: API key, signature and timestamp problems (permissions and IPs are listed above).
 		return exchangev1.ErrorReason_ERROR_REASON_AUTH_FAILED
+	case strings.HasPrefix(code, "590"):
+		// 59000..59099: account settings that the account's current mode or state refuses.
+		return exchangev1.ErrorReason_ERROR_REASON_ACCOUNT_MODE_MISMATCH
 	case strings.HasPrefix(code, "51"), strings.HasPrefix(code, "54"):
 		return exchangev1.ErrorReason_ERROR_REASON_ORDER_REJECTED
 	case strings.HasPrefix(code, "58"), strings.HasPrefix(code, "59"):
@@ -84,9 +111,18 @@ func apiError(code, msg string) *sdk.Error {
 		msg = "OKX error " + code
 	}
 	r := reasonFor(code)
+	lower := strings.ToLower(msg)
 	if code == "51000" && strings.Contains(msg, "posSide") {
 		// A position side that does not fit the account's position mode (long_short_mode needs long/short).
 		r = exchangev1.ErrorReason_ERROR_REASON_POSITION_MODE_MISMATCH
+	}
+	if strings.HasPrefix(code, "51") && r == exchangev1.ErrorReason_ERROR_REASON_ORDER_REJECTED {
+		switch {
+		case strings.Contains(lower, "position mode"), strings.Contains(lower, "long/short mode"), strings.Contains(lower, "net mode"):
+			r = exchangev1.ErrorReason_ERROR_REASON_POSITION_MODE_MISMATCH
+		case strings.Contains(lower, "account mode"):
+			r = exchangev1.ErrorReason_ERROR_REASON_ACCOUNT_MODE_MISMATCH
+		}
 	}
 	return sdk.ExchangeError(r, code, msg)
 }

@@ -8,11 +8,14 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
@@ -74,6 +77,22 @@ var endpointLimits = map[string]int{
 }
 
 const defaultLimit = 10
+
+// nonIdempotent are the calls that change something each time they run: orders, algo orders, closing a position,
+// transfers, withdrawals and converts. They are never retried here, and a request that may have reached OKX without
+// a readable answer is ERROR_REASON_UNKNOWN_OUTCOME: the caller resolves it by client id.
+var nonIdempotent = map[string]bool{
+	"/api/v5/trade/order":          true,
+	"/api/v5/trade/batch-orders":   true,
+	"/api/v5/trade/order-algo":     true,
+	"/api/v5/trade/close-position": true,
+	"/api/v5/asset/transfer":       true,
+	"/api/v5/asset/withdrawal":     true,
+	"/api/v5/asset/convert/trade":  true,
+}
+
+// isNonIdempotent reports whether a call must not be repeated blindly.
+func isNonIdempotent(method, path string) bool { return method != http.MethodGet && nonIdempotent[path] }
 
 // limiter is a token bucket per key: capacity n, refilled at n per 2 s. Waiting honours the context.
 type limiter struct {
@@ -181,19 +200,25 @@ func (c *Client) Do(ctx context.Context, method, path string, q url.Values, body
 		n = defaultLimit
 	}
 	backoff := c.BaseBackoff
+	unsafe := isNonIdempotent(method, path)
 	for attempt := 0; ; attempt++ {
 		if err := c.lim.wait(ctx, key, n); err != nil {
 			return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE, "%s: %v", path, err)
 		}
-		data, retryAfter, err := c.once(ctx, method, reqPath, bodyStr, creds)
+		data, retryAfter, err := c.once(ctx, method, reqPath, bodyStr, creds, unsafe)
 		if err == nil {
 			return data, nil
 		}
 		var se *sdk.Error
-		retryable := errors.As(err, &se) && (se.Detail.GetReason() == exchangev1.ErrorReason_ERROR_REASON_RATE_LIMITED ||
-			se.Detail.GetExchangeCode() == "50001" || se.Detail.GetExchangeCode() == "50013")
-		// Only idempotent reads are retried after a busy answer; a rate-limit answer means nothing happened.
-		if !retryable || attempt >= c.MaxRetries || (method != http.MethodGet && se.Detail.GetReason() != exchangev1.ErrorReason_ERROR_REASON_RATE_LIMITED) {
+		if errors.As(err, &se) && !unsafe && se.Detail.GetReason() == exchangev1.ErrorReason_ERROR_REASON_UNKNOWN_OUTCOME {
+			// A read or a cancel that timed out at OKX changed nothing that cannot be read again.
+			se.Detail.Reason = exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE
+		}
+		retryable := se != nil && (se.Detail.GetReason() == exchangev1.ErrorReason_ERROR_REASON_RATE_LIMITED ||
+			se.Detail.GetExchangeCode() == "50001" || se.Detail.GetExchangeCode() == "50013" || se.Detail.GetExchangeCode() == "50004")
+		// Only idempotent calls are retried after a busy answer, and only reads after a busy one; a non-idempotent
+		// call is never sent twice.
+		if !retryable || unsafe || attempt >= c.MaxRetries || (method != http.MethodGet && se.Detail.GetReason() != exchangev1.ErrorReason_ERROR_REASON_RATE_LIMITED) {
 			if se != nil && se.Detail.GetReason() == exchangev1.ErrorReason_ERROR_REASON_RATE_LIMITED && se.Detail.RetryAfterMs == 0 {
 				se.Detail.RetryAfterMs = max(retryAfter, backoff).Milliseconds()
 			}
@@ -212,7 +237,9 @@ func (c *Client) Do(ctx context.Context, method, path string, q url.Values, body
 	}
 }
 
-func (c *Client) once(ctx context.Context, method, reqPath, body string, creds *Credentials) (json.RawMessage, time.Duration, error) {
+// once sends one request. unsafe (a non-idempotent call) turns every failure after the request left into
+// ERROR_REASON_UNKNOWN_OUTCOME: a timeout, a reset or EOF before the answer, an unreadable or non-JSON answer.
+func (c *Client) once(ctx context.Context, method, reqPath, body string, creds *Credentials, unsafe bool) (json.RawMessage, time.Duration, error) {
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
@@ -235,14 +262,28 @@ func (c *Client) once(ctx context.Context, method, reqPath, body string, creds *
 		req.Header.Set("OK-ACCESS-TIMESTAMP", ts)
 		req.Header.Set("OK-ACCESS-PASSPHRASE", creds.Passphrase)
 	}
+	var sent atomic.Bool
+	req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		WroteHeaders: func() { sent.Store(true) },
+	}))
+	lost := func(format string, args ...any) error {
+		reason := exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE
+		if unsafe {
+			reason = exchangev1.ErrorReason_ERROR_REASON_UNKNOWN_OUTCOME
+		}
+		return sdk.Errorf(reason, "%s %s: "+format, append([]any{method, reqPath}, args...)...)
+	}
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
-		return nil, 0, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE, "%s %s: %v", method, reqPath, err)
+		if !sent.Load() || notSent(err) {
+			return nil, 0, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE, "%s %s: %v", method, reqPath, err)
+		}
+		return nil, 0, lost("%v (the request was sent; its outcome is unknown)", err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
 	if err != nil {
-		return nil, 0, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE, "%s %s: read: %v", method, reqPath, err)
+		return nil, 0, lost("read: %v", err)
 	}
 	var retryAfter time.Duration
 	if s := resp.Header.Get("Retry-After"); s != "" {
@@ -262,15 +303,28 @@ func (c *Client) once(ctx context.Context, method, reqPath, body string, creds *
 		if errors.As(perr, &se) {
 			return nil, retryAfter, perr
 		}
-		if resp.StatusCode >= 500 {
-			return nil, retryAfter, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE, "%s %s: HTTP %d", method, reqPath, resp.StatusCode)
+		if resp.StatusCode >= 500 || unsafe {
+			return nil, retryAfter, lost("HTTP %d without an OKX answer: %v", resp.StatusCode, perr)
 		}
 		return nil, retryAfter, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "%s %s: HTTP %d: %v", method, reqPath, resp.StatusCode, perr)
 	}
 	if resp.StatusCode >= 300 {
+		if unsafe {
+			return nil, retryAfter, lost("HTTP %d with a success body", resp.StatusCode)
+		}
 		return nil, retryAfter, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE, "%s %s: HTTP %d with a success body", method, reqPath, resp.StatusCode)
 	}
 	return data, 0, nil
+}
+
+// notSent reports transport errors that happen before a request can reach the server: no connection was made.
+func notSent(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return true
+	}
+	var dns *net.DNSError
+	return errors.As(err, &dns)
 }
 
 func reasonOf(err error) exchangev1.ErrorReason {
