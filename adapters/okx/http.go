@@ -92,7 +92,9 @@ var nonIdempotent = map[string]bool{
 }
 
 // isNonIdempotent reports whether a call must not be repeated blindly.
-func isNonIdempotent(method, path string) bool { return method != http.MethodGet && nonIdempotent[path] }
+func isNonIdempotent(method, path string) bool {
+	return method != http.MethodGet && nonIdempotent[path]
+}
 
 // limiter is a token bucket per key: capacity n, refilled at n per 2 s. Waiting honours the context.
 type limiter struct {
