@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Runs `pluginctl conformance` against every plugin of the repo: the reference exchange on its own, and the
 # exchange plugins against their local emulators (started here on free loopback ports, stopped by PID after).
+# Each plugin must pass the checks its plugins/<slug>/conformance.expect lists; the unknown-outcome check arms
+# lost answers through the fault endpoint (faults.Path) of the reference and of the emulators.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 bin=bin
 
 free_port() { node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
-bport=$(free_port); oport=$(free_port)
+bport=$(free_port); oport=$(free_port); rport=$(free_port)
 logdir=.data/conformance; mkdir -p "$logdir"
 "$bin/exhub-emulators" --binance "127.0.0.1:$bport" --okx "127.0.0.1:$oport" --history-days 3 >"$logdir/emulators.log" 2>&1 &
 pid=$!
@@ -29,10 +31,13 @@ account() { # slug -> --account-* flags
 
 code=0
 echo "== reference"
-"$bin/pluginctl" conformance --account-key conformance "$bin/plugins/reference" || code=1
+"$bin/pluginctl" conformance --account-key conformance --expect plugins/reference/conformance.expect \
+  --set "fault_listen=127.0.0.1:$rport" --fault-url "http://127.0.0.1:$rport" "$bin/plugins/reference" || code=1
 for slug in binance okx; do
   echo "== $slug (emulator)"
+  port=$bport; [ "$slug" = okx ] && port=$oport
   mapfile -t flags < <(settings "$slug"; account "$slug")
-  "$bin/pluginctl" conformance "${flags[@]}" "$bin/plugins/$slug" || code=1
+  "$bin/pluginctl" conformance "${flags[@]}" --expect "plugins/$slug/conformance.expect" \
+    --fault-url "http://127.0.0.1:$port" "$bin/plugins/$slug" || code=1
 done
 exit $code

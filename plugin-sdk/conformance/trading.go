@@ -198,20 +198,25 @@ func checkRoundTrip(ctx context.Context, e *env) error {
 	return nil
 }
 
-// countClientID counts the orders of the plan's symbol in the recent order history that carry clientID.
+// countClientID counts the orders of the plan's symbol that carry clientID: open ones and the recent history
+// (some exchanges list only finished orders in their history), each order once.
 func (e *env) countClientID(ctx context.Context, p *plan, clientID string) (int, error) {
+	open, err := e.c.ListOpenOrders(ctx, &exchangev1.ListOpenOrdersRequest{Account: e.opts.Account, MarketType: p.mt, Symbol: p.in.GetSymbol()})
+	if err != nil {
+		return 0, describeErr("ListOpenOrders", err)
+	}
 	h, err := e.c.ListOrderHistory(ctx, &exchangev1.ListOrderHistoryRequest{Account: e.opts.Account, MarketType: p.mt, Symbol: p.in.GetSymbol(),
 		Page: &exchangev1.HistoryPage{StartTime: time.Now().Add(-time.Hour).UnixMilli(), Limit: 100}})
 	if err != nil {
 		return 0, describeErr("ListOrderHistory", err)
 	}
-	n := 0
-	for _, o := range h.GetOrders() {
+	ids := map[string]bool{}
+	for _, o := range append(open.GetOrders(), h.GetOrders()...) {
 		if o.GetClientOrderId() == clientID {
-			n++
+			ids[o.GetOrderId()] = true
 		}
 	}
-	return n, nil
+	return len(ids), nil
 }
 
 func checkIdempotent(ctx context.Context, e *env) error {
