@@ -155,6 +155,9 @@ func (s *Server) placeAlgo(q *request) (result, *apiError) {
 	if e := q.decode(&r); e != nil {
 		return result{}, e
 	}
+	if s.takeFault(q, r.AlgoClOrdID) {
+		return result{}, nil
+	}
 	item := obj{"algoId": "", "clOrdId": "", "algoClOrdId": r.AlgoClOrdID, "tag": r.Tag}
 	fail := func(e *itemErr) (result, *apiError) { return s.itemResults([]obj{item}, []*itemErr{e}), nil }
 	if r.OrdType != "conditional" && r.OrdType != "oco" {

@@ -18,6 +18,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/exhub/exhub/adapters/venue"
+	"github.com/exhub/exhub/plugin-sdk/faults"
 )
 
 // Demo credentials of the paper account the emulator creates and funds from the venue faucet.
@@ -70,6 +71,7 @@ type Server struct {
 	byVenue map[string]*inst
 
 	keys   map[string]Credentials
+	faults *faults.Injector
 	limits *limiter
 	sod    *sodCache
 
@@ -100,7 +102,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, v: cfg.Venue, log: cfg.Logger.With("component", "okx-emulator"), ctx: ctx, cancel: cancel,
 		byID: map[string]*inst{}, byVenue: map[string]*inst{}, keys: map[string]Credentials{},
 		limits: newLimiter(!cfg.DisableRateLimits), sod: newSodCache(), conns: map[*wsConn]struct{}{},
-		algos: newAlgoBook(), tags: map[uint64]string{}}
+		algos: newAlgoBook(), tags: map[uint64]string{}, faults: &faults.Injector{}}
 	for _, in := range s.v.Instruments() {
 		i := newInst(in)
 		s.insts = append(s.insts, i)
@@ -162,6 +164,9 @@ func (s *Server) fundDemo(acct string) error {
 	}
 	return nil
 }
+
+// Faults is the fault injector behind faults.Path: tests arm a lost answer for one client id.
+func (s *Server) Faults() *faults.Injector { return s.faults }
 
 // Handler serves REST and the WebSocket endpoints.
 func (s *Server) Handler() http.Handler { return s.mux }

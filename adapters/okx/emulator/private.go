@@ -302,6 +302,10 @@ func (s *Server) placeOrders(q *request, rs []orderReq) result {
 		p := s.place(q.r.Context(), q.account, r)
 		items[k] = obj{"ordId": p.ordID, "clOrdId": p.clOrdID, "tag": p.tag, "ts": ms(s.v.Now())}
 		errs[k] = p.err
+		if q.perItem && q.errIDs[r.ClOrdID] {
+			e := errTimeout()
+			items[k]["ordId"], errs[k] = "", &itemErr{e.code, e.msg}
+		}
 	}
 	return s.itemResults(items, errs)
 }
@@ -310,6 +314,9 @@ func (s *Server) placeOrder(q *request) (result, *apiError) {
 	var r orderReq
 	if e := q.decode(&r); e != nil {
 		return result{}, e
+	}
+	if s.takeFault(q, r.ClOrdID) {
+		return result{}, nil
 	}
 	return s.placeOrders(q, []orderReq{r}), nil
 }
@@ -322,6 +329,14 @@ func (s *Server) batchOrders(q *request) (result, *apiError) {
 	if len(rs) == 0 || len(rs) > 20 {
 		return result{}, &apiError{http.StatusBadRequest, "51000", "Parameter batch orders error: 1 to 20 orders"}
 	}
+	ids := make([]string, len(rs))
+	for k, r := range rs {
+		ids[k] = r.ClOrdID
+	}
+	if s.takeFault(q, ids...) {
+		return result{}, nil
+	}
+	q.perItem = true // an AcceptThenError answers sCode 50004 for the orders it hit
 	return s.placeOrders(q, rs), nil
 }
 
@@ -1009,6 +1024,9 @@ func (s *Server) closePosition(q *request) (result, *apiError) {
 	}
 	if e := q.decode(&r); e != nil {
 		return result{}, e
+	}
+	if s.takeFault(q, r.ClOrdID) {
+		return result{}, nil
 	}
 	i, aerr := s.swapInst(r.InstID)
 	if aerr != nil {

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/exhub/exhub/plugin-sdk/faults"
 )
 
 // request is what a handler sees: the query, the raw body and, for private endpoints, the venue account.
@@ -19,6 +21,41 @@ type request struct {
 	q       url.Values
 	body    []byte
 	account string
+	// fault is the strongest fault taken for the request's client ids; perItem says the handler answered an
+	// AcceptThenError itself with per-item sCode 50004 (batch orders).
+	fault   faults.Kind
+	errIDs  map[string]bool
+	perItem bool
+}
+
+// faultRank orders fault kinds: a request hit by several takes the strongest.
+var faultRank = map[faults.Kind]int{faults.AcceptThenError: 1, faults.AcceptThenDrop: 2, faults.DropBefore: 3}
+
+// takeFault uses up the faults armed for the request's client ids. It reports true when the request must not run
+// (DropBefore); the route then closes the connection without an answer.
+func (s *Server) takeFault(q *request, ids ...string) bool {
+	for _, id := range ids {
+		k, ok := s.faults.Take(id)
+		if !ok {
+			continue
+		}
+		if k == faults.AcceptThenError {
+			if q.errIDs == nil {
+				q.errIDs = map[string]bool{}
+			}
+			q.errIDs[id] = true
+		}
+		if faultRank[k] > faultRank[q.fault] {
+			q.fault = k
+		}
+	}
+	return q.fault == faults.DropBefore
+}
+
+// errTimeout is OKX's answer when the outcome of a request is unknown to OKX itself.
+func errTimeout() *apiError {
+	return &apiError{http.StatusBadRequest, "50004",
+		"API endpoint request timeout (does not mean that the request was successful or failed, please check the request result)."}
 }
 
 func (q *request) get(name string) string { return strings.TrimSpace(q.q.Get(name)) }
@@ -70,6 +107,16 @@ func (s *Server) route(method, path string, limit int, private bool, h handler) 
 			return
 		}
 		res, aerr := h(q)
+		switch q.fault {
+		case faults.DropBefore, faults.AcceptThenDrop:
+			faults.Drop(w)
+			return
+		case faults.AcceptThenError:
+			if !q.perItem {
+				writeError(w, errTimeout())
+				return
+			}
+		}
 		if aerr != nil {
 			writeError(w, aerr)
 			return
@@ -159,6 +206,7 @@ func (s *Server) routes() {
 	s.route("GET", "/api/v5/rubik/stat/contracts/long-short-account-ratio", 5, false, s.longShortRatio)
 	s.route("GET", "/api/v5/rubik/stat/taker-volume", 5, false, s.takerVolume)
 	s.route("GET", "/api/v5/rubik/stat/contracts/open-interest-volume", 5, false, s.oiVolume)
+	s.mux.Handle(faults.Path, s.faults)
 	s.privateRoutes()
 	s.wsRoutes()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

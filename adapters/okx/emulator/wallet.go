@@ -67,6 +67,9 @@ func (s *Server) transfer(q *request) (result, *apiError) {
 	if e := q.decode(&r); e != nil {
 		return result{}, e
 	}
+	if s.takeFault(q, r.ClientID) {
+		return result{}, nil
+	}
 	from, ok1 := walletOf(r.From)
 	to, ok2 := walletOf(r.To)
 	if !ok1 || !ok2 || from == to {
@@ -146,6 +149,9 @@ func (s *Server) withdrawal(q *request) (result, *apiError) {
 	if e := q.decode(&r); e != nil {
 		return result{}, e
 	}
+	if s.takeFault(q, r.ClientID) {
+		return result{}, nil
+	}
 	if r.Dest != "4" && r.Dest != "3" {
 		return result{}, errParam("dest")
 	}
@@ -222,6 +228,9 @@ func (s *Server) convertTrade(q *request) (result, *apiError) {
 	}
 	if e := q.decode(&r); e != nil {
 		return result{}, e
+	}
+	if s.takeFault(q, r.ClTReqID) {
+		return result{}, nil
 	}
 	if r.QuoteID == "" {
 		return result{}, errEmpty("quoteId")

@@ -1,0 +1,98 @@
+package okx_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
+	"github.com/exhub/exhub/plugin-sdk/faults"
+	"github.com/exhub/exhub/plugin-sdk/sdk"
+)
+
+func uniqueID(prefix string) string {
+	return fmt.Sprintf("%s%d", prefix, time.Now().UnixNano()%1e12)
+}
+
+// TestLostAnswersAreUnknownOutcomes arms each fault on the emulator, places a resting order with that client id,
+// and checks the adapter answers UNKNOWN_OUTCOME; reading the order by client id afterwards finds it exactly when
+// the emulator executed the request.
+func TestLostAnswersAreUnknownOutcomes(t *testing.T) {
+	w := shared(t)
+	ctx := t.Context()
+	spot := exchangev1.MarketType_MARKET_TYPE_SPOT
+	bid, _ := bestBid(t, w, spot, "BTC-USDT")
+	px := bid.Mul(decimal.RequireFromString("0.8")).Round(1)
+	for _, k := range []faults.Kind{faults.AcceptThenError, faults.AcceptThenDrop, faults.DropBefore} {
+		t.Run(string(k), func(t *testing.T) {
+			cid := uniqueID("flt")
+			if err := faults.Arm(nil, w.ts.URL, cid, k); err != nil {
+				t.Fatal(err)
+			}
+			_, err := w.c.PlaceOrder(ctx, &exchangev1.PlaceOrderRequest{Account: w.acct, MarketType: spot, Symbol: "BTC-USDT",
+				Side: exchangev1.Side_SIDE_BUY, Type: exchangev1.OrderType_ORDER_TYPE_LIMIT, TimeInForce: exchangev1.TimeInForce_TIME_IN_FORCE_GTC,
+				Price: px.String(), Qty: "0.001", ClientOrderId: cid})
+			d := sdk.DetailOf(err)
+			if d.GetReason() != exchangev1.ErrorReason_ERROR_REASON_UNKNOWN_OUTCOME {
+				t.Fatalf("place: %v", err)
+			}
+			if k == faults.AcceptThenError && d.GetExchangeCode() != "50004" {
+				t.Fatalf("raw code lost: %v", d)
+			}
+			got, err := w.c.GetOrder(ctx, &exchangev1.GetOrderRequest{Account: w.acct, MarketType: spot, Symbol: "BTC-USDT", ClientOrderId: cid})
+			if k.Executes() {
+				if err != nil || got.GetOrder().GetClientOrderId() != cid {
+					t.Fatalf("executed order not found: %v %v", got, err)
+				}
+				if _, err := w.c.CancelOrder(ctx, &exchangev1.CancelOrderRequest{Account: w.acct, MarketType: spot, Symbol: "BTC-USDT", OrderId: got.GetOrder().GetOrderId()}); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				wantReason(t, err, exchangev1.ErrorReason_ERROR_REASON_ORDER_NOT_FOUND)
+			}
+		})
+	}
+}
+
+// TestLostAnswersOnOtherCalls: algo orders, batch orders and transfers answer UNKNOWN_OUTCOME too.
+func TestLostAnswersOnOtherCalls(t *testing.T) {
+	w := shared(t)
+	ctx := t.Context()
+	spot := exchangev1.MarketType_MARKET_TYPE_SPOT
+	bid, _ := bestBid(t, w, spot, "BTC-USDT")
+
+	aid := uniqueID("fla")
+	if err := faults.Arm(nil, w.ts.URL, aid, faults.AcceptThenDrop); err != nil {
+		t.Fatal(err)
+	}
+	_, err := w.c.PlaceAlgoOrder(ctx, &exchangev1.PlaceAlgoOrderRequest{Account: w.acct, MarketType: spot, Symbol: "BTC-USDT",
+		Side: exchangev1.Side_SIDE_SELL, Type: exchangev1.OrderType_ORDER_TYPE_STOP_MARKET,
+		TriggerPrice: bid.Mul(decimal.RequireFromString("0.5")).Round(1).String(), Qty: "0.001", ClientAlgoId: aid})
+	wantReason(t, err, exchangev1.ErrorReason_ERROR_REASON_UNKNOWN_OUTCOME)
+	algos, err := w.c.ListAlgoOrders(ctx, &exchangev1.ListAlgoOrdersRequest{Account: w.acct, MarketType: spot, Symbol: "BTC-USDT"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, a := range algos.GetAlgoOrders() {
+		if a.GetClientAlgoId() == aid {
+			found = true
+			if _, err := w.c.CancelAlgoOrder(ctx, &exchangev1.CancelAlgoOrderRequest{Account: w.acct, MarketType: spot, Symbol: "BTC-USDT", AlgoId: a.GetAlgoId()}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("executed algo order not listed")
+	}
+
+	tid := uniqueID("flt")
+	if err := faults.Arm(nil, w.ts.URL, tid, faults.AcceptThenError); err != nil {
+		t.Fatal(err)
+	}
+	_, err = w.c.Transfer(ctx, &exchangev1.TransferRequest{Account: w.acct, Asset: "USDT", Amount: "1",
+		From: exchangev1.WalletType_WALLET_TYPE_FUNDING, To: exchangev1.WalletType_WALLET_TYPE_TRADING, ClientId: tid})
+	wantReason(t, err, exchangev1.ErrorReason_ERROR_REASON_UNKNOWN_OUTCOME)
+}
