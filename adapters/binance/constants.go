@@ -13,6 +13,16 @@ const (
 	Name          = "Binance"
 	PluginVersion = "1.0.0"
 	Website       = "https://www.binance.com"
+	// SDKVersion is the exchange.v1 revision the plugin follows.
+	SDKVersion = "1.1"
+)
+
+// Client order ids Binance accepts (newClientOrderId), and the batch sizes of /fapi/v1/batchOrders.
+const (
+	ClientIDMaxLen        = 36
+	ClientIDPattern       = `^[.A-Z:/a-z0-9_-]{1,36}$`
+	FuturesBatchPlaceMax  = 5
+	FuturesBatchCancelMax = 10
 )
 
 // Default endpoints: Binance's production hosts.

@@ -115,6 +115,9 @@ func (s *Server) Describe(context.Context, *exchangev1.DescribeRequest) (*exchan
 				MarginModes:             []exchangev1.MarginMode{exchangev1.MarginMode_MARGIN_MODE_CROSS, exchangev1.MarginMode_MARGIN_MODE_ISOLATED},
 				PositionModes:           []exchangev1.PositionMode{exchangev1.PositionMode_POSITION_MODE_ONE_WAY, exchangev1.PositionMode_POSITION_MODE_HEDGE},
 				SelfTradePrevention:     true,
+				Markets:                 marketCapabilities(),
+				ClientOrderIdFormat:     &exchangev1.ClientIdFormat{MaxLength: ClientIDMaxLen, Pattern: ClientIDPattern},
+				CheckCredentials:        true,
 			},
 			Wallet:    &exchangev1.WalletCapabilities{Balances: true, Transfer: true, Deposit: true, Withdraw: true, Convert: true},
 			Intervals: slices.Clone(Intervals),
@@ -127,8 +130,30 @@ func (s *Server) Describe(context.Context, *exchangev1.DescribeRequest) (*exchan
 			Streams: &exchangev1.StreamCapabilities{Book: true, Trades: true, Ticker: true, Candles: true, MarkPrice: true, Account: true},
 		},
 		Settings:   settingSpecs(),
-		SdkVersion: "1",
+		SdkVersion: SDKVersion,
 	}, nil
+}
+
+// marketCapabilities: what each market takes. Spot: no in-place amend, no conditional orders, no batch calls or
+// dead man's switch. Futures: amend, STOP_MARKET / TAKE_PROFIT_MARKET on last or mark price (also closing the whole
+// position), batches of 5 (place) and 10 (cancel), countdownCancelAll, GTD.
+func marketCapabilities() []*exchangev1.MarketTradingCapabilities {
+	tifs := []exchangev1.TimeInForce{exchangev1.TimeInForce_TIME_IN_FORCE_GTC, exchangev1.TimeInForce_TIME_IN_FORCE_IOC,
+		exchangev1.TimeInForce_TIME_IN_FORCE_FOK, exchangev1.TimeInForce_TIME_IN_FORCE_POST_ONLY}
+	basic := []exchangev1.OrderType{exchangev1.OrderType_ORDER_TYPE_LIMIT, exchangev1.OrderType_ORDER_TYPE_MARKET}
+	return []*exchangev1.MarketTradingCapabilities{
+		{MarketType: exchangev1.MarketType_MARKET_TYPE_SPOT, OrderTypes: basic, TimeInForce: tifs, IdempotentClientOrderId: true},
+		{MarketType: exchangev1.MarketType_MARKET_TYPE_SWAP, OrderTypes: basic,
+			TimeInForce: append(slices.Clone(tifs), exchangev1.TimeInForce_TIME_IN_FORCE_GTD), Amend: true,
+			AlgoOrderTypes: []exchangev1.OrderType{exchangev1.OrderType_ORDER_TYPE_STOP_MARKET, exchangev1.OrderType_ORDER_TYPE_TAKE_PROFIT_MARKET},
+			TpslKinds:      []exchangev1.TpSlKind{exchangev1.TpSlKind_TP_SL_KIND_ON_POSITION, exchangev1.TpSlKind_TP_SL_KIND_CONDITIONAL},
+			TriggerPriceTypes: []exchangev1.TriggerPriceType{exchangev1.TriggerPriceType_TRIGGER_PRICE_TYPE_LAST,
+				exchangev1.TriggerPriceType_TRIGGER_PRICE_TYPE_MARK},
+			ReduceOnly: true, BatchPlaceMax: FuturesBatchPlaceMax, BatchCancelMax: FuturesBatchCancelMax, CancelAllAfter: true,
+			MarginModes:             []exchangev1.MarginMode{exchangev1.MarginMode_MARGIN_MODE_CROSS, exchangev1.MarginMode_MARGIN_MODE_ISOLATED},
+			PositionModes:           []exchangev1.PositionMode{exchangev1.PositionMode_POSITION_MODE_ONE_WAY, exchangev1.PositionMode_POSITION_MODE_HEDGE},
+			IdempotentClientOrderId: true},
+	}
 }
 
 // Configure applies host settings; unknown keys and bad values are INVALID_ARGUMENT.

@@ -50,6 +50,48 @@ func (s *Server) PlaceOrder(ctx context.Context, req *exchangev1.PlaceOrderReque
 	if err != nil {
 		return nil, err
 	}
+	q, err := orderParams(m, req)
+	if err != nil {
+		return nil, err
+	}
+	if cid := req.GetClientOrderId(); cid != "" {
+		// Binance refuses a repeated newClientOrderId only while its order is open; after a fill or a cancel it
+		// would place a second order. Look the id up first so a retry never trades twice.
+		if o, err := s.existingOrder(ctx, m, req.GetAccount(), req.GetSymbol(), cid, q); o != nil || err != nil {
+			if err != nil {
+				return nil, err
+			}
+			return &exchangev1.PlaceOrderResponse{Order: o}, nil
+		}
+	}
+	if m == Futures {
+		if err := s.checkMarginMode(ctx, req.GetAccount(), req.GetSymbol(), req.GetMarginMode(), modeSwitch); err != nil {
+			return nil, err
+		}
+	}
+	c, _ := s.client()
+	body, err := c.write(ctx, m, http.MethodPost, orderPath(m), q, 1, creds(req.GetAccount()))
+	if err != nil {
+		if req.GetClientOrderId() != "" && duplicateClientID(m, err) {
+			// Binance refuses a client order id already used by an open order: answer with that order, so a
+			// retried request is idempotent.
+			if got, gerr := s.GetOrder(ctx, &exchangev1.GetOrderRequest{Account: req.GetAccount(), MarketType: req.GetMarketType(),
+				Symbol: req.GetSymbol(), ClientOrderId: req.GetClientOrderId()}); gerr == nil {
+				return &exchangev1.PlaceOrderResponse{Order: got.GetOrder()}, nil
+			}
+		}
+		return nil, err
+	}
+	o, err := ParseOrder(m, body)
+	if err != nil {
+		return nil, parseErr("order", err)
+	}
+	return &exchangev1.PlaceOrderResponse{Order: o}, nil
+}
+
+// orderParams builds the wire parameters of a limit or market order (POST /api/v3/order, /fapi/v1/order, an item of
+// /fapi/v1/batchOrders).
+func orderParams(m Market, req *exchangev1.PlaceOrderRequest) (url.Values, error) {
 	side, ok := sideToWire(req.GetSide())
 	if !ok {
 		return nil, invalid("side", "side is required")
@@ -76,6 +118,17 @@ func (s *Server) PlaceOrder(ctx context.Context, req *exchangev1.PlaceOrderReque
 			} else {
 				q.Set("type", "LIMIT_MAKER")
 			}
+		case exchangev1.TimeInForce_TIME_IN_FORCE_GTD:
+			if m != Futures {
+				return nil, sdk.NotSupported("good-till-date on spot")
+			}
+			if req.GetExpireTime() <= 0 {
+				return nil, invalid("expire_time", "expire_time is required with TIME_IN_FORCE_GTD")
+			}
+			q.Set("timeInForce", "GTD")
+			q.Set("goodTillDate", strconv.FormatInt(req.GetExpireTime(), 10))
+		default:
+			return nil, invalid("time_in_force", "time in force %v is not offered", req.GetTimeInForce())
 		}
 	case exchangev1.OrderType_ORDER_TYPE_MARKET:
 		q.Set("type", "MARKET")
@@ -115,39 +168,7 @@ func (s *Server) PlaceOrder(ctx context.Context, req *exchangev1.PlaceOrderReque
 	if req.GetTakeProfit() != nil || req.GetStopLoss() != nil {
 		return nil, sdk.NotSupported("take-profit/stop-loss attached to an order (use PlaceAlgoOrder)")
 	}
-	if cid := req.GetClientOrderId(); cid != "" {
-		// Binance refuses a repeated newClientOrderId only while its order is open; after a fill or a cancel it
-		// would place a second order. Look the id up first so a retry never trades twice.
-		if o, err := s.existingOrder(ctx, m, req.GetAccount(), req.GetSymbol(), cid, q); o != nil || err != nil {
-			if err != nil {
-				return nil, err
-			}
-			return &exchangev1.PlaceOrderResponse{Order: o}, nil
-		}
-	}
-	if m == Futures {
-		if err := s.checkMarginMode(ctx, req.GetAccount(), req.GetSymbol(), req.GetMarginMode(), modeSwitch); err != nil {
-			return nil, err
-		}
-	}
-	c, _ := s.client()
-	body, err := c.write(ctx, m, http.MethodPost, orderPath(m), q, 1, creds(req.GetAccount()))
-	if err != nil {
-		if req.GetClientOrderId() != "" && duplicateClientID(m, err) {
-			// Binance refuses a client order id already used by an open order: answer with that order, so a
-			// retried request is idempotent.
-			if got, gerr := s.GetOrder(ctx, &exchangev1.GetOrderRequest{Account: req.GetAccount(), MarketType: req.GetMarketType(),
-				Symbol: req.GetSymbol(), ClientOrderId: req.GetClientOrderId()}); gerr == nil {
-				return &exchangev1.PlaceOrderResponse{Order: got.GetOrder()}, nil
-			}
-		}
-		return nil, err
-	}
-	o, err := ParseOrder(m, body)
-	if err != nil {
-		return nil, parseErr("order", err)
-	}
-	return &exchangev1.PlaceOrderResponse{Order: o}, nil
+	return q, nil
 }
 
 // lookupClientID reads the order a client order id names on a symbol: nil (and no error) when Binance knows none.
@@ -197,7 +218,7 @@ func wireDiff(q url.Values, w *wireOrder) string {
 	if t := q.Get("type"); t != w.origOrType() && !(t == "LIMIT_MAKER" && w.Type == "LIMIT_MAKER") {
 		return "type"
 	}
-	if tif := q.Get("timeInForce"); tif != "" && w.TimeInForce != "" && tif != w.TimeInForce {
+	if tif := q.Get("timeInForce"); tif != "" && w.TimeInForce != "" && tif != w.TimeInForce && tif != "GTD" && w.TimeInForce != "GTD" {
 		return "time_in_force"
 	}
 	for _, p := range []struct{ param, field, got string }{

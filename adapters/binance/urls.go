@@ -96,6 +96,9 @@ const (
 	pathFutSymbolConfig = "/fapi/v1/symbolConfig"
 	pathFutAccount      = "/fapi/v3/account"
 	pathFutListenKey    = "/fapi/v1/listenKey"
+	pathFutBatchOrders  = "/fapi/v1/batchOrders"
+	pathFutCountdown    = "/fapi/v1/countdownCancelAll"
+	pathAPIRestrictions = "/sapi/v1/account/apiRestrictions"
 
 	pathTransfer        = "/sapi/v1/asset/transfer"
 	pathFundingAsset    = "/sapi/v1/asset/get-funding-asset"

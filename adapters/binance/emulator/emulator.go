@@ -81,6 +81,7 @@ type Server struct {
 	futHub  *hub
 	wallet  walletStore
 	faults  *faults.Injector
+	tm      timers
 
 	ctx    context.Context
 	cancel context.CancelFunc

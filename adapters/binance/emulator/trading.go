@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/shopspring/decimal"
@@ -45,6 +46,7 @@ func (s *Server) tradingRoutes(mux *http.ServeMux) {
 	s.handle(mux, "PUT /fapi/v1/batchOrders", fu(secSigned, 5, s.futBatchAmend))
 	s.handle(mux, "DELETE /fapi/v1/batchOrders", fu(secSigned, 1, s.futBatchCancel))
 	s.handle(mux, "DELETE /fapi/v1/allOpenOrders", fu(secSigned, 1, s.futCancelAll))
+	s.handle(mux, "POST /fapi/v1/countdownCancelAll", fu(secSigned, 10, s.countdownCancelAll))
 	s.handle(mux, "GET /fapi/v1/openOrder", fu(secSigned, 1, s.futOpenOrder))
 	s.handle(mux, "GET /fapi/v1/openOrders", route{futures: true, sec: secSigned, weightOf: allSymbols(1, 40), fn: s.openOrders})
 	s.handle(mux, "GET /fapi/v1/allOrders", fu(secSigned, 5, s.allOrders))
@@ -396,7 +398,7 @@ func (s *Server) orderRequest(futures bool, account string, get func(string) str
 	q := &req{p: map[string][]string{}, futures: futures}
 	for _, k := range []string{"symbol", "side", "type", "timeInForce", "quantity", "quoteOrderQty", "price",
 		"newClientOrderId", "stopPrice", "reduceOnly", "closePosition", "positionSide", "workingType",
-		"selfTradePreventionMode", "newOrderRespType", "priceProtect"} {
+		"selfTradePreventionMode", "newOrderRespType", "priceProtect", "goodTillDate"} {
 		if v := get(k); v != "" {
 			q.p.Set(k, v)
 		}
@@ -460,6 +462,19 @@ func (s *Server) orderRequest(futures bool, account string, get func(string) str
 				return r, "", errf(http.StatusBadRequest, codeInvalidTIF, "Invalid timeInForce.")
 			}
 			r.TIF = venue.PostOnly
+		case "GTD":
+			// Rests as GTC; the emulator cancels it at goodTillDate (at least 600 s ahead, as on Binance).
+			if !futures {
+				return r, "", errf(http.StatusBadRequest, codeInvalidTIF, "Invalid timeInForce.")
+			}
+			gtd, err := q.int64Param("goodTillDate", 0)
+			if err != nil || gtd == 0 {
+				return r, "", badParam("goodTillDate")
+			}
+			if gtd < s.v.Now()+600_000 {
+				return r, "", errf(http.StatusBadRequest, -4500, "goodTillDate must be at least 600 seconds after now.")
+			}
+			r.TIF = venue.GTC
 		case "":
 			if futures && typ != venue.Limit {
 				r.TIF = venue.GTC
@@ -1008,7 +1023,12 @@ func uidOf(account string) int64 {
 // ---- futures
 
 func (s *Server) futNewOrder(q *req) (any, error) {
-	r, _, err := s.orderRequest(true, q.account, q.str)
+	return s.futPlace(q.account, q.str)
+}
+
+// futPlace places one futures order (POST /fapi/v1/order, an item of batchOrders), watching a GTD order's expiry.
+func (s *Server) futPlace(account string, get func(string) string) (any, error) {
+	r, _, err := s.orderRequest(true, account, get)
 	if err != nil {
 		return nil, err
 	}
@@ -1016,7 +1036,15 @@ func (s *Server) futNewOrder(q *req) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.futOrderView(o, false), nil
+	v := s.futOrderView(o, false)
+	if get("timeInForce") == "GTD" {
+		gtd, _ := strconv.ParseInt(get("goodTillDate"), 10, 64)
+		if o.Status == venue.StatusNew || o.Status == venue.StatusPartiallyFilled {
+			s.watchGTD(o, gtd)
+		}
+		v.TimeInForce, v.GoodTillDate = "GTD", gtd
+	}
+	return v, nil
 }
 
 func (s *Server) futTestOrder(q *req) (any, error) {
@@ -1177,17 +1205,12 @@ func (s *Server) futBatchNew(q *req) (any, error) {
 	}
 	out := make([]any, 0, len(items))
 	for _, it := range items {
-		r, _, err := s.orderRequest(true, q.account, func(k string) string { return strings.TrimSpace(it[k]) })
+		v, err := s.futPlace(q.account, func(k string) string { return strings.TrimSpace(it[k]) })
 		if err != nil {
 			out = append(out, errItem(err))
 			continue
 		}
-		o, err := s.place(true, r)
-		if err != nil {
-			out = append(out, errItem(err))
-			continue
-		}
-		out = append(out, s.futOrderView(o, false))
+		out = append(out, v)
 	}
 	return out, nil
 }

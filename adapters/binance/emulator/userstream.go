@@ -110,7 +110,9 @@ func (s *Server) janitor(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			s.expireKeys(s.v.Now())
+			now := s.v.Now()
+			s.expireKeys(now)
+			s.fireTimers(now)
 		}
 	}
 }

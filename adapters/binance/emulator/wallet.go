@@ -80,6 +80,7 @@ func (s *Server) walletRoutes(mux *http.ServeMux) {
 	s.handle(mux, "GET /sapi/v1/convert/orderStatus", w(100, s.sapiConvertStatus))
 	s.handle(mux, "GET /sapi/v1/convert/tradeFlow", w(3000/100, s.sapiConvertFlow))
 	// Not Binance: the demo faucet, so a paper account can be topped up over HTTP.
+	s.handle(mux, "GET /sapi/v1/account/apiRestrictions", w(1, s.apiRestrictions))
 	s.handle(mux, "POST /sapi/v1/emulator/faucet", w(1, s.sapiFaucet))
 }
 
