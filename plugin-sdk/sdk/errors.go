@@ -147,8 +147,10 @@ func reasonForCode(c codes.Code) exchangev1.ErrorReason {
 		return exchangev1.ErrorReason_ERROR_REASON_RATE_LIMITED
 	case codes.NotFound:
 		return exchangev1.ErrorReason_ERROR_REASON_ORDER_NOT_FOUND
-	case codes.Unauthenticated, codes.PermissionDenied:
+	case codes.Unauthenticated:
 		return exchangev1.ErrorReason_ERROR_REASON_AUTH_FAILED
+	case codes.PermissionDenied:
+		return exchangev1.ErrorReason_ERROR_REASON_PERMISSION_DENIED
 	case codes.Unimplemented:
 		return exchangev1.ErrorReason_ERROR_REASON_NOT_SUPPORTED
 	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled:
