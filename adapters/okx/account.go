@@ -71,9 +71,20 @@ func (s *Server) ClosePosition(ctx context.Context, req *exchangev1.ClosePositio
 	if err != nil {
 		return nil, err
 	}
+	if mt := req.GetMarketType(); mt != exchangev1.MarketType_MARKET_TYPE_UNSPECIFIED && mt != exchangev1.MarketType_MARKET_TYPE_SWAP {
+		return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "market_type", "OKX closes SWAP positions only")
+	}
 	in, err := s.swap(ctx, req.GetSymbol())
 	if err != nil {
 		return nil, err
+	}
+	mgn, err := tdMode(in, req.GetMarginMode())
+	if err != nil {
+		return nil, err
+	}
+	cid := req.GetClientOrderId()
+	if cid != "" && !clOrdIDRe.MatchString(cid) {
+		return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "client_order_id", "OKX client order ids are 1 to 32 letters and digits")
 	}
 	ps, err := s.positions(ctx, creds, in.InstID)
 	if err != nil {
@@ -81,20 +92,22 @@ func (s *Server) ClosePosition(ctx context.Context, req *exchangev1.ClosePositio
 	}
 	var pos *exchangev1.Position
 	for _, p := range ps {
-		if req.GetPositionSide() == exchangev1.PositionSide_POSITION_SIDE_UNSPECIFIED || p.PositionSide == req.GetPositionSide() {
+		if (req.GetPositionSide() == exchangev1.PositionSide_POSITION_SIDE_UNSPECIFIED || p.PositionSide == req.GetPositionSide()) &&
+			p.MarginMode == req.GetMarginMode() {
 			pos = p
 			break
 		}
 	}
 	if pos == nil {
-		return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_ORDER_REJECTED, "no open %v position in %s", req.GetPositionSide(), in.InstID)
+		return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_ORDER_REJECTED, "no open %v %s position in %s", req.GetPositionSide(), mgn, in.InstID)
 	}
 	posSide := posSideStr(pos.PositionSide)
 	if posSide == "" {
 		posSide = "net"
 	}
-	mgn := marginModeStr(pos.MarginMode)
-	cid := "cls" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	if cid == "" {
+		cid = "cls" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	}
 	data, err := s.client().Post(ctx, "/api/v5/trade/close-position",
 		map[string]any{"instId": in.InstID, "posSide": posSide, "mgnMode": mgn, "autoCxl": true, "clOrdId": cid}, creds)
 	if err != nil {
@@ -127,7 +140,14 @@ func (s *Server) GetLeverage(ctx context.Context, req *exchangev1.GetLeverageReq
 	if err != nil {
 		return nil, err
 	}
-	mgn := s.tdMode(creds, in)
+	// OKX keeps a leverage per margin mode: report the one of the open position, else the cross leverage (and say
+	// so in margin_mode).
+	mgn := "cross"
+	if ps, err := s.positions(ctx, creds, in.InstID); err == nil && len(ps) > 0 {
+		mgn = marginModeStr(ps[0].MarginMode)
+	} else if err != nil {
+		return nil, err
+	}
 	data, err := s.client().Get(ctx, "/api/v5/account/leverage-info", url.Values{"instId": {in.InstID}, "mgnMode": {mgn}}, creds)
 	if err != nil {
 		return nil, err
@@ -164,13 +184,22 @@ func (s *Server) SetLeverage(ctx context.Context, req *exchangev1.SetLeverageReq
 	if max, ok, _ := parseDec("lever", in.Lever); ok && lev.GreaterThan(max) {
 		return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "leverage", "leverage %s is above the maximum %s", lev, max)
 	}
-	mgn := s.tdMode(creds, in)
-	if req.GetMarginMode() != exchangev1.MarginMode_MARGIN_MODE_UNSPECIFIED {
-		mgn = marginModeStr(req.GetMarginMode())
+	mgn, err := tdMode(in, req.GetMarginMode())
+	if err != nil {
+		return nil, err
 	}
 	bodies := []map[string]any{{"instId": in.InstID, "lever": canon(lev), "mgnMode": mgn}}
-	if mgn == "isolated" {
-		if mode, err := s.positionMode(ctx, creds); err == nil && mode == "long_short_mode" {
+	switch ps := req.GetPositionSide(); {
+	case mgn != "isolated":
+		// Cross leverage is one per instrument; OKX takes no posSide for it.
+	case ps == exchangev1.PositionSide_POSITION_SIDE_LONG || ps == exchangev1.PositionSide_POSITION_SIDE_SHORT:
+		// Hedge mode with isolated margin: one side's leverage.
+		bodies[0]["posSide"] = posSideStr(ps)
+	default:
+		if mode, err := s.positionMode(ctx, creds); err != nil {
+			return nil, err
+		} else if mode == "long_short_mode" {
+			// No side named in hedge mode: both sides get the leverage.
 			bodies = []map[string]any{
 				{"instId": in.InstID, "lever": canon(lev), "mgnMode": mgn, "posSide": "long"},
 				{"instId": in.InstID, "lever": canon(lev), "mgnMode": mgn, "posSide": "short"},
@@ -185,22 +214,11 @@ func (s *Server) SetLeverage(ctx context.Context, req *exchangev1.SetLeverageReq
 	return &exchangev1.SetLeverageResponse{Leverage: canon(lev)}, nil
 }
 
-// SetMarginMode chooses the margin mode for the instrument's next orders. OKX has no account-level switch: the
-// mode travels with every order as tdMode, so the plugin remembers the choice per account and instrument.
-func (s *Server) SetMarginMode(ctx context.Context, req *exchangev1.SetMarginModeRequest) (*exchangev1.SetMarginModeResponse, error) {
-	creds, err := credsOf(req.GetAccount())
-	if err != nil {
-		return nil, err
-	}
-	in, err := s.swap(ctx, req.GetSymbol())
-	if err != nil {
-		return nil, err
-	}
-	if req.GetMarginMode() == exchangev1.MarginMode_MARGIN_MODE_UNSPECIFIED {
-		return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "margin_mode", "margin_mode is required")
-	}
-	s.state.setMarginMode(creds.APIKey, in.InstID, marginModeStr(req.GetMarginMode()))
-	return &exchangev1.SetMarginModeResponse{}, nil
+// SetMarginMode is not an OKX operation: OKX has no margin mode setting per account or instrument, the mode
+// travels with every order as tdMode (margin_mode on PlaceOrder, PlaceAlgoOrder, ClosePosition, GetMaxOrderSize).
+func (s *Server) SetMarginMode(context.Context, *exchangev1.SetMarginModeRequest) (*exchangev1.SetMarginModeResponse, error) {
+	return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_NOT_SUPPORTED,
+		"OKX has no margin mode setting: pass margin_mode with each order")
 }
 
 func (s *Server) positionMode(ctx context.Context, creds *Credentials) (string, error) {
@@ -257,7 +275,11 @@ func (s *Server) GetMaxOrderSize(ctx context.Context, req *exchangev1.GetMaxOrde
 	if err != nil {
 		return nil, err
 	}
-	q := url.Values{"instId": {in.InstID}, "tdMode": {s.tdMode(creds, in)}}
+	td, err := tdMode(in, req.GetMarginMode())
+	if err != nil {
+		return nil, err
+	}
+	q := url.Values{"instId": {in.InstID}, "tdMode": {td}}
 	if req.GetPrice() != "" {
 		q.Set("px", req.GetPrice())
 	}

@@ -180,7 +180,7 @@ func TestTradingRequests(t *testing.T) {
 	ctx := context.Background()
 	req := &exchangev1.PlaceOrderRequest{Account: acct, MarketType: exchangev1.MarketType_MARKET_TYPE_SWAP, Symbol: "T-USDT-SWAP",
 		Side: exchangev1.Side_SIDE_BUY, Type: exchangev1.OrderType_ORDER_TYPE_LIMIT, TimeInForce: exchangev1.TimeInForce_TIME_IN_FORCE_POST_ONLY,
-		Price: "100.5", Qty: "3", ClientOrderId: "c1", PositionSide: exchangev1.PositionSide_POSITION_SIDE_LONG,
+		Price: "100.5", Qty: "3", ClientOrderId: "c1", PositionSide: exchangev1.PositionSide_POSITION_SIDE_LONG, MarginMode: exchangev1.MarginMode_MARGIN_MODE_CROSS,
 		StopLoss: &exchangev1.TpSl{TriggerPrice: "90", TriggerPriceType: exchangev1.TriggerPriceType_TRIGGER_PRICE_TYPE_MARK}}
 	o, err := s.PlaceOrder(ctx, req)
 	if err != nil {

@@ -16,13 +16,12 @@ import (
 )
 
 // accountState is what the plugin remembers per account: which instrument an order id belongs to (OKX needs the
-// instId to cancel or query, the contract may give only the id), the margin mode chosen per instrument (OKX sets
-// it per order through tdMode), and convert quotes awaiting a trade. Every map is bounded.
+// instId to cancel or query, the contract may give only the id) and convert quotes awaiting a trade. Every map is
+// bounded. Margin modes are not remembered: they travel on every order request.
 type accountState struct {
-	mu      sync.Mutex
-	orders  map[string]string // account api key + ordId -> instId
-	margins map[string]string // account api key + instId -> cross|isolated
-	quotes  map[string]convertQuote
+	mu     sync.Mutex
+	orders map[string]string // account api key + ordId -> instId
+	quotes map[string]convertQuote
 }
 
 type convertQuote struct {
@@ -32,7 +31,7 @@ type convertQuote struct {
 const stateCap = 20000
 
 func newAccountState() *accountState {
-	return &accountState{orders: map[string]string{}, margins: map[string]string{}, quotes: map[string]convertQuote{}}
+	return &accountState{orders: map[string]string{}, quotes: map[string]convertQuote{}}
 }
 
 func (a *accountState) rememberOrder(key, ordID, instID string) {
@@ -50,31 +49,22 @@ func (a *accountState) orderInst(key, ordID string) string {
 	return a.orders[key+" "+ordID]
 }
 
-func (a *accountState) marginMode(key, instID string) string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if m, ok := a.margins[key+" "+instID]; ok {
-		return m
-	}
-	return "cross"
-}
-
-func (a *accountState) setMarginMode(key, instID, mode string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if len(a.margins) >= stateCap {
-		clear(a.margins)
-	}
-	a.margins[key+" "+instID] = mode
-}
-
 var clOrdIDRe = regexp.MustCompile(`^[A-Za-z0-9]{1,32}$`)
 
-func (s *Server) tdMode(creds *Credentials, in *Instrument) string {
+// tdMode is OKX's trade mode of a request: cash for spot, and for swaps the margin mode the request names. OKX
+// takes it with every order, so a SWAP request without one is refused rather than given a default.
+func tdMode(in *Instrument, mm exchangev1.MarginMode) (string, error) {
 	if in.MarketType == exchangev1.MarketType_MARKET_TYPE_SPOT {
-		return "cash"
+		return "cash", nil
 	}
-	return s.state.marginMode(creds.APIKey, in.InstID)
+	switch mm {
+	case exchangev1.MarginMode_MARGIN_MODE_CROSS:
+		return "cross", nil
+	case exchangev1.MarginMode_MARGIN_MODE_ISOLATED:
+		return "isolated", nil
+	}
+	return "", sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "margin_mode",
+		"OKX takes the margin mode with every SWAP order: margin_mode (cross or isolated) is required")
 }
 
 func convOf(in *Instrument) sizeConv {
@@ -174,7 +164,11 @@ func (s *Server) PlaceOrder(ctx context.Context, req *exchangev1.PlaceOrderReque
 	if cid != "" && !clOrdIDRe.MatchString(cid) {
 		return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "client_order_id", "OKX client order ids are 1 to 32 letters and digits")
 	}
-	body := map[string]any{"instId": in.InstID, "tdMode": s.tdMode(creds, in), "side": side, "ordType": ordType}
+	td, err := tdMode(in, req.GetMarginMode())
+	if err != nil {
+		return nil, err
+	}
+	body := map[string]any{"instId": in.InstID, "tdMode": td, "side": side, "ordType": ordType}
 	if cid != "" {
 		body["clOrdId"] = cid
 	}
@@ -640,7 +634,11 @@ func (s *Server) PlaceAlgoOrder(ctx context.Context, req *exchangev1.PlaceAlgoOr
 		}
 		leg.Price = &px
 	}
-	a := AlgoRequest{Inst: in, TdMode: s.tdMode(creds, in), Side: side, PosSide: posSideStr(req.GetPositionSide()),
+	td, err := tdMode(in, req.GetMarginMode())
+	if err != nil {
+		return nil, err
+	}
+	a := AlgoRequest{Inst: in, TdMode: td, Side: side, PosSide: posSideStr(req.GetPositionSide()),
 		ReduceOnly: req.GetReduceOnly(), ClosePosition: req.GetClosePosition(), ClientID: req.GetClientAlgoId(), TP: tp, SL: sl}
 	if !req.GetClosePosition() {
 		q, ok, err := parseDec("qty", req.GetQty())
@@ -763,7 +761,10 @@ func (s *Server) PlaceOCO(ctx context.Context, account *exchangev1.AccountRef, a
 		return "", err
 	}
 	if a.TdMode == "" {
-		a.TdMode = s.tdMode(creds, a.Inst)
+		if a.Inst.MarketType != exchangev1.MarketType_MARKET_TYPE_SPOT {
+			return "", sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "margin_mode", "OKX needs the margin mode (TdMode) of a SWAP algo order")
+		}
+		a.TdMode = "cash"
 	}
 	return s.placeAlgo(ctx, creds, a)
 }

@@ -112,7 +112,7 @@ func TestSwapPositionFlow(t *testing.T) {
 		t.Fatalf("leverage %v %v", lev, err)
 	}
 	o, err := w.c.PlaceOrder(ctx, &exchangev1.PlaceOrderRequest{Account: w.acct, MarketType: swap, Symbol: sym, Side: exchangev1.Side_SIDE_BUY,
-		Type: exchangev1.OrderType_ORDER_TYPE_MARKET, Qty: qty.String()})
+		Type: exchangev1.OrderType_ORDER_TYPE_MARKET, Qty: qty.String(), MarginMode: exchangev1.MarginMode_MARGIN_MODE_CROSS})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestSwapPositionFlow(t *testing.T) {
 	stop := bid.Mul(decimal.RequireFromString("0.8")).Div(decimal.RequireFromString(in.GetTickSize())).Floor().Mul(decimal.RequireFromString(in.GetTickSize()))
 	a, err := w.c.PlaceAlgoOrder(ctx, &exchangev1.PlaceAlgoOrderRequest{Account: w.acct, MarketType: swap, Symbol: sym, Side: exchangev1.Side_SIDE_SELL,
 		Type: exchangev1.OrderType_ORDER_TYPE_STOP_MARKET, TriggerPrice: stop.String(), TriggerPriceType: exchangev1.TriggerPriceType_TRIGGER_PRICE_TYPE_MARK,
-		Qty: qty.String(), ReduceOnly: true})
+		Qty: qty.String(), ReduceOnly: true, MarginMode: exchangev1.MarginMode_MARGIN_MODE_CROSS})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestSwapPositionFlow(t *testing.T) {
 	if _, err := w.c.CancelAlgoOrder(ctx, &exchangev1.CancelAlgoOrderRequest{Account: w.acct, MarketType: swap, Symbol: sym, AlgoId: a.GetAlgoOrder().GetAlgoId()}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.c.ClosePosition(ctx, &exchangev1.ClosePositionRequest{Account: w.acct, Symbol: sym}); err != nil {
+	if _, err := w.c.ClosePosition(ctx, &exchangev1.ClosePositionRequest{Account: w.acct, Symbol: sym, MarginMode: exchangev1.MarginMode_MARGIN_MODE_CROSS}); err != nil {
 		t.Fatal(err)
 	}
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
@@ -264,7 +264,7 @@ func TestHedgeModeNeedsPositionSide(t *testing.T) {
 	}
 	bid, _ := bestBid(t, w, swap, "SOL-USDT-SWAP")
 	req := &exchangev1.PlaceOrderRequest{Account: w.acct, MarketType: swap, Symbol: "SOL-USDT-SWAP", Side: exchangev1.Side_SIDE_BUY,
-		Type: exchangev1.OrderType_ORDER_TYPE_LIMIT, Price: bid.Mul(decimal.RequireFromString("0.9")).Round(2).String(), Qty: "1"}
+		Type: exchangev1.OrderType_ORDER_TYPE_LIMIT, Price: bid.Mul(decimal.RequireFromString("0.9")).Round(2).String(), Qty: "1", MarginMode: exchangev1.MarginMode_MARGIN_MODE_CROSS}
 	_, err = w.c.PlaceOrder(ctx, req)
 	d := sdk.DetailOf(err)
 	if d.GetReason() != exchangev1.ErrorReason_ERROR_REASON_POSITION_MODE_MISMATCH || d.GetExchangeCode() != "51000" {
@@ -294,14 +294,14 @@ func TestOCO(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := w.c.PlaceOrder(ctx, &exchangev1.PlaceOrderRequest{Account: w.acct, MarketType: swap, Symbol: sym, Side: exchangev1.Side_SIDE_BUY,
-		Type: exchangev1.OrderType_ORDER_TYPE_MARKET, Qty: in.FromOKXSize(in.MinSz.Mul(decimal.NewFromInt(10))).String()}); err != nil {
+		Type: exchangev1.OrderType_ORDER_TYPE_MARKET, Qty: in.FromOKXSize(in.MinSz.Mul(decimal.NewFromInt(10))).String(), MarginMode: exchangev1.MarginMode_MARGIN_MODE_CROSS}); err != nil {
 		t.Fatal(err)
 	}
 	bid, _ := bestBid(t, w, swap, sym)
 	tick := in.TickSz
 	up := bid.Mul(decimal.RequireFromString("1.2")).Div(tick).Floor().Mul(tick)
 	down := bid.Mul(decimal.RequireFromString("0.8")).Div(tick).Floor().Mul(tick)
-	id, err := w.srv.PlaceOCO(ctx, w.acct, okx.AlgoRequest{Inst: in, Side: "sell", Size: in.MinSz.Mul(decimal.NewFromInt(10)), ReduceOnly: true,
+	id, err := w.srv.PlaceOCO(ctx, w.acct, okx.AlgoRequest{Inst: in, TdMode: "cross", Side: "sell", Size: in.MinSz.Mul(decimal.NewFromInt(10)), ReduceOnly: true,
 		TP: &okx.TpSlLeg{TriggerPrice: up, TriggerType: exchangev1.TriggerPriceType_TRIGGER_PRICE_TYPE_LAST},
 		SL: &okx.TpSlLeg{TriggerPrice: down, TriggerType: exchangev1.TriggerPriceType_TRIGGER_PRICE_TYPE_MARK}})
 	if err != nil || id == "" {
@@ -323,7 +323,7 @@ func TestOCO(t *testing.T) {
 	if _, err := w.c.CancelAlgoOrder(ctx, &exchangev1.CancelAlgoOrderRequest{Account: w.acct, MarketType: swap, Symbol: sym, AlgoId: id}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.c.ClosePosition(ctx, &exchangev1.ClosePositionRequest{Account: w.acct, Symbol: sym}); err != nil {
+	if _, err := w.c.ClosePosition(ctx, &exchangev1.ClosePositionRequest{Account: w.acct, Symbol: sym, MarginMode: exchangev1.MarginMode_MARGIN_MODE_CROSS}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -879,6 +879,10 @@ func (s *Server) setLeverage(q *request) (result, *apiError) {
 	if err != nil || lev < 1 || lev != float64(int(lev)) {
 		return result{}, errParam("lever")
 	}
+	if r.MgnMode == "isolated" && s.posMode(q.account) == "long_short_mode" && r.PosSide != "long" && r.PosSide != "short" {
+		// OKX: isolated leverage in long/short mode is per side.
+		return result{}, &apiError{http.StatusOK, "51000", "Parameter posSide error"}
+	}
 	if e := s.applyTdMode(q.account, i, r.MgnMode); e != nil {
 		return result{}, &apiError{http.StatusOK, e.code, e.msg}
 	}
