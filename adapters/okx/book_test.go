@@ -173,7 +173,9 @@ func FuzzParseOrders(f *testing.F) {
 		}
 		for _, r := range rows {
 			_, _ = orderProto(r, unitConv)
-			_ = fillOf(r, unitConv)
+			if f, err := fillOf(r, unitConv); err == nil && f != nil && (f.Price == "0" || f.Price == "") {
+				t.Fatalf("fill with no price: %v", f)
+			}
 		}
 	})
 }

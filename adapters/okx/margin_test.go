@@ -103,6 +103,10 @@ func (f *recorder) handler() http.Handler {
 				{"instType":"SWAP","instId":"T-USDT-SWAP","mgnMode":"cross","posSide":"long","pos":"10","avgPx":"100","uTime":"1"}]}`)
 		case "/api/v5/trade/close-position":
 			fmt.Fprint(w, `{"code":"0","msg":"","data":[{"instId":"T-USDT-SWAP","posSide":"long","clOrdId":"","tag":""}]}`)
+		case "/api/v5/trade/orders-history":
+			fmt.Fprint(w, `{"code":"0","msg":"","data":[{"instType":"SWAP","instId":"GONE-USDT-SWAP","ordId":"9","px":"1","sz":"30","ordType":"limit","side":"buy","accFillSz":"0","state":"canceled","cTime":"1","uTime":"1"}]}`)
+		case "/api/v5/trade/fills":
+			fmt.Fprint(w, `{"code":"0","msg":"","data":[{"instType":"SWAP","instId":"GONE-USDT-SWAP","tradeId":"1","ordId":"9","billId":"5","fillPx":"1","fillSz":"30","side":"buy","fee":"-0.1","ts":"1"}]}`)
 		case "/api/v5/account/max-size":
 			fmt.Fprint(w, `{"code":"0","msg":"","data":[{"instId":"T-USDT-SWAP","ccy":"USDT","maxBuy":"12","maxSell":"7"}]}`)
 		case "/api/v5/account/set-leverage":
@@ -243,5 +247,21 @@ func TestSetLeveragePositionSide(t *testing.T) {
 	}
 	if got := f.all("/api/v5/account/set-leverage")[n:]; len(got) != 2 || got[0].body["posSide"] != "long" || got[1].body["posSide"] != "short" {
 		t.Fatalf("both sides %v", got)
+	}
+}
+
+// TestHistoryOfUnknownInstrumentFails: rows whose instrument cannot be looked up are an error, never sizes in
+// contracts reported as base units.
+func TestHistoryOfUnknownInstrumentFails(t *testing.T) {
+	s, _, acct := recordingServer(t)
+	ctx := context.Background()
+	swap := exchangev1.MarketType_MARKET_TYPE_SWAP
+	_, err := s.ListOrderHistory(ctx, &exchangev1.ListOrderHistoryRequest{Account: acct, MarketType: swap})
+	if r := sdk.DetailOf(err).GetReason(); r != exchangev1.ErrorReason_ERROR_REASON_INSTRUMENT_NOT_FOUND {
+		t.Fatalf("orders: %v", err)
+	}
+	_, err = s.ListFills(ctx, &exchangev1.ListFillsRequest{Account: acct, MarketType: swap})
+	if r := sdk.DetailOf(err).GetReason(); r != exchangev1.ErrorReason_ERROR_REASON_INSTRUMENT_NOT_FOUND {
+		t.Fatalf("fills: %v", err)
 	}
 }

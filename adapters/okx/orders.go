@@ -56,7 +56,6 @@ func ParseOrders(data json.RawMessage) ([]rawOrder, error) { return decodeList[r
 // sizeConv converts OKX sizes of one instrument to base units.
 type sizeConv func(decimal.Decimal) decimal.Decimal
 
-func unitConv(d decimal.Decimal) decimal.Decimal { return d }
 
 // orderProto converts an order row; conv turns OKX sizes into base units.
 func orderProto(r rawOrder, conv sizeConv) (*exchangev1.Order, error) {
@@ -118,24 +117,55 @@ func orderProto(r rawOrder, conv sizeConv) (*exchangev1.Order, error) {
 	return o, nil
 }
 
-// fillOf is the fill carried by an orders-channel row, or nil.
-func fillOf(r rawOrder, conv sizeConv) *exchangev1.Fill {
+// fillOf is the fill carried by an orders-channel row: nil when the row carries none, an error when it carries
+// one whose price, size, fee or time cannot be read (never a fill with a made-up zero).
+func fillOf(r rawOrder, conv sizeConv) (*exchangev1.Fill, error) {
 	sz, ok, err := parseDec("fillSz", r.FillSz)
-	if err != nil || !ok || !sz.IsPositive() || r.TradeID == "" {
-		return nil
+	if err != nil {
+		return nil, err
 	}
-	px, _, _ := parseDec("fillPx", r.FillPx)
-	fee, _, _ := parseDec("fillFee", r.FillFee)
-	ts, _ := parseMs("fillTime", r.FillTime)
+	if !ok || sz.IsZero() {
+		return nil, nil
+	}
+	if r.TradeID == "" || !sz.IsPositive() {
+		return nil, fmt.Errorf("%w: fill of order %s without tradeId or with fillSz %q", errMalformed, r.OrdID, r.FillSz)
+	}
+	px, fee, ts, err := fillFields(r.FillPx, r.FillFee, "fillFee", r.FillTime, "fillTime")
+	if err != nil {
+		return nil, err
+	}
 	q := conv(sz)
 	f := &exchangev1.Fill{TradeId: r.TradeID, OrderId: r.OrdID, ClientOrderId: r.ClOrdID, Symbol: r.InstID,
 		MarketType: marketTypeOfSymbol(r.InstID), Side: sideOf(r.Side), PositionSide: posSideOf(r.PosSide),
 		Price: canon(px), Qty: canon(q), QuoteQty: canon(q.Mul(px)), Fee: canon(fee.Neg()), FeeAsset: r.FillFeeCcy,
 		Maker: r.ExecType == "M", Time: ts}
-	if pnl, ok, err := parseDec("fillPnl", r.FillPnl); err == nil && ok {
+	pnl, ok, err := parseDec("fillPnl", r.FillPnl)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
 		f.RealizedPnl = canon(pnl)
 	}
-	return f
+	return f, nil
+}
+
+// fillFields reads a fill's price (positive), fee and time; each must be present and well formed.
+func fillFields(pxs, fees, feeName, tss, tsName string) (px, fee decimal.Decimal, ts int64, err error) {
+	px, okPx, err1 := parseDec("fillPx", pxs)
+	fee, okFee, err2 := parseDec(feeName, fees)
+	ts, err3 := parseMs(tsName, tss)
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return px, fee, 0, err
+	}
+	switch {
+	case !okPx || !px.IsPositive():
+		return px, fee, 0, fmt.Errorf("%w: fill price %q is not a positive price", errMalformed, pxs)
+	case !okFee:
+		return px, fee, 0, fmt.Errorf("%w: fill without %s", errMalformed, feeName)
+	case ts <= 0:
+		return px, fee, 0, fmt.Errorf("%w: fill without %s", errMalformed, tsName)
+	}
+	return px, fee, ts, nil
 }
 
 func mustCanon(s string) string {
@@ -174,22 +204,27 @@ type rawFill struct {
 }
 
 func fillProto(r rawFill, conv sizeConv) (*exchangev1.Fill, error) {
-	px, ok1, err1 := parseDec("fillPx", r.FillPx)
-	sz, ok2, err2 := parseDec("fillSz", r.FillSz)
-	fee, _, err3 := parseDec("fee", r.Fee)
-	ts, err4 := parseMs("ts", r.Ts)
-	if err := errors.Join(err1, err2, err3, err4); err != nil {
+	sz, ok, err := parseDec("fillSz", r.FillSz)
+	if err != nil {
 		return nil, err
 	}
-	if !ok1 || !ok2 || r.TradeID == "" {
-		return nil, fmt.Errorf("%w: fill without tradeId, fillPx or fillSz", errMalformed)
+	if !ok || !sz.IsPositive() || r.TradeID == "" {
+		return nil, fmt.Errorf("%w: fill without tradeId or a positive fillSz", errMalformed)
+	}
+	px, fee, ts, err := fillFields(r.FillPx, r.Fee, "fee", r.Ts, "ts")
+	if err != nil {
+		return nil, err
 	}
 	q := conv(sz)
 	f := &exchangev1.Fill{TradeId: r.TradeID, OrderId: r.OrdID, ClientOrderId: r.ClOrdID, Symbol: r.InstID,
 		MarketType: marketTypeOfSymbol(r.InstID), Side: sideOf(r.Side), PositionSide: posSideOf(r.PosSide),
 		Price: canon(px), Qty: canon(q), QuoteQty: canon(q.Mul(px)), Fee: canon(fee.Neg()), FeeAsset: r.FeeCcy,
 		Maker: r.ExecType == "M", Time: ts}
-	if pnl, ok, err := parseDec("fillPnl", r.FillPnl); err == nil && ok {
+	pnl, ok, err := parseDec("fillPnl", r.FillPnl)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
 		f.RealizedPnl = canon(pnl)
 	}
 	return f, nil

@@ -202,8 +202,8 @@ func TestOrderAndPositionParsing(t *testing.T) {
 		o.Status != exchangev1.OrderStatus_ORDER_STATUS_PARTIALLY_FILLED || o.PositionSide != exchangev1.PositionSide_POSITION_SIDE_LONG {
 		t.Errorf("order: %+v", o)
 	}
-	f := fillOf(rows[0], conv)
-	if f == nil || f.Qty != "0.5" || !f.Maker || f.TradeId != "t9" {
+	f, err := fillOf(rows[0], conv)
+	if err != nil || f == nil || f.Qty != "0.5" || !f.Maker || f.TradeId != "t9" {
 		t.Errorf("fill: %+v", f)
 	}
 	if _, err := orderProto(rawOrder{InstID: "X"}, unitConv); err == nil {
@@ -235,5 +235,53 @@ func TestBalances(t *testing.T) {
 	fb, err := ParseFundingBalances([]byte(`[{"ccy":"USDT","bal":"10","availBal":"9","frozenBal":"1"}]`))
 	if err != nil || fb[0].Wallet != exchangev1.WalletType_WALLET_TYPE_FUNDING || fb[0].Available != "9" {
 		t.Fatalf("%v %+v", err, fb)
+	}
+}
+
+func unitConv(d decimal.Decimal) decimal.Decimal { return d }
+
+// TestFillsNeverLie: a fill whose price is zero or whose price, fee or time cannot be read is an error, not a
+// fill with zeros.
+func TestFillsNeverLie(t *testing.T) {
+	good := rawOrder{InstID: "ETH-USDT-SWAP", OrdID: "1", TradeID: "t1", FillSz: "2", FillPx: "2500.5", FillFee: "-0.1",
+		FillTime: "1700000000000", Side: "buy"}
+	if f, err := fillOf(good, unitConv); err != nil || f.Price != "2500.5" || f.Fee != "0.1" {
+		t.Fatalf("good fill: %v %v", f, err)
+	}
+	for name, mut := range map[string]func(*rawOrder){
+		"price 0":       func(r *rawOrder) { r.FillPx = "0" },
+		"price empty":   func(r *rawOrder) { r.FillPx = "" },
+		"price garbage": func(r *rawOrder) { r.FillPx = "1.2.3" },
+		"fee garbage":   func(r *rawOrder) { r.FillFee = "abc" },
+		"fee empty":     func(r *rawOrder) { r.FillFee = "" },
+		"time garbage":  func(r *rawOrder) { r.FillTime = "soon" },
+		"pnl garbage":   func(r *rawOrder) { r.FillPnl = "x" },
+		"no trade id":   func(r *rawOrder) { r.TradeID = "" },
+		"size garbage":  func(r *rawOrder) { r.FillSz = "--1" },
+	} {
+		r := good
+		mut(&r)
+		if f, err := fillOf(r, unitConv); err == nil {
+			t.Errorf("%s: accepted as %v", name, f)
+		}
+	}
+	// No fill on the row: nothing, and no error.
+	if f, err := fillOf(rawOrder{InstID: "X", OrdID: "1", FillSz: "0"}, unitConv); f != nil || err != nil {
+		t.Fatalf("row without a fill: %v %v", f, err)
+	}
+	rf := rawFill{InstID: "ETH-USDT-SWAP", TradeID: "t1", OrdID: "1", FillPx: "10", FillSz: "1", Fee: "-0.01", Ts: "1700000000000"}
+	if _, err := fillProto(rf, unitConv); err != nil {
+		t.Fatal(err)
+	}
+	for name, mut := range map[string]func(*rawFill){
+		"price 0":     func(r *rawFill) { r.FillPx = "0" },
+		"fee garbage": func(r *rawFill) { r.Fee = "1e" },
+		"no ts":       func(r *rawFill) { r.Ts = "" },
+	} {
+		r := rf
+		mut(&r)
+		if f, err := fillProto(r, unitConv); err == nil {
+			t.Errorf("%s: accepted as %v", name, f)
+		}
 	}
 }

@@ -502,11 +502,12 @@ func (s *Server) accountEvents(ctx context.Context, m *wsMsg) []*exchangev1.Acco
 	now := time.Now().UnixMilli()
 	var out []*exchangev1.AccountEvent
 	conv := func(instID string) sizeConv {
-		in, err := s.instrument(ctx, marketTypeOfSymbol(instID), instID)
+		cv, err := s.convFor(ctx, instID)
 		if err != nil {
-			return unitConv
+			s.log.Warn("okx: account event of an unknown instrument", "instId", instID, "error", err)
+			return nil
 		}
-		return in.FromOKXSize
+		return cv
 	}
 	switch m.Arg["channel"] {
 	case "orders":
@@ -517,13 +518,21 @@ func (s *Server) accountEvents(ctx context.Context, m *wsMsg) []*exchangev1.Acco
 		}
 		for _, r := range rows {
 			cv := conv(r.InstID)
+			if cv == nil {
+				continue
+			}
 			o, err := orderProto(r, cv)
 			if err != nil {
 				s.log.Warn("okx: bad order", "error", err)
 				continue
 			}
 			out = append(out, &exchangev1.AccountEvent{Time: o.UpdatedTime, Event: &exchangev1.AccountEvent_Order{Order: o}})
-			if f := fillOf(r, cv); f != nil {
+			f, err := fillOf(r, cv)
+			if err != nil {
+				s.log.Warn("okx: bad fill", "error", err)
+				continue
+			}
+			if f != nil {
 				out = append(out, &exchangev1.AccountEvent{Time: f.Time, Event: &exchangev1.AccountEvent_Fill{Fill: f}})
 			}
 		}
@@ -533,7 +542,9 @@ func (s *Server) accountEvents(ctx context.Context, m *wsMsg) []*exchangev1.Acco
 			return nil
 		}
 		for _, r := range rows {
-			if a, err := algoProto(r, conv(r.InstID)); err == nil {
+			if cv := conv(r.InstID); cv == nil {
+				continue
+			} else if a, err := algoProto(r, cv); err == nil {
 				out = append(out, &exchangev1.AccountEvent{Time: a.UpdatedTime, Event: &exchangev1.AccountEvent_AlgoOrder{AlgoOrder: a}})
 			}
 		}
@@ -543,7 +554,9 @@ func (s *Server) accountEvents(ctx context.Context, m *wsMsg) []*exchangev1.Acco
 			return nil
 		}
 		for _, r := range rows {
-			if p, err := positionProto(r, conv(r.InstID)); err == nil {
+			if cv := conv(r.InstID); cv == nil {
+				continue
+			} else if p, err := positionProto(r, cv); err == nil {
 				out = append(out, &exchangev1.AccountEvent{Time: p.UpdatedTime, Event: &exchangev1.AccountEvent_Position{Position: p}})
 			}
 		}

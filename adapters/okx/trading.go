@@ -67,11 +67,17 @@ func tdMode(in *Instrument, mm exchangev1.MarginMode) (string, error) {
 		"OKX takes the margin mode with every SWAP order: margin_mode (cross or isolated) is required")
 }
 
-func convOf(in *Instrument) sizeConv {
-	if in == nil {
-		return unitConv
+// convFor is the size conversion of a row's instrument. A row whose instrument cannot be looked up is an error:
+// reporting its contracts as base units would be wrong by the contract value.
+func (s *Server) convFor(ctx context.Context, instID string) (sizeConv, error) {
+	in, err := s.instrument(ctx, marketTypeOfSymbol(instID), instID)
+	if err != nil {
+		if reasonOf(err) == exchangev1.ErrorReason_ERROR_REASON_INSTRUMENT_NOT_FOUND {
+			return nil, err
+		}
+		return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INSTRUMENT_NOT_FOUND, "instrument %s of a row: %v", instID, err)
 	}
-	return in.FromOKXSize
+	return in.FromOKXSize, nil
 }
 
 // resolveOrderInst finds the instrument of an order: the request's symbol, else the one remembered for its id.
@@ -108,7 +114,7 @@ func (s *Server) fetchOrder(ctx context.Context, creds *Credentials, in *Instrum
 	if len(rows) == 0 {
 		return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_ORDER_NOT_FOUND, "order %s%s not found", ordID, clOrdID)
 	}
-	o, err := orderProto(rows[0], convOf(in))
+	o, err := orderProto(rows[0], in.FromOKXSize)
 	if err != nil {
 		return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "order: %v", err)
 	}
@@ -385,8 +391,11 @@ func (s *Server) pendingOrders(ctx context.Context, creds *Credentials, mt excha
 func (s *Server) ordersProto(ctx context.Context, creds *Credentials, rows []rawOrder) ([]*exchangev1.Order, error) {
 	out := make([]*exchangev1.Order, 0, len(rows))
 	for _, r := range rows {
-		in, _ := s.instrument(ctx, marketTypeOfSymbol(r.InstID), r.InstID)
-		o, err := orderProto(r, convOf(in))
+		conv, err := s.convFor(ctx, r.InstID)
+		if err != nil {
+			return nil, err
+		}
+		o, err := orderProto(r, conv)
 		if err != nil {
 			return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "order %s: %v", r.OrdID, err)
 		}
@@ -579,8 +588,11 @@ func (s *Server) ListFills(ctx context.Context, req *exchangev1.ListFillsRequest
 	}
 	resp := &exchangev1.ListFillsResponse{}
 	for _, r := range rows {
-		fin, _ := s.instrument(ctx, marketTypeOfSymbol(r.InstID), r.InstID)
-		f, err := fillProto(r, convOf(fin))
+		conv, err := s.convFor(ctx, r.InstID)
+		if err != nil {
+			return nil, err
+		}
+		f, err := fillProto(r, conv)
 		if err != nil {
 			return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "fills: %v", err)
 		}
@@ -778,7 +790,7 @@ func (s *Server) fetchAlgo(ctx context.Context, creds *Credentials, in *Instrume
 	if err != nil || len(rows) == 0 {
 		return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_ORDER_NOT_FOUND, "algo order %s not found", algoID)
 	}
-	return algoProto(rows[0], convOf(in))
+	return algoProto(rows[0], in.FromOKXSize)
 }
 
 // CancelAlgoOrder cancels one algo order.
@@ -853,8 +865,11 @@ func (s *Server) ListAlgoOrders(ctx context.Context, req *exchangev1.ListAlgoOrd
 			return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "%s: %v", c.path, err)
 		}
 		for _, r := range rows {
-			rin, _ := s.instrument(ctx, marketTypeOfSymbol(r.InstID), r.InstID)
-			a, err := algoProto(r, convOf(rin))
+			conv, err := s.convFor(ctx, r.InstID)
+			if err != nil {
+				return nil, err
+			}
+			a, err := algoProto(r, conv)
 			if err != nil {
 				return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "%s: %v", c.path, err)
 			}
