@@ -56,7 +56,6 @@ func ParseOrders(data json.RawMessage) ([]rawOrder, error) { return decodeList[r
 // sizeConv converts OKX sizes of one instrument to base units.
 type sizeConv func(decimal.Decimal) decimal.Decimal
 
-
 // orderProto converts an order row; conv turns OKX sizes into base units.
 func orderProto(r rawOrder, conv sizeConv) (*exchangev1.Order, error) {
 	var errs []error
