@@ -86,6 +86,19 @@ func (s *Server) ClosePosition(ctx context.Context, req *exchangev1.ClosePositio
 	if cid != "" && !clOrdIDRe.MatchString(cid) {
 		return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "client_order_id", "OKX client order ids are 1 to 32 letters and digits")
 	}
+	if cid != "" {
+		// A close sent before with this id (an unknown outcome being retried) is not sent again.
+		o, err := s.fetchOrder(ctx, creds, in, "", cid)
+		switch {
+		case err == nil && o.GetReduceOnly() && o.GetType() == exchangev1.OrderType_ORDER_TYPE_MARKET:
+			return &exchangev1.ClosePositionResponse{Order: o}, nil
+		case err == nil:
+			return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_DUPLICATE_CLIENT_ORDER_ID, "client_order_id",
+				"client order id %q belongs to order %s, which is not a close", cid, o.GetOrderId())
+		case reasonOf(err) != exchangev1.ErrorReason_ERROR_REASON_ORDER_NOT_FOUND:
+			return nil, err
+		}
+	}
 	ps, err := s.positions(ctx, creds, in.InstID)
 	if err != nil {
 		return nil, err

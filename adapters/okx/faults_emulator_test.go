@@ -7,6 +7,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/exhub/exhub/adapters/okx/emulator"
 	"github.com/exhub/exhub/plugin-sdk/faults"
 	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
 	"github.com/exhub/exhub/plugin-sdk/sdk"
@@ -95,4 +96,61 @@ func TestLostAnswersOnOtherCalls(t *testing.T) {
 	_, err = w.c.Transfer(ctx, &exchangev1.TransferRequest{Account: w.acct, Asset: "USDT", Amount: "1",
 		From: exchangev1.WalletType_WALLET_TYPE_FUNDING, To: exchangev1.WalletType_WALLET_TYPE_TRADING, ClientId: tid})
 	wantReason(t, err, exchangev1.ErrorReason_ERROR_REASON_UNKNOWN_OUTCOME)
+}
+
+// TestRepeatedClientIDPlacesOnce: an order that filled (so OKX would accept its client id again) is returned when
+// placed again with the same id and parameters; exactly one order exists on the venue. Other parameters with the
+// same id are DUPLICATE_CLIENT_ORDER_ID.
+func TestRepeatedClientIDPlacesOnce(t *testing.T) {
+	w := shared(t)
+	ctx := t.Context()
+	spot := exchangev1.MarketType_MARKET_TYPE_SPOT
+	cid := uniqueID("rep")
+	req := &exchangev1.PlaceOrderRequest{Account: w.acct, MarketType: spot, Symbol: "BTC-USDT", Side: exchangev1.Side_SIDE_BUY,
+		Type: exchangev1.OrderType_ORDER_TYPE_MARKET, Qty: "0.001", ClientOrderId: cid}
+	first, err := w.c.PlaceOrder(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		o, err := w.c.GetOrder(ctx, &exchangev1.GetOrderRequest{Account: w.acct, MarketType: spot, Symbol: "BTC-USDT", ClientOrderId: cid})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.GetOrder().GetStatus() == exchangev1.OrderStatus_ORDER_STATUS_FILLED {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("order never filled: %v", o.GetOrder())
+		}
+	}
+	posts := w.hits.get("POST /api/v5/trade/order")
+	again, err := w.c.PlaceOrder(ctx, req)
+	if err != nil || again.GetOrder().GetOrderId() != first.GetOrder().GetOrderId() {
+		t.Fatalf("placed again: %v %v, first %v", again, err, first)
+	}
+	if n := w.hits.get("POST /api/v5/trade/order") - posts; n != 0 {
+		t.Fatalf("the repeated order was sent to OKX %d times", n)
+	}
+	open, err := w.v.OpenOrders(emulator.DemoAccount, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed, err := w.v.OrderHistory(emulator.DemoAccount, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, o := range append(open, closed...) {
+		if o.ClientID == cid {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d orders with client id %s on the venue, want 1", n, cid)
+	}
+	other := *req
+	other.Qty = "0.002"
+	_, err = w.c.PlaceOrder(ctx, &other)
+	wantReason(t, err, exchangev1.ErrorReason_ERROR_REASON_DUPLICATE_CLIENT_ORDER_ID)
 }

@@ -40,6 +40,7 @@ func (p *pathCounter) wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.mu.Lock()
 		p.n[r.URL.Path]++
+		p.n[r.Method+" "+r.URL.Path]++
 		p.mu.Unlock()
 		if r.URL.Path != fundingPath {
 			h.ServeHTTP(w, r)

@@ -158,12 +158,12 @@ func (f *fakeTrading) handler() http.Handler {
 		f.paths = append(f.paths, r.URL.RequestURI())
 		f.mu.Unlock()
 		state := "live"
-		if r.URL.Query().Get("ordId") == "999" {
+		if q := r.URL.Query(); q.Get("ordId") == "999" || (q.Get("ordId") == "" && q.Get("clOrdId") != "dup1") {
 			fmt.Fprint(w, `{"code":"51603","msg":"Order does not exist","data":[]}`)
 			return
 		}
 		fmt.Fprintf(w, `{"code":"0","msg":"","data":[{"instType":"SWAP","instId":"T-USDT-SWAP","ordId":"555","clOrdId":"dup1","px":"100.5","sz":"30",
-			"ordType":"limit","side":"buy","posSide":"net","accFillSz":"0","avgPx":"","state":"%s","fee":"0","feeCcy":"USDT","reduceOnly":"false","cTime":"1","uTime":"1"}]}`, state)
+			"ordType":"post_only","side":"buy","posSide":"long","accFillSz":"0","avgPx":"","state":"%s","fee":"0","feeCcy":"USDT","reduceOnly":"false","cTime":"1","uTime":"1"}]}`, state)
 	})
 	return mux
 }
@@ -201,12 +201,18 @@ func TestTradingRequests(t *testing.T) {
 	if _, err := s.PlaceOrder(ctx, bad); sdk.DetailOf(err).GetReason() != exchangev1.ErrorReason_ERROR_REASON_PRECISION {
 		t.Fatalf("qty 0.25 (2.5 contracts): %v", err)
 	}
-	// A repeated client order id returns the existing order.
+	// A repeated client order id with the same parameters returns the existing order without placing again.
 	dup := proto.Clone(req).(*exchangev1.PlaceOrderRequest)
 	dup.ClientOrderId = "dup1"
+	posts := len(f.bodies)
 	o2, err := s.PlaceOrder(ctx, dup)
-	if err != nil || o2.Order.GetOrderId() != "555" {
-		t.Fatalf("duplicate: %v %v", o2, err)
+	if err != nil || o2.Order.GetOrderId() != "555" || len(f.bodies) != posts {
+		t.Fatalf("duplicate: %v %v (%d orders sent)", o2, err, len(f.bodies)-posts)
+	}
+	// The same id with other parameters is a different order: refused.
+	dup.Price = "101"
+	if _, err := s.PlaceOrder(ctx, dup); sdk.DetailOf(err).GetReason() != exchangev1.ErrorReason_ERROR_REASON_DUPLICATE_CLIENT_ORDER_ID {
+		t.Fatalf("duplicate with another price: %v", err)
 	}
 	// Cancel with only the order id: the instrument is remembered.
 	if _, err := s.CancelOrder(ctx, &exchangev1.CancelOrderRequest{Account: acct, OrderId: "555"}); err != nil {

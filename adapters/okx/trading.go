@@ -226,11 +226,19 @@ func (s *Server) PlaceOrder(ctx context.Context, req *exchangev1.PlaceOrderReque
 	if attach != nil {
 		body["attachAlgoOrds"] = []map[string]string{attach}
 	}
+	// OKX refuses a repeated clOrdId only while the earlier order is live: look the id up first so a retry after
+	// an unknown outcome never places a second order.
+	if cid != "" {
+		o, err := s.existingOrder(ctx, creds, in, req)
+		if err != nil || o != nil {
+			return &exchangev1.PlaceOrderResponse{Order: o}, err
+		}
+	}
 	data, err := s.client().Post(ctx, "/api/v5/trade/order", body, creds)
 	if err != nil {
 		if cid != "" && reasonOf(err) == exchangev1.ErrorReason_ERROR_REASON_DUPLICATE_CLIENT_ORDER_ID {
-			if o, ferr := s.fetchOrder(ctx, creds, in, "", cid); ferr == nil {
-				return &exchangev1.PlaceOrderResponse{Order: o}, nil
+			if o, ferr := s.existingOrder(ctx, creds, in, req); ferr != nil || o != nil {
+				return &exchangev1.PlaceOrderResponse{Order: o}, ferr
 			}
 		}
 		return nil, err
@@ -260,6 +268,52 @@ func (s *Server) PlaceOrder(ctx context.Context, req *exchangev1.PlaceOrderReque
 			ReduceOnly: req.GetReduceOnly(), CreatedTime: ts, UpdatedTime: ts}
 	}
 	return &exchangev1.PlaceOrderResponse{Order: o}, nil
+}
+
+// existingOrder finds the order placed earlier with the request's client id: nil when there is none, the order
+// when it has the request's parameters, DUPLICATE_CLIENT_ORDER_ID when the id belongs to a different order.
+func (s *Server) existingOrder(ctx context.Context, creds *Credentials, in *Instrument, req *exchangev1.PlaceOrderRequest) (*exchangev1.Order, error) {
+	o, err := s.fetchOrder(ctx, creds, in, "", req.GetClientOrderId())
+	if reasonOf(err) == exchangev1.ErrorReason_ERROR_REASON_ORDER_NOT_FOUND {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if why := orderDiffers(req, o); why != "" {
+		return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_DUPLICATE_CLIENT_ORDER_ID, "client_order_id",
+			"client order id %q belongs to order %s with a different %s", req.GetClientOrderId(), o.GetOrderId(), why)
+	}
+	return o, nil
+}
+
+// orderDiffers names the first parameter in which an existing order differs from a request ("" when none).
+func orderDiffers(req *exchangev1.PlaceOrderRequest, o *exchangev1.Order) string {
+	eq := func(a, b string) bool {
+		x, okx, errx := parseDec("a", a)
+		y, oky, erry := parseDec("b", b)
+		return errx == nil && erry == nil && okx == oky && x.Equal(y)
+	}
+	switch {
+	case o.GetSymbol() != req.GetSymbol():
+		return "symbol"
+	case o.GetSide() != req.GetSide():
+		return "side"
+	case o.GetType() != req.GetType():
+		return "type"
+	case req.GetType() == exchangev1.OrderType_ORDER_TYPE_LIMIT && !eq(o.GetPrice(), req.GetPrice()):
+		return "price"
+	case req.GetQty() != "" && !eq(o.GetQty(), req.GetQty()):
+		return "qty"
+	case o.GetReduceOnly() != req.GetReduceOnly():
+		return "reduce_only"
+	case req.GetPositionSide() != exchangev1.PositionSide_POSITION_SIDE_UNSPECIFIED && o.GetPositionSide() != req.GetPositionSide():
+		return "position_side"
+	case req.GetType() == exchangev1.OrderType_ORDER_TYPE_LIMIT && req.GetTimeInForce() != exchangev1.TimeInForce_TIME_IN_FORCE_UNSPECIFIED &&
+		o.GetTimeInForce() != req.GetTimeInForce():
+		return "time_in_force"
+	}
+	return ""
 }
 
 // AmendOrder changes price and/or size (OKX amend-order).
@@ -661,6 +715,19 @@ func (s *Server) PlaceAlgoOrder(ctx context.Context, req *exchangev1.PlaceAlgoOr
 			return nil, err
 		}
 	}
+	if cid := req.GetClientAlgoId(); cid != "" {
+		got, err := s.fetchAlgoBy(ctx, creds, in, url.Values{"algoClOrdId": {cid}})
+		switch {
+		case err == nil:
+			if why := algoDiffers(req, got); why != "" {
+				return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_DUPLICATE_CLIENT_ORDER_ID, "client_algo_id",
+					"client algo id %q belongs to algo order %s with a different %s", cid, got.GetAlgoId(), why)
+			}
+			return &exchangev1.PlaceAlgoOrderResponse{AlgoOrder: got}, nil
+		case reasonOf(err) != exchangev1.ErrorReason_ERROR_REASON_ORDER_NOT_FOUND:
+			return nil, err
+		}
+	}
 	algoID, err := s.placeAlgo(ctx, creds, a)
 	if err != nil {
 		return nil, err
@@ -782,15 +849,45 @@ func (s *Server) PlaceOCO(ctx context.Context, account *exchangev1.AccountRef, a
 }
 
 func (s *Server) fetchAlgo(ctx context.Context, creds *Credentials, in *Instrument, algoID string) (*exchangev1.AlgoOrder, error) {
-	data, err := s.client().Get(ctx, "/api/v5/trade/order-algo", url.Values{"algoId": {algoID}}, creds)
+	return s.fetchAlgoBy(ctx, creds, in, url.Values{"algoId": {algoID}})
+}
+
+// fetchAlgoBy reads one algo order by algoId or algoClOrdId.
+func (s *Server) fetchAlgoBy(ctx context.Context, creds *Credentials, in *Instrument, q url.Values) (*exchangev1.AlgoOrder, error) {
+	data, err := s.client().Get(ctx, "/api/v5/trade/order-algo", q, creds)
 	if err != nil {
 		return nil, err
 	}
 	rows, err := decodeList[rawAlgo](data)
-	if err != nil || len(rows) == 0 {
-		return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_ORDER_NOT_FOUND, "algo order %s not found", algoID)
+	if err != nil {
+		return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "order-algo: %v", err)
+	}
+	if len(rows) == 0 {
+		return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_ORDER_NOT_FOUND, "algo order %s not found", q.Encode())
 	}
 	return algoProto(rows[0], in.FromOKXSize)
+}
+
+// algoDiffers names the first parameter in which an existing algo order differs from a request ("" when none).
+func algoDiffers(req *exchangev1.PlaceAlgoOrderRequest, a *exchangev1.AlgoOrder) string {
+	eq := func(x, y string) bool {
+		dx, _, ex := parseDec("x", x)
+		dy, _, ey := parseDec("y", y)
+		return ex == nil && ey == nil && dx.Equal(dy)
+	}
+	switch {
+	case a.GetSymbol() != req.GetSymbol():
+		return "symbol"
+	case a.GetSide() != req.GetSide():
+		return "side"
+	case a.GetType() != req.GetType():
+		return "type"
+	case !eq(a.GetTriggerPrice(), req.GetTriggerPrice()):
+		return "trigger_price"
+	case !req.GetClosePosition() && !eq(a.GetQty(), req.GetQty()):
+		return "qty"
+	}
+	return ""
 }
 
 // CancelAlgoOrder cancels one algo order.

@@ -357,3 +357,20 @@ func (s *Server) listAlgos(q *request, pending bool) (result, *apiError) {
 
 func (s *Server) algosPending(q *request) (result, *apiError) { return s.listAlgos(q, true) }
 func (s *Server) algosHistory(q *request) (result, *apiError) { return s.listAlgos(q, false) }
+
+// getAlgo is GET /api/v5/trade/order-algo: one algo order by algoId or algoClOrdId (the newest with that id).
+func (s *Server) getAlgo(q *request) (result, *apiError) {
+	id, cl := q.get("algoId"), q.get("algoClOrdId")
+	if id == "" && cl == "" {
+		return result{}, errEmpty("algoId")
+	}
+	s.algos.mu.Lock()
+	defer s.algos.mu.Unlock()
+	for k := len(s.algos.order) - 1; k >= 0; k-- {
+		a := s.algos.order[k]
+		if a.account == q.account && ((id != "" && a.id == id) || (id == "" && a.clID == cl)) {
+			return result{data: []obj{s.algoObj(a)}}, nil
+		}
+	}
+	return result{}, &apiError{http.StatusOK, "51603", "Order does not exist"}
+}

@@ -27,6 +27,7 @@ func (s *Server) privateRoutes() {
 	s.route("POST", "/api/v5/trade/close-position", 20, true, s.closePosition)
 	s.route("POST", "/api/v5/trade/order-algo", 20, true, s.placeAlgo)
 	s.route("POST", "/api/v5/trade/cancel-algos", 20, true, s.cancelAlgos)
+	s.route("GET", "/api/v5/trade/order-algo", 20, true, s.getAlgo)
 	s.route("GET", "/api/v5/trade/orders-algo-pending", 20, true, s.algosPending)
 	s.route("GET", "/api/v5/trade/orders-algo-history", 20, true, s.algosHistory)
 	s.route("GET", "/api/v5/account/balance", 10, true, s.balance)
