@@ -154,3 +154,102 @@ func TestRepeatedClientIDPlacesOnce(t *testing.T) {
 	_, err = w.c.PlaceOrder(ctx, &other)
 	wantReason(t, err, exchangev1.ErrorReason_ERROR_REASON_DUPLICATE_CLIENT_ORDER_ID)
 }
+
+// TestHistoryPagesThroughARange: orders and fills inside [start, end] come newest first, a page at a time, with
+// next_cursor; reading until the cursor is empty returns every row exactly once and nothing outside the range.
+func TestHistoryPagesThroughARange(t *testing.T) {
+	w := shared(t)
+	ctx := t.Context()
+	spot := exchangev1.MarketType_MARKET_TYPE_SPOT
+	before := w.v.Now() - 1
+	ids := map[string]bool{}
+	for range 7 {
+		o, err := w.c.PlaceOrder(ctx, &exchangev1.PlaceOrderRequest{Account: w.acct, MarketType: spot, Symbol: "ETH-USDT", Side: exchangev1.Side_SIDE_BUY,
+			Type: exchangev1.OrderType_ORDER_TYPE_MARKET, Qty: "0.01", ClientOrderId: uniqueID("pg")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[o.GetOrder().GetOrderId()] = true
+	}
+	// An order after the range that must not show up.
+	var end int64
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		h, err := w.c.ListOrderHistory(ctx, &exchangev1.ListOrderHistoryRequest{Account: w.acct, MarketType: spot, Symbol: "ETH-USDT",
+			Page: &exchangev1.HistoryPage{StartTime: before, Limit: 100}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, o := range h.GetOrders() {
+			if ids[o.GetOrderId()] {
+				n++
+				end = max(end, o.GetCreatedTime())
+			}
+		}
+		if n == len(ids) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d orders in history", n, len(ids))
+		}
+	}
+	for w.v.Now() <= end {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if _, err := w.c.PlaceOrder(ctx, &exchangev1.PlaceOrderRequest{Account: w.acct, MarketType: spot, Symbol: "ETH-USDT", Side: exchangev1.Side_SIDE_SELL,
+		Type: exchangev1.OrderType_ORDER_TYPE_MARKET, Qty: "0.01"}); err != nil {
+		t.Fatal(err)
+	}
+	page := &exchangev1.HistoryPage{StartTime: before, EndTime: end, Limit: 3}
+	seen := map[string]int{}
+	for range 10 {
+		h, err := w.c.ListOrderHistory(ctx, &exchangev1.ListOrderHistoryRequest{Account: w.acct, MarketType: spot, Symbol: "ETH-USDT", Page: page})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, o := range h.GetOrders() {
+			seen[o.GetOrderId()]++
+			if k > 0 && o.GetCreatedTime() > h.GetOrders()[k-1].GetCreatedTime() {
+				t.Fatalf("page not newest first: %v", h.GetOrders())
+			}
+		}
+		if h.GetNextCursor() == "" {
+			break
+		}
+		page = &exchangev1.HistoryPage{StartTime: before, EndTime: end, Limit: 3, Cursor: h.GetNextCursor()}
+	}
+	for id := range ids {
+		if seen[id] != 1 {
+			t.Fatalf("order %s seen %d times (all: %v)", id, seen[id], seen)
+		}
+	}
+	if len(seen) != len(ids) {
+		t.Fatalf("rows outside the range: %v", seen)
+	}
+	fillPage := &exchangev1.HistoryPage{StartTime: before, EndTime: end, Limit: 2}
+	fillsSeen := map[string]int{}
+	for range 20 {
+		f, err := w.c.ListFills(ctx, &exchangev1.ListFillsRequest{Account: w.acct, MarketType: spot, Symbol: "ETH-USDT", Page: fillPage})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range f.GetFills() {
+			fillsSeen[x.GetTradeId()]++
+			if !ids[x.GetOrderId()] {
+				t.Fatalf("fill of order %s outside the range", x.GetOrderId())
+			}
+		}
+		if f.GetNextCursor() == "" {
+			break
+		}
+		fillPage = &exchangev1.HistoryPage{StartTime: before, EndTime: end, Limit: 2, Cursor: f.GetNextCursor()}
+	}
+	for id, n := range fillsSeen {
+		if n != 1 {
+			t.Fatalf("fill %s seen %d times", id, n)
+		}
+	}
+	if len(fillsSeen) < len(ids) {
+		t.Fatalf("%d fills for %d filled orders", len(fillsSeen), len(ids))
+	}
+}

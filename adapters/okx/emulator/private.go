@@ -628,12 +628,14 @@ func (s *Server) filterOrders(q *request, os []venue.Order, needType bool) ([]ob
 	}
 	fees := s.feeSums(q.account)
 	ot, state := q.get("ordType"), q.get("state")
+	begin, end := msParam(q.get("begin")), msParam(q.get("end"))
 	rows := []obj{}
 	for k := len(os) - 1; k >= 0 && len(rows) < limit; k-- {
 		o := os[k]
 		i := s.byVenue[o.Instrument]
 		if (t != "" && t != "ANY" && i.instType() != t) || (only != nil && only != i) ||
-			(after != 0 && o.ID >= after) || (before != 0 && o.ID <= before) {
+			(after != 0 && o.ID >= after) || (before != 0 && o.ID <= before) ||
+			(begin != 0 && o.Created < begin) || (end != 0 && o.Created > end) {
 			continue
 		}
 		row := s.orderObj(o, fees[o.ID], nil)
@@ -693,13 +695,15 @@ func (s *Server) fills(q *request) (result, *apiError) {
 	if aerr != nil {
 		return result{}, aerr
 	}
+	begin, end := msParam(q.get("begin")), msParam(q.get("end"))
 	rows := []obj{}
 	for k := len(fs) - 1; k >= 0 && len(rows) < limit; k-- {
 		f := fs[k]
 		i := s.byVenue[f.Instrument]
 		if (t != "" && i.instType() != t) || (id != "" && i.id != id) ||
 			(ord != "" && strconv.FormatUint(f.OrderID, 10) != ord) ||
-			(after != 0 && f.TradeID >= after) || (before != 0 && f.TradeID <= before) {
+			(after != 0 && f.TradeID >= after) || (before != 0 && f.TradeID <= before) ||
+			(begin != 0 && f.Time < begin) || (end != 0 && f.Time > end) {
 			continue
 		}
 		rows = append(rows, s.fillObj(f))
@@ -1069,6 +1073,12 @@ func (s *Server) closePosition(q *request) (result, *apiError) {
 		return result{}, bizErr(err)
 	}
 	return result{data: []obj{{"instId": i.id, "posSide": r.PosSide, "clOrdId": r.ClOrdID, "tag": r.Tag}}}, nil
+}
+
+// msParam reads a begin/end filter in Unix ms (0 when absent or unreadable).
+func msParam(v string) int64 {
+	n, _ := strconv.ParseInt(v, 10, 64)
+	return n
 }
 
 func crc32Of(s string) uint32 { return crc32.ChecksumIEEE([]byte(s)) }
