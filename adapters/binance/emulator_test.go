@@ -18,7 +18,18 @@ import (
 func emu(t *testing.T) (*Server, *emulator.Server) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	v, err := venue.New(venue.Config{Profile: "binance", Seed: 7, Simulate: true, HistoryDays: 1})
+	// A few instruments (see plugins/binance/main_test.go): all-symbol calls take the venue lock once per symbol.
+	prof, err := venue.LoadProfile("binance")
+	if err != nil {
+		t.Fatal(err)
+	}
+	vc := venue.Config{Profile: "binance", Seed: 7, Simulate: true, HistoryDays: 1}
+	for _, in := range prof.Instruments {
+		if in.Base == "BTC" || in.Base == "ETH" || in.Base == "SOL" {
+			vc.Instruments = append(vc.Instruments, in)
+		}
+	}
+	v, err := venue.New(vc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +43,9 @@ func emu(t *testing.T) (*Server, *emulator.Server) {
 	hs := httptest.NewServer(e.Handler())
 	t.Cleanup(func() { hs.Close(); e.Close(); cancel(); <-done })
 	s := New(Options{Logger: log})
-	if _, err := s.Configure(ctx, &exchangev1.ConfigureRequest{Settings: emulator.PluginSettings(hs.URL)}); err != nil {
+	settings := emulator.PluginSettings(hs.URL)
+	settings[SettingHTTPTimeout] = "60s" // generous: the race detector and parallel packages share the cores
+	if _, err := s.Configure(ctx, &exchangev1.ConfigureRequest{Settings: settings}); err != nil {
 		t.Fatal(err)
 	}
 	return s, e
