@@ -203,7 +203,7 @@ func TestStreamAccountLogin(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev, err := st.Recv()
-	if err != nil || ev.GetStatus().GetState() != exchangev1.StreamStatus_STATE_CONNECTED {
+	if err != nil || ev.GetSnapshot() == nil || ev.GetSequence() != 1 {
 		t.Fatalf("first event %v %v", ev, err)
 	}
 	bad := &exchangev1.AccountRef{ApiKey: emulator.DemoAPIKey, ApiSecret: "wrong", Passphrase: emulator.DemoPassphrase}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/exhub/exhub/adapters/okx/emulator"
 	"github.com/exhub/exhub/plugin-sdk/faults"
@@ -149,9 +150,9 @@ func TestRepeatedClientIDPlacesOnce(t *testing.T) {
 	if n != 1 {
 		t.Fatalf("%d orders with client id %s on the venue, want 1", n, cid)
 	}
-	other := *req
+	other := proto.Clone(req).(*exchangev1.PlaceOrderRequest)
 	other.Qty = "0.002"
-	_, err = w.c.PlaceOrder(ctx, &other)
+	_, err = w.c.PlaceOrder(ctx, other)
 	wantReason(t, err, exchangev1.ErrorReason_ERROR_REASON_DUPLICATE_CLIENT_ORDER_ID)
 }
 

@@ -414,8 +414,20 @@ func (m *marketSession) resync(ctx context.Context, ms *msub, why string) {
 // ---------------------------------------------------------------------------------------------------------------
 // StreamAccount
 
-// StreamAccount logs in to the private WebSocket and forwards orders (with their fills), algo orders, positions
-// and trading balances until the host cancels.
+// accountItem is what the WebSocket side hands the sending side of StreamAccount: an event, a status, or a
+// request to read the account afresh (snapshot, with resync when it follows a gap).
+type accountItem struct {
+	ev       *exchangev1.AccountEvent
+	state    exchangev1.StreamStatus_State
+	msg      string
+	snapshot bool
+}
+
+// StreamAccount logs in to the private WebSocket and, once every channel is subscribed, sends one snapshot of the
+// account (open orders, positions, balances, waiting algo orders) read over REST, then the orders (with their
+// fills), algo orders, positions and trading balances OKX pushes, each with the next sequence (sdk.AccountSender).
+// After a reconnect or a message it cannot read it sends STATE_RESYNCED and a fresh snapshot. Events wait in a
+// bounded queue; a full queue blocks the WebSocket reader, nothing is dropped.
 func (s *Server) StreamAccount(req *exchangev1.StreamAccountRequest, stream exchangev1.Exchange_StreamAccountServer) error {
 	creds, err := credsOf(req.GetAccount())
 	if err != nil {
@@ -426,15 +438,12 @@ func (s *Server) StreamAccount(req *exchangev1.StreamAccountRequest, stream exch
 	stop := context.AfterFunc(s.ctx, cancel)
 	defer stop()
 	st := s.cfg()
-	out := make(chan *exchangev1.AccountEvent, streamQueue)
-	emit := func(ctx context.Context, ev *exchangev1.AccountEvent) {
+	out := make(chan accountItem, streamQueue)
+	put := func(ctx context.Context, it accountItem) {
 		select {
-		case out <- ev:
+		case out <- it:
 		case <-ctx.Done():
 		}
-	}
-	status := func(ctx context.Context, state exchangev1.StreamStatus_State, msg string) {
-		emit(ctx, &exchangev1.AccountEvent{Time: time.Now().UnixMilli(), Event: &exchangev1.AccountEvent_Status{Status: &exchangev1.StreamStatus{State: state, Message: msg}}})
 	}
 	c := newWSConn(st.WSPrivateURL, creds, st, s.log)
 	c.subs = map[string]wsArg{}
@@ -442,26 +451,48 @@ func (s *Server) StreamAccount(req *exchangev1.StreamAccountRequest, stream exch
 		{"channel": "positions", "instType": "ANY"}, {"channel": "account"}} {
 		c.subs[a.key()] = a
 	}
+	// The snapshot is read once OKX acknowledged every subscription of a session, so no event falls between the
+	// snapshot and the first delta. Callbacks run on the connection's goroutine; mu guards against reordering.
+	var mu sync.Mutex
+	pendingAcks := 0
 	c.onState = func(ctx context.Context, cs connState, err error) {
+		mu.Lock()
+		defer mu.Unlock()
 		switch cs {
-		case stateConnected:
-			status(ctx, exchangev1.StreamStatus_STATE_CONNECTED, "logged in")
+		case stateConnected, stateResubscribed:
+			pendingAcks = len(c.subs)
 		case stateReconnecting:
-			status(ctx, exchangev1.StreamStatus_STATE_RECONNECTING, "connection to OKX lost")
-		case stateResubscribed:
-			status(ctx, exchangev1.StreamStatus_STATE_RESYNCED, "reconnected")
+			pendingAcks = -1
+			put(ctx, accountItem{state: exchangev1.StreamStatus_STATE_RECONNECTING, msg: "connection to OKX lost"})
 		}
 	}
 	c.onMsg = func(ctx context.Context, m *wsMsg) {
-		if m.Event == "error" {
-			status(ctx, exchangev1.StreamStatus_STATE_ERROR, "OKX: "+m.Code+" "+m.Msg)
+		mu.Lock()
+		defer mu.Unlock()
+		switch m.Event {
+		case "":
+		case "error", "subscribe":
+			if m.Event == "error" {
+				put(ctx, accountItem{state: exchangev1.StreamStatus_STATE_ERROR, msg: "OKX: " + m.Code + " " + m.Msg})
+			}
+			// Every subscription is answered (acknowledged or refused): then the account is read.
+			if pendingAcks > 0 {
+				if pendingAcks--; pendingAcks == 0 {
+					put(ctx, accountItem{snapshot: true, msg: "subscribed"})
+				}
+			}
+			return
+		default:
+			return // login acknowledgements and notices
+		}
+		evs, err := s.accountEvents(ctx, m)
+		if err != nil {
+			s.log.Warn("okx: unreadable account event; reading the account again", "error", err)
+			put(ctx, accountItem{snapshot: true, msg: "unreadable account event: " + err.Error()})
 			return
 		}
-		if m.Event != "" {
-			return // subscribe acknowledgements and notices
-		}
-		for _, ev := range s.accountEvents(ctx, m) {
-			emit(ctx, ev)
+		for _, ev := range evs {
+			put(ctx, accountItem{ev: ev})
 		}
 	}
 	runErr := make(chan error, 1)
@@ -474,6 +505,8 @@ func (s *Server) StreamAccount(req *exchangev1.StreamAccountRequest, stream exch
 	}()
 	defer wg.Wait()
 	defer cancel()
+	snd := sdk.NewAccountSender(stream)
+	started := false
 	for {
 		select {
 		case <-ctx.Done():
@@ -489,48 +522,92 @@ func (s *Server) StreamAccount(req *exchangev1.StreamAccountRequest, stream exch
 			default:
 			}
 			return nil
-		case ev := <-out:
-			if err := stream.Send(ev); err != nil {
+		case it := <-out:
+			var err error
+			switch {
+			case it.snapshot:
+				snap, serr := s.accountSnapshot(ctx, req.GetAccount())
+				if serr != nil {
+					if ctx.Err() != nil {
+						return nil
+					}
+					return serr
+				}
+				if started {
+					err = snd.Resynced(it.msg+"; a fresh snapshot follows", snap)
+				} else {
+					err = snd.Snapshot(snap)
+				}
+				started = true
+			case !started:
+				// Nothing goes out before the first snapshot: its state covers what came before.
+			case it.ev != nil:
+				err = snd.Send(it.ev)
+			default:
+				err = snd.Status(it.state, it.msg)
+			}
+			if err != nil {
 				return err
 			}
 		}
 	}
 }
 
-// accountEvents converts one private-channel message.
-func (s *Server) accountEvents(ctx context.Context, m *wsMsg) []*exchangev1.AccountEvent {
+// accountSnapshot reads the account's whole state over REST.
+func (s *Server) accountSnapshot(ctx context.Context, acct *exchangev1.AccountRef) (*exchangev1.AccountSnapshot, error) {
+	snap := &exchangev1.AccountSnapshot{}
+	for _, mt := range []exchangev1.MarketType{exchangev1.MarketType_MARKET_TYPE_SPOT, exchangev1.MarketType_MARKET_TYPE_SWAP} {
+		oo, err := s.ListOpenOrders(ctx, &exchangev1.ListOpenOrdersRequest{Account: acct, MarketType: mt})
+		if err != nil {
+			return nil, err
+		}
+		snap.OpenOrders = append(snap.OpenOrders, oo.GetOrders()...)
+		ao, err := s.ListAlgoOrders(ctx, &exchangev1.ListAlgoOrdersRequest{Account: acct, MarketType: mt})
+		if err != nil {
+			return nil, err
+		}
+		snap.AlgoOrders = append(snap.AlgoOrders, ao.GetAlgoOrders()...)
+	}
+	ps, err := s.ListPositions(ctx, &exchangev1.ListPositionsRequest{Account: acct})
+	if err != nil {
+		return nil, err
+	}
+	snap.Positions = ps.GetPositions()
+	bs, err := s.GetBalances(ctx, &exchangev1.GetBalancesRequest{Account: acct})
+	if err != nil {
+		return nil, err
+	}
+	snap.Balances = bs.GetBalances()
+	return snap, nil
+}
+
+// accountEvents converts one private-channel message. A message it cannot read in full is an error: the stream
+// then reads the account again instead of skipping an order or a fill.
+func (s *Server) accountEvents(ctx context.Context, m *wsMsg) ([]*exchangev1.AccountEvent, error) {
 	now := time.Now().UnixMilli()
 	var out []*exchangev1.AccountEvent
-	conv := func(instID string) sizeConv {
-		cv, err := s.convFor(ctx, instID)
-		if err != nil {
-			s.log.Warn("okx: account event of an unknown instrument", "instId", instID, "error", err)
-			return nil
-		}
-		return cv
-	}
 	switch m.Arg["channel"] {
 	case "orders":
 		rows, err := ParseOrders(m.Data)
 		if err != nil {
-			s.log.Warn("okx: bad orders message", "error", err)
-			return nil
+			return nil, err
 		}
 		for _, r := range rows {
-			cv := conv(r.InstID)
-			if cv == nil {
-				continue
+			if r.InstType != "" && marketTypeOf(r.InstType) == exchangev1.MarketType_MARKET_TYPE_UNSPECIFIED {
+				continue // a market this plugin does not serve (futures, options)
+			}
+			cv, err := s.convFor(ctx, r.InstID)
+			if err != nil {
+				return nil, err
 			}
 			o, err := orderProto(r, cv)
 			if err != nil {
-				s.log.Warn("okx: bad order", "error", err)
-				continue
+				return nil, err
 			}
 			out = append(out, &exchangev1.AccountEvent{Time: o.UpdatedTime, Event: &exchangev1.AccountEvent_Order{Order: o}})
 			f, err := fillOf(r, cv)
 			if err != nil {
-				s.log.Warn("okx: bad fill", "error", err)
-				continue
+				return nil, err
 			}
 			if f != nil {
 				out = append(out, &exchangev1.AccountEvent{Time: f.Time, Event: &exchangev1.AccountEvent_Fill{Fill: f}})
@@ -539,35 +616,49 @@ func (s *Server) accountEvents(ctx context.Context, m *wsMsg) []*exchangev1.Acco
 	case "orders-algo":
 		rows, err := decodeList[rawAlgo](m.Data)
 		if err != nil {
-			return nil
+			return nil, err
 		}
 		for _, r := range rows {
-			if cv := conv(r.InstID); cv == nil {
-				continue
-			} else if a, err := algoProto(r, cv); err == nil {
-				out = append(out, &exchangev1.AccountEvent{Time: a.UpdatedTime, Event: &exchangev1.AccountEvent_AlgoOrder{AlgoOrder: a}})
+			if r.InstType != "" && marketTypeOf(r.InstType) == exchangev1.MarketType_MARKET_TYPE_UNSPECIFIED {
+				continue // a market this plugin does not serve (futures, options)
 			}
+			cv, err := s.convFor(ctx, r.InstID)
+			if err != nil {
+				return nil, err
+			}
+			a, err := algoProto(r, cv)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, &exchangev1.AccountEvent{Time: a.UpdatedTime, Event: &exchangev1.AccountEvent_AlgoOrder{AlgoOrder: a}})
 		}
 	case "positions":
 		rows, err := decodeList[rawPosition](m.Data)
 		if err != nil {
-			return nil
+			return nil, err
 		}
 		for _, r := range rows {
-			if cv := conv(r.InstID); cv == nil {
-				continue
-			} else if p, err := positionProto(r, cv); err == nil {
-				out = append(out, &exchangev1.AccountEvent{Time: p.UpdatedTime, Event: &exchangev1.AccountEvent_Position{Position: p}})
+			if r.InstType != "" && marketTypeOf(r.InstType) == exchangev1.MarketType_MARKET_TYPE_UNSPECIFIED {
+				continue // a market this plugin does not serve (futures, options)
 			}
+			cv, err := s.convFor(ctx, r.InstID)
+			if err != nil {
+				return nil, err
+			}
+			p, err := positionProto(r, cv)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, &exchangev1.AccountEvent{Time: p.UpdatedTime, Event: &exchangev1.AccountEvent_Position{Position: p}})
 		}
 	case "account":
 		bs, _, _, _, err := ParseTradingBalance(m.Data)
 		if err != nil {
-			return nil
+			return nil, err
 		}
 		for _, b := range bs {
 			out = append(out, &exchangev1.AccountEvent{Time: now, Event: &exchangev1.AccountEvent_Balance{Balance: b}})
 		}
 	}
-	return out
+	return out, nil
 }

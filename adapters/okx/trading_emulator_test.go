@@ -211,18 +211,32 @@ func TestWallet(t *testing.T) {
 
 // TestAccountStream: a market order on the account shows up on StreamAccount as an order update and a fill, in
 // base units.
+// TestAccountStream: the stream starts with a snapshot, a filled order then arrives as order and fill events with
+// contiguous sequences, and a dropped WebSocket gives RESYNCED followed by a fresh snapshot.
 func TestAccountStream(t *testing.T) {
 	w := shared(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	st, err := w.c.StreamAccount(ctx, &exchangev1.StreamAccountRequest{Account: w.acct})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ev, err := st.Recv(); err != nil || ev.GetStatus().GetState() != exchangev1.StreamStatus_STATE_CONNECTED {
-		t.Fatalf("%v %v", ev, err)
+	var seq int64
+	recv := func() *exchangev1.AccountEvent {
+		t.Helper()
+		ev, err := st.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.GetSequence() != seq+1 {
+			t.Fatalf("sequence %d after %d: %v", ev.GetSequence(), seq, ev)
+		}
+		seq = ev.GetSequence()
+		return ev
 	}
-	time.Sleep(200 * time.Millisecond) // let the subscriptions land
+	if ev := recv(); ev.GetSnapshot() == nil {
+		t.Fatalf("first event %v, want a snapshot", ev)
+	}
 	o, err := w.c.PlaceOrder(ctx, &exchangev1.PlaceOrderRequest{Account: w.acct, MarketType: exchangev1.MarketType_MARKET_TYPE_SPOT, Symbol: "ETH-USDT",
 		Side: exchangev1.Side_SIDE_BUY, Type: exchangev1.OrderType_ORDER_TYPE_MARKET, Qty: "0.01"})
 	if err != nil {
@@ -230,26 +244,43 @@ func TestAccountStream(t *testing.T) {
 	}
 	var sawOrder, sawFill bool
 	for !sawOrder || !sawFill {
-		ev, err := st.Recv()
-		if err != nil {
-			t.Fatalf("order %v fill %v: %v", sawOrder, sawFill, err)
-		}
-		switch e := ev.GetEvent().(type) {
+		switch e := recv().GetEvent().(type) {
 		case *exchangev1.AccountEvent_Order:
 			sawOrder = sawOrder || e.Order.GetOrderId() == o.GetOrder().GetOrderId()
 		case *exchangev1.AccountEvent_Fill:
 			if e.Fill.GetOrderId() == o.GetOrder().GetOrderId() {
+				if !sawOrder {
+					t.Fatal("fill before its order")
+				}
 				if e.Fill.GetQty() == "" || decimal.RequireFromString(e.Fill.GetQty()).GreaterThan(decimal.RequireFromString("0.01")) {
 					t.Fatalf("fill %v", e.Fill)
 				}
 				sawFill = true
 			}
+		case *exchangev1.AccountEvent_Snapshot:
+			t.Fatalf("unexpected snapshot before the order's events")
+		}
+	}
+	w.emu.DropConnections()
+	var resynced bool
+	for {
+		ev := recv()
+		if ev.GetStatus().GetState() == exchangev1.StreamStatus_STATE_RESYNCED {
+			resynced = true
+			continue
+		}
+		if ev.GetSnapshot() != nil {
+			if !resynced {
+				t.Fatal("snapshot without RESYNCED before it")
+			}
+			break
+		}
+		if resynced {
+			t.Fatalf("%v between RESYNCED and the snapshot", ev)
 		}
 	}
 }
 
-// TestHedgeModeNeedsPositionSide: in long_short_mode an order without a position side is refused with a typed
-// error; with LONG it opens a long position.
 func TestHedgeModeNeedsPositionSide(t *testing.T) {
 	w := shared(t)
 	ctx := t.Context()
