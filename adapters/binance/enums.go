@@ -116,8 +116,10 @@ func tifFromWire(t, typ string) exchangev1.TimeInForce {
 		return exchangev1.TimeInForce_TIME_IN_FORCE_POST_ONLY
 	}
 	switch t {
-	case "GTC", "GTD":
+	case "GTC":
 		return exchangev1.TimeInForce_TIME_IN_FORCE_GTC
+	case "GTD":
+		return exchangev1.TimeInForce_TIME_IN_FORCE_GTD
 	case "IOC":
 		return exchangev1.TimeInForce_TIME_IN_FORCE_IOC
 	case "FOK":

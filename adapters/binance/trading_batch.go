@@ -19,6 +19,13 @@ func (s *Server) BatchPlaceOrders(ctx context.Context, req *exchangev1.BatchPlac
 	if n == 0 || n > FuturesBatchPlaceMax {
 		return nil, invalid("orders", "a batch holds 1 to %d orders, not %d", FuturesBatchPlaceMax, n)
 	}
+	// Like PlaceOrder, every client id is looked up first: Binance refuses a repeated newClientOrderId only while
+	// its order is open, so a retried batch would otherwise place a second order for an item that already filled.
+	// An item whose id names an order with the same parameters answers with that order, one with other
+	// parameters (or an id repeated inside the batch) with DUPLICATE_CLIENT_ORDER_ID; only the rest is sent.
+	results := make([]*exchangev1.BatchResult, n)
+	seen := map[string]bool{}
+	var sent []int
 	items := make([]map[string]string, 0, n)
 	for i, o := range req.GetOrders() {
 		if o.GetMarketType() != exchangev1.MarketType_MARKET_TYPE_SWAP {
@@ -34,8 +41,25 @@ func (s *Server) BatchPlaceOrders(ctx context.Context, req *exchangev1.BatchPlac
 		if err != nil {
 			return nil, err
 		}
-		if o.GetClientOrderId() != "" {
-			q.Set("newClientOrderId", o.GetClientOrderId())
+		if cid := o.GetClientOrderId(); cid != "" {
+			if seen[cid] {
+				results[i] = &exchangev1.BatchResult{Error: sdk.DetailOf(sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_DUPLICATE_CLIENT_ORDER_ID,
+					"client_order_id", "client order id %q is repeated in the batch", cid))}
+				continue
+			}
+			seen[cid] = true
+			got, err := s.existingOrder(ctx, Futures, req.GetAccount(), o.GetSymbol(), cid, q)
+			switch {
+			case sdk.DetailOf(err).GetReason() == exchangev1.ErrorReason_ERROR_REASON_DUPLICATE_CLIENT_ORDER_ID:
+				results[i] = &exchangev1.BatchResult{Error: sdk.DetailOf(err)}
+				continue
+			case err != nil:
+				return nil, err
+			case got != nil:
+				results[i] = &exchangev1.BatchResult{Order: got}
+				continue
+			}
+			q.Set("newClientOrderId", cid)
 		}
 		if err := s.checkMarginMode(ctx, req.GetAccount(), o.GetSymbol(), o.GetMarginMode(), modeSwitch); err != nil {
 			return nil, err
@@ -45,6 +69,10 @@ func (s *Server) BatchPlaceOrders(ctx context.Context, req *exchangev1.BatchPlac
 			it[k] = v[0]
 		}
 		items = append(items, it)
+		sent = append(sent, i)
+	}
+	if len(items) == 0 {
+		return &exchangev1.BatchPlaceOrdersResponse{Results: results}, nil
 	}
 	raw, err := json.Marshal(items)
 	if err != nil {
@@ -55,9 +83,12 @@ func (s *Server) BatchPlaceOrders(ctx context.Context, req *exchangev1.BatchPlac
 	if err != nil {
 		return nil, err
 	}
-	results, err := parseBatch(body, n)
+	placed, err := parseBatch(body, len(items))
 	if err != nil {
 		return nil, err
+	}
+	for k, i := range sent {
+		results[i] = placed[k]
 	}
 	return &exchangev1.BatchPlaceOrdersResponse{Results: results}, nil
 }

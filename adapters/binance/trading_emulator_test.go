@@ -26,7 +26,13 @@ func manualEmu(t *testing.T) (*Server, *venue.Venue) {
 
 func manualEmuCfg(t *testing.T, cfg emulator.Config) (*Server, *venue.Venue, *emulator.Server) {
 	t.Helper()
-	v, err := venue.New(venue.Config{Profile: "binance", Seed: 3})
+	return manualEmuVenue(t, venue.Config{Profile: "binance", Seed: 3}, cfg)
+}
+
+// manualEmuVenue is manualEmuCfg on a venue built from vc (e.g. with a manual clock).
+func manualEmuVenue(t *testing.T, vc venue.Config, cfg emulator.Config) (*Server, *venue.Venue, *emulator.Server) {
+	t.Helper()
+	v, err := venue.New(vc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,13 +30,19 @@ type timers struct {
 	mu        sync.Mutex
 	perms     map[string]Permissions // api key -> permissions
 	countdown map[[2]string]int64    // (account, venue instrument) -> when all its orders are cancelled
-	gtd       map[uint64]gtdOrder    // order id -> expiry
+	gtd       map[uint64]*gtdOrder   // order id -> expiry, kept after it ended so reads report GTD (see gtdKeep)
+	gtdIDs    []uint64               // the ids in gtd, oldest first
 }
 
 type gtdOrder struct {
 	account, instrument string
 	expire              int64
+	pending             bool // not yet expired or ended
+	expired             bool // cancelled at its goodTillDate
 }
+
+// gtdKeep bounds how many good-till-date orders the emulator remembers (reads of older ones report GTC).
+const gtdKeep = 10000
 
 // SetPermissions sets what an API key may do (as apiRestrictions reports it).
 func (s *Server) SetPermissions(key string, p Permissions) {
@@ -97,14 +103,33 @@ func (s *Server) countdownCancelAll(q *req) (any, error) {
 	return map[string]string{"symbol": s.native[in.ID], "countdownTime": strconv.FormatInt(ms, 10)}, nil
 }
 
-// watchGTD records a good-till-date order for expiry.
-func (s *Server) watchGTD(o venue.Order, expire int64) {
+// watchGTD records a good-till-date order: its reads report timeInForce GTD and goodTillDate; if it is still open
+// then, it is cancelled at expire and reads report it EXPIRED.
+func (s *Server) watchGTD(o venue.Order, expire int64, open bool) {
 	s.tm.mu.Lock()
 	defer s.tm.mu.Unlock()
 	if s.tm.gtd == nil {
-		s.tm.gtd = map[uint64]gtdOrder{}
+		s.tm.gtd = map[uint64]*gtdOrder{}
 	}
-	s.tm.gtd[o.ID] = gtdOrder{account: o.Account, instrument: o.Instrument, expire: expire}
+	if _, ok := s.tm.gtd[o.ID]; !ok {
+		s.tm.gtdIDs = append(s.tm.gtdIDs, o.ID)
+	}
+	s.tm.gtd[o.ID] = &gtdOrder{account: o.Account, instrument: o.Instrument, expire: expire, pending: open}
+	for len(s.tm.gtdIDs) > gtdKeep {
+		delete(s.tm.gtd, s.tm.gtdIDs[0])
+		s.tm.gtdIDs = s.tm.gtdIDs[1:]
+	}
+}
+
+// gtdOf reports a remembered good-till-date order's expiry and whether it expired.
+func (s *Server) gtdOf(id uint64) (expire int64, expired, ok bool) {
+	s.tm.mu.Lock()
+	defer s.tm.mu.Unlock()
+	g, ok := s.tm.gtd[id]
+	if !ok {
+		return 0, false, false
+	}
+	return g.expire, g.expired, true
 }
 
 // fireTimers cancels what countdowns and good-till-date orders say is due at now (venue clock).
@@ -117,13 +142,15 @@ func (s *Server) fireTimers(now int64) {
 			delete(s.tm.countdown, k)
 		}
 	}
-	var expired []gtdOrder
-	var ids []uint64
+	type expiring struct {
+		id uint64
+		g  *gtdOrder
+	}
+	var expired []expiring
 	for id, g := range s.tm.gtd {
-		if g.expire <= now {
-			expired = append(expired, g)
-			ids = append(ids, id)
-			delete(s.tm.gtd, id)
+		if g.pending && g.expire <= now {
+			g.pending = false
+			expired = append(expired, expiring{id, g})
 		}
 	}
 	s.tm.mu.Unlock()
@@ -132,8 +159,12 @@ func (s *Server) fireTimers(now int64) {
 			s.log.Warn("countdownCancelAll", "account", k[0], "instrument", k[1], "err", err)
 		}
 	}
-	for i, g := range expired {
-		_, _ = s.v.Cancel(s.ctx, g.account, g.instrument, ids[i], "") // already ended: nothing to do
+	for _, e := range expired {
+		if _, err := s.v.Cancel(s.ctx, e.g.account, e.g.instrument, e.id, ""); err == nil {
+			s.tm.mu.Lock()
+			e.g.expired = true
+			s.tm.mu.Unlock()
+		} // else it had already ended (filled or cancelled): nothing to do
 	}
 }
 

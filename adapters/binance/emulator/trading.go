@@ -384,6 +384,12 @@ func (s *Server) futOrderView(o venue.Order, withTime bool) futOrder {
 		Side: sideName(o.Side), PositionSide: posSideName(o.PositionSide), StopPrice: o.StopPrice.StringFixed(ps),
 		WorkingType: workingTypeName(o.TriggerBy), OrigType: ot, PriceMatch: "NONE",
 		SelfTradePreventionMode: stpName(o.STP), UpdateTime: o.Updated}
+	if at, expired, ok := s.gtdOf(o.ID); ok {
+		out.TimeInForce, out.GoodTillDate = "GTD", at
+		if expired {
+			out.Status = "EXPIRED"
+		}
+	}
 	if withTime {
 		t := o.Created
 		out.Time = &t
@@ -1039,9 +1045,7 @@ func (s *Server) futPlace(account string, get func(string) string) (any, error) 
 	v := s.futOrderView(o, false)
 	if get("timeInForce") == "GTD" {
 		gtd, _ := strconv.ParseInt(get("goodTillDate"), 10, 64)
-		if o.Status == venue.StatusNew || o.Status == venue.StatusPartiallyFilled {
-			s.watchGTD(o, gtd)
-		}
+		s.watchGTD(o, gtd, o.Status == venue.StatusNew || o.Status == venue.StatusPartiallyFilled)
 		v.TimeInForce, v.GoodTillDate = "GTD", gtd
 	}
 	return v, nil
