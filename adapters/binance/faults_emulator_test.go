@@ -87,3 +87,54 @@ func TestEmulatorFaultsUnknownOutcome(t *testing.T) {
 		}
 	}
 }
+
+// TestEmulatorTransferUnknownOutcome: Binance's universal transfer takes no client id, so a lost answer is
+// UNKNOWN_OUTCOME and a retry with the same client id looks the transfer up in the history (type, asset, amount,
+// since it was sent): exactly one transfer is made whether or not the first attempt executed.
+func TestEmulatorTransferUnknownOutcome(t *testing.T) {
+	s, _, e := manualEmuCfg(t, emulator.Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	acct := demoAccount()
+	for i, k := range []faults.Kind{faults.AcceptThenError, faults.AcceptThenDrop, faults.DropBefore} {
+		amount := "1." + string(rune('1'+i)) // one amount per case, so the history tells the cases apart
+		if err := e.Faults().Arm(emulator.TransferFaultID(transferMainToFunding, "USDT", amount), k); err != nil {
+			t.Fatal(err)
+		}
+		tr := &exchangev1.TransferRequest{Account: acct, Asset: "USDT", Amount: amount, ClientId: "tr-" + string(k),
+			From: exchangev1.WalletType_WALLET_TYPE_TRADING, To: exchangev1.WalletType_WALLET_TYPE_FUNDING}
+		if _, err := s.Transfer(ctx, tr); reason(err) != exchangev1.ErrorReason_ERROR_REASON_UNKNOWN_OUTCOME {
+			t.Fatalf("%s: %v, want UNKNOWN_OUTCOME", k, err)
+		}
+		made := func() []*exchangev1.TransferRecord {
+			t.Helper()
+			l, err := s.ListTransfers(ctx, &exchangev1.ListTransfersRequest{Account: acct, Asset: "USDT"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []*exchangev1.TransferRecord
+			for _, r := range l.Transfers {
+				if decEqual(r.GetAmount(), amount) {
+					out = append(out, r)
+				}
+			}
+			return out
+		}
+		if n := len(made()); (n == 1) != k.Executes() || n > 1 {
+			t.Fatalf("%s: %d transfers after the lost answer", k, n)
+		}
+		got, err := s.Transfer(ctx, tr)
+		if err != nil || got.Transfer.GetClientId() != tr.ClientId {
+			t.Fatalf("%s: retry: %v %v", k, err, got)
+		}
+		if again, err := s.Transfer(ctx, tr); err != nil || again.Transfer.GetId() != got.Transfer.GetId() {
+			t.Fatalf("%s: second retry: %v %v, want %s", k, err, again, got.Transfer.GetId())
+		}
+		if m := made(); len(m) != 1 || m[0].GetId() != got.Transfer.GetId() {
+			t.Fatalf("%s: transfers %v, want exactly %s", k, m, got.Transfer.GetId())
+		}
+	}
+	if e.Faults().Pending() != 0 {
+		t.Fatalf("faults left armed: %d", e.Faults().Pending())
+	}
+}

@@ -61,6 +61,15 @@ type transferIDs struct {
 	mu    sync.Mutex // also serialises transfers that carry a client id
 	order []string
 	recs  map[string]*exchangev1.TransferRecord
+	// lost holds transfers whose answer was lost (UNKNOWN_OUTCOME), per key: a retry with the same client id
+	// looks for them in the transfer history before sending again. Bounded like recs.
+	lost map[string]lostTransfer
+}
+
+// lostTransfer is what a transfer with an unknown outcome asked for, and when (server time before sending).
+type lostTransfer struct {
+	typ, asset, amount string
+	sent               int64
 }
 
 const transferIDsKeep = 1000
@@ -82,6 +91,30 @@ func (t *transferIDs) put(k string, r *exchangev1.TransferRecord) {
 	}
 	t.order = append(t.order, k)
 	t.recs[k] = r
+	delete(t.lost, k)
+}
+
+func (t *transferIDs) markLost(k string, l lostTransfer) {
+	if t.lost == nil {
+		t.lost = map[string]lostTransfer{}
+	}
+	if _, ok := t.lost[k]; !ok && len(t.lost) >= transferIDsKeep {
+		for old := range t.lost { // any one: the map is only a bound, not an order
+			delete(t.lost, old)
+			break
+		}
+	}
+	t.lost[k] = l
+}
+
+// claimed reports whether a transfer id already answers some client id.
+func (t *transferIDs) claimed(id string) bool {
+	for _, r := range t.recs {
+		if r.GetId() == id {
+			return true
+		}
+	}
+	return false
 }
 
 // Transfer moves funds between the funding and the trading (spot) wallet with a universal transfer. Binance has no
@@ -96,12 +129,53 @@ func (s *Server) Transfer(ctx context.Context, req *exchangev1.TransferRequest) 
 	if r := s.transfers.get(k); r != nil {
 		return &exchangev1.TransferResponse{Transfer: proto.Clone(r).(*exchangev1.TransferRecord)}, nil
 	}
+	if l, ok := s.transfers.lost[k]; ok {
+		// The first attempt's answer was lost. Binance books a universal transfer synchronously, so if it was
+		// made it is in the history by now: the oldest unclaimed transfer of the same type, asset and amount since
+		// it was sent. If there is none, it was not made and is sent again.
+		r, err := s.findLostTransfer(ctx, req, l)
+		if err != nil {
+			return nil, err
+		}
+		if r != nil {
+			s.transfers.put(k, r)
+			return &exchangev1.TransferResponse{Transfer: proto.Clone(r).(*exchangev1.TransferRecord)}, nil
+		}
+	}
 	r, err := s.transfer(ctx, req)
 	if err != nil {
 		return nil, err
 	}
 	s.transfers.put(k, proto.Clone(r.GetTransfer()).(*exchangev1.TransferRecord))
 	return r, nil
+}
+
+// lostSkew widens the history search of a lost transfer before its send time (clock offset, server booking time).
+const lostSkew = 5 * time.Second
+
+// findLostTransfer looks a transfer whose answer was lost up in the history (nil when it was not made).
+func (s *Server) findLostTransfer(ctx context.Context, req *exchangev1.TransferRequest, l lostTransfer) (*exchangev1.TransferRecord, error) {
+	c, _ := s.client()
+	q := url.Values{"type": {l.typ}, "size": {strconv.Itoa(transferPageMax)}}
+	setWindow(q, l.sent-lostSkew.Milliseconds(), 0)
+	body, err := c.signed(ctx, Spot, http.MethodGet, pathTransfer, q, 1, creds(req.GetAccount()))
+	if err != nil {
+		return nil, err
+	}
+	rs, err := ParseTransfers(body)
+	if err != nil {
+		return nil, parseErr("transfers", err)
+	}
+	var found *exchangev1.TransferRecord
+	for _, r := range rs { // newest first: the last match is the oldest
+		if r.GetAsset() == l.asset && decEqual(r.GetAmount(), l.amount) && !s.transfers.claimed(r.GetId()) {
+			found = r
+		}
+	}
+	if found != nil {
+		found.ClientId = req.GetClientId()
+	}
+	return found, nil
 }
 
 func (s *Server) transfer(ctx context.Context, req *exchangev1.TransferRequest) (*exchangev1.TransferResponse, error) {
@@ -118,9 +192,14 @@ func (s *Server) transfer(ctx context.Context, req *exchangev1.TransferRequest) 
 		return nil, invalid("to", "transfers go between FUNDING and TRADING, not %v to %v", req.GetFrom(), req.GetTo())
 	}
 	c, _ := s.client()
+	sent := c.serverNow(Spot).UnixMilli()
 	body, err := c.write(ctx, Spot, http.MethodPost, pathTransfer, url.Values{"type": {typ}, "asset": {asset}, "amount": {amount}}, 900,
 		creds(req.GetAccount()))
 	if err != nil {
+		if req.GetClientId() != "" && sdk.DetailOf(err).GetReason() == exchangev1.ErrorReason_ERROR_REASON_UNKNOWN_OUTCOME {
+			// Transfer holds s.transfers.mu for calls with a client id.
+			s.transfers.markLost(req.GetAccount().GetApiKey()+"\x00"+req.GetClientId(), lostTransfer{typ: typ, asset: asset, amount: amount, sent: sent})
+		}
 		return nil, err
 	}
 	id, err := ParseTransferID(body)

@@ -66,7 +66,7 @@ func (s *Server) walletRoutes(mux *http.ServeMux) {
 	w := func(weight int, fn func(*req) (any, error)) route {
 		return route{sec: secSigned, weight: weight, fn: fn}
 	}
-	s.handle(mux, "POST /sapi/v1/asset/transfer", route{sec: secSigned, weight: 900, clientIDs: paramIDs("clientTranId"), fn: s.sapiTransfer})
+	s.handle(mux, "POST /sapi/v1/asset/transfer", route{sec: secSigned, weight: 900, clientIDs: transferIDs, fn: s.sapiTransfer})
 	s.handle(mux, "GET /sapi/v1/asset/transfer", w(1, s.sapiTransferHistory))
 	s.handle(mux, "POST /sapi/v1/asset/get-funding-asset", w(1, s.sapiFundingAsset))
 	s.handle(mux, "POST /sapi/v3/asset/getUserAsset", w(5, s.sapiUserAsset))
@@ -509,4 +509,21 @@ func (s *Server) sapiFaucet(q *req) (any, error) {
 		return nil, walletError(err)
 	}
 	return map[string]string{"id": tx.ID, "coin": tx.Asset, "amount": tx.Amount.String()}, nil
+}
+
+// transferIDs names what a fault for a universal transfer is armed with. Binance's transfer takes no client id, so
+// besides a test client's own clientTranId a fault matches the test-only key TransferFaultID(type, asset, amount)
+// built from the real parameters (the wire stays Binance's).
+func transferIDs(q *req) []string {
+	ids := []string{TransferFaultID(q.str("type"), q.str("asset"), q.str("amount"))}
+	if id := q.str("clientTranId"); id != "" {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// TransferFaultID is the id to arm a fault for the next universal transfer of type (e.g. MAIN_FUNDING), asset and
+// amount (as the client sends it) with: POST /__exhub/faults {"client_id": TransferFaultID(...), ...}.
+func TransferFaultID(typ, asset, amount string) string {
+	return "transfer:" + typ + ":" + asset + ":" + amount
 }
