@@ -256,6 +256,8 @@ func (s *Service) Run(ctx context.Context) error {
 type instrument struct {
 	mt     exchangev1.MarketType
 	symbol string
+	// rank is the base's place in FirstBases (len(FirstBases) for the others).
+	rank int
 }
 
 func (s *Service) instruments(ctx context.Context, c exchangev1.ExchangeClient) ([]instrument, error) {
@@ -284,10 +286,13 @@ func (s *Service) instruments(ctx context.Context, c exchangev1.ExchangeClient) 
 			if n >= s.cfg.MaxSymbols {
 				break
 			}
-			out = append(out, instrument{mt: mt, symbol: in.GetSymbol()})
+			out = append(out, instrument{mt: mt, symbol: in.GetSymbol(), rank: rank(in)})
 			n++
 		}
 	}
+	// The first bases' markets of every market type come before the rest of either (BTC swap, BTC spot, ETH swap,
+	// ...): otherwise the default spot markets waited for every other swap market's backfill.
+	slices.SortStableFunc(out, func(a, b instrument) int { return a.rank - b.rank })
 	return out, nil
 }
 
