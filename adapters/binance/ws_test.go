@@ -81,7 +81,7 @@ func TestFeedReconnectsAfterDrop(t *testing.T) {
 	defer func() { cancel(); <-done }()
 	var states []feedState
 	data := 0
-	deadline := time.After(10 * time.Second)
+	deadline := time.After(30 * time.Second)
 	for data < 10 {
 		select {
 		case m := <-f.out:
@@ -110,7 +110,7 @@ func TestFeedRolloverWithoutGap(t *testing.T) {
 	srv := httptest.NewServer(ws.handler(t))
 	defer srv.Close()
 	f, cancel, done := runFeed(t, srv, 300*time.Millisecond)
-	deadline := time.After(10 * time.Second)
+	deadline := time.After(30 * time.Second)
 	for ws.conns.Load() < 3 {
 		select {
 		case m := <-f.out:

@@ -319,3 +319,15 @@ func matchShape(path string, shape, val any, errs *[]string) {
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.NewJSONHandler(io.Discard, nil)) }
+
+// waitWhile polls cond until it is false. The bound only catches a hang; it is not a timing budget.
+func waitWhile(t testing.TB, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition still holds after 30 s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -374,10 +374,7 @@ func TestSpotUserStream(t *testing.T) {
 		t.Fatalf("a second POST should return the active key")
 	}
 	c := e.dial("/ws/" + key)
-	deadline := time.Now().Add(2 * time.Second)
-	for e.s.Connections() != 1 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitWhile(t, func() bool { return e.s.Connections() != 1 })
 	in := e.inst("ETH/USDT")
 	tb := e.top(false, "ETHUSDT")
 	price := tb.bid.Mul(decimal.RequireFromString("0.95")).Div(in.TickSize).Floor().Mul(in.TickSize)
@@ -388,7 +385,7 @@ func TestSpotUserStream(t *testing.T) {
 	var b []byte
 	var m map[string]any
 	for seen := map[string]bool{}; !seen["executionReport"] || !seen["outboundAccountPosition"]; {
-		b = c.next(3 * time.Second)
+		b = c.next(20 * time.Second)
 		ev, mm := eventOf(b)
 		seen[ev] = true
 		switch ev {
@@ -408,7 +405,7 @@ func TestSpotUserStream(t *testing.T) {
 		"quantity": {"0.3"}}).expectOK(t)
 	var cum decimal.Decimal
 	for {
-		b = c.until(3*time.Second, hasEvent("executionReport"))
+		b = c.until(20*time.Second, hasEvent("executionReport"))
 		checkShape(t, "ws_executionReport", b)
 		_, m = eventOf(b)
 		if m["i"].(float64) == float64(placed.OrderID) {
@@ -433,13 +430,13 @@ func TestSpotUserStream(t *testing.T) {
 	}
 	// Cancel shows as CANCELED.
 	e.signed(http.MethodDelete, "/api/v3/order", url.Values{"symbol": {"ETHUSDT"}, "orderId": {strconv.FormatUint(placed.OrderID, 10)}}).expectOK(t)
-	b = c.until(3*time.Second, func(b []byte) bool {
+	b = c.until(20*time.Second, func(b []byte) bool {
 		return strings.Contains(string(b), `"x":"CANCELED"`)
 	})
 	checkShape(t, "ws_executionReport", b)
 	// A transfer out of the spot wallet shows as a negative balanceUpdate.
 	e.signed(http.MethodPost, "/sapi/v1/asset/transfer", url.Values{"type": {"MAIN_FUNDING"}, "asset": {"USDT"}, "amount": {"12.5"}}).expectOK(t)
-	b = c.until(3*time.Second, hasEvent("balanceUpdate"))
+	b = c.until(20*time.Second, hasEvent("balanceUpdate"))
 	checkShape(t, "ws_balanceUpdate", b)
 	if !strings.Contains(string(b), `"d":"-12.5"`) {
 		t.Fatalf("balance update: %s", b)
@@ -451,7 +448,7 @@ func TestSpotUserStream(t *testing.T) {
 	e.advance(4 * time.Second)
 	e.do(http.MethodPut, e.ts.URL+"/api/v3/userDataStream?listenKey="+key, h, "").expectOK(t)
 	e.advance(6 * time.Second)
-	b = c.until(3*time.Second, hasEvent("listenKeyExpired"))
+	b = c.until(20*time.Second, hasEvent("listenKeyExpired"))
 	checkShape(t, "ws_listenKeyExpired", b)
 	e.do(http.MethodPut, e.ts.URL+"/api/v3/userDataStream?listenKey="+key, h, "").expectErr(t, http.StatusBadRequest, -1125)
 }
@@ -460,10 +457,7 @@ func TestFuturesUserStream(t *testing.T) {
 	e := newEnv(t)
 	key := e.listenKey(true)
 	c := e.dial("/fws/stream?streams=" + key)
-	deadline := time.Now().Add(2 * time.Second)
-	for e.s.Connections() != 1 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitWhile(t, func() bool { return e.s.Connections() != 1 })
 	// A spot order does not show on the futures stream.
 	e.signed(http.MethodPost, "/api/v3/order", url.Values{"symbol": {"ETHUSDT"}, "side": {"BUY"}, "type": {"MARKET"},
 		"quantity": {"0.1"}}).expectOK(t)
@@ -497,13 +491,13 @@ func TestFuturesUserStream(t *testing.T) {
 	}
 	// Leverage changes are pushed as ACCOUNT_CONFIG_UPDATE.
 	e.signed(http.MethodPost, "/fapi/v1/leverage", url.Values{"symbol": {"ETHUSDT"}, "leverage": {"7"}}).expectOK(t)
-	_, data := unwrap(t, c.until(3*time.Second, hasEvent("ACCOUNT_CONFIG_UPDATE")))
+	_, data := unwrap(t, c.until(20*time.Second, hasEvent("ACCOUNT_CONFIG_UPDATE")))
 	checkShape(t, "ws_ACCOUNT_CONFIG_UPDATE", data)
 	if !strings.Contains(string(data), `"ac":{"l":7,"s":"ETHUSDT"}`) {
 		t.Fatalf("config update: %s", data)
 	}
 	e.s.ExpireListenKeys()
-	_, data = unwrap(t, c.until(3*time.Second, hasEvent("listenKeyExpired")))
+	_, data = unwrap(t, c.until(20*time.Second, hasEvent("listenKeyExpired")))
 	checkShape(t, "ws_listenKeyExpired", data)
 	// An unknown listen key is refused at the upgrade.
 	res, err := http.Get(e.ts.URL + "/fws/ws/" + key)
@@ -616,7 +610,7 @@ func TestFuturesUserStreamTrigger(t *testing.T) {
 	// MARKET when it triggers, then its trade closes the position.
 	var seq []string
 	for {
-		b := c.until(3*time.Second, hasEvent("ORDER_TRADE_UPDATE"))
+		b := c.until(20*time.Second, hasEvent("ORDER_TRADE_UPDATE"))
 		checkShape(t, "ws_ORDER_TRADE_UPDATE", b)
 		_, m := eventOf(b)
 		x := m["o"].(map[string]any)

@@ -187,7 +187,7 @@ func TestStreamShapes(t *testing.T) {
 	}()
 	defer func() { close(stop); <-moved }()
 	for i, c := range cases {
-		b := raw[i].next(5 * time.Second)
+		b := raw[i].next(20 * time.Second)
 		checkShape(t, c.shape, b)
 		name, data := unwrap(t, comb[i].next(5*time.Second))
 		if name != c.stream {
@@ -201,24 +201,24 @@ func TestStreamSubscribeMethods(t *testing.T) {
 	e := newEnv(t)
 	c := e.dial("/stream")
 	c.send(map[string]any{"method": "SUBSCRIBE", "params": []string{"ethusdt@trade", "ethusdt@bookTicker"}, "id": 1})
-	r := c.until(2*time.Second, func(b []byte) bool { return strings.Contains(string(b), `"id":1`) })
+	r := c.until(20*time.Second, func(b []byte) bool { return strings.Contains(string(b), `"id":1`) })
 	checkShape(t, "ws_result", r)
 	c.send(map[string]any{"method": "LIST_SUBSCRIPTIONS", "id": 2})
-	r = c.until(2*time.Second, func(b []byte) bool { return strings.Contains(string(b), `"id":2`) })
+	r = c.until(20*time.Second, func(b []byte) bool { return strings.Contains(string(b), `"id":2`) })
 	if string(r) != `{"id":2,"result":["ethusdt@bookTicker","ethusdt@trade"]}` {
 		t.Fatalf("list: %s", r)
 	}
 	e.advance(3 * time.Second)
-	c.until(2*time.Second, func(b []byte) bool { return strings.Contains(string(b), `"stream":"ethusdt@trade"`) })
+	c.until(20*time.Second, func(b []byte) bool { return strings.Contains(string(b), `"stream":"ethusdt@trade"`) })
 	c.send(map[string]any{"method": "UNSUBSCRIBE", "params": []string{"ethusdt@trade"}, "id": 3})
-	c.until(2*time.Second, func(b []byte) bool { return strings.Contains(string(b), `"id":3`) })
+	c.until(20*time.Second, func(b []byte) bool { return strings.Contains(string(b), `"id":3`) })
 	c.send(map[string]any{"method": "SUBSCRIBE", "params": []string{"nosuch@trade"}, "id": 4})
-	r = c.until(2*time.Second, func(b []byte) bool { return strings.Contains(string(b), `"id":4`) })
+	r = c.until(20*time.Second, func(b []byte) bool { return strings.Contains(string(b), `"id":4`) })
 	if !strings.Contains(string(r), `"error":{"code":2`) {
 		t.Fatalf("bad stream: %s", r)
 	}
 	c.send(map[string]any{"method": "LIST_SUBSCRIPTIONS", "id": 5})
-	r = c.until(2*time.Second, func(b []byte) bool { return strings.Contains(string(b), `"id":5`) })
+	r = c.until(20*time.Second, func(b []byte) bool { return strings.Contains(string(b), `"id":5`) })
 	if string(r) != `{"id":5,"result":["ethusdt@bookTicker"]}` {
 		t.Fatalf("list after unsubscribe: %s", r)
 	}
@@ -343,7 +343,7 @@ func TestDepthSync(t *testing.T) {
 			for round := range 15 {
 				e.advance(time.Second)
 				// Wait for the batch that holds this step, then drain what arrived.
-				deadline := time.Now().Add(3 * time.Second)
+				deadline := time.Now().Add(30 * time.Second)
 				for {
 					var cur depthSnap
 					e.get(rest, url.Values{"symbol": {"SOLUSDT"}, "limit": {"1000"}}).expectOK(t).decode(t, &cur)
@@ -360,7 +360,7 @@ func TestDepthSync(t *testing.T) {
 					if time.Now().After(deadline) {
 						t.Fatalf("round %d: never caught up with snapshot %d (local %d)", round, cur.LastUpdateID, lb.lastU)
 					}
-					b := c.next(3 * time.Second)
+					b := c.next(20 * time.Second)
 					var ev diffEvent
 					if err := json.Unmarshal(b, &ev); err != nil {
 						t.Fatal(err)
@@ -387,12 +387,9 @@ func TestStreamDropAndLifetime(t *testing.T) {
 	})
 	a := e.dial("/ws/btcusdt@trade")
 	b := e.dial("/fws/stream?streams=btcusdt@markPrice@1s")
-	deadline := time.Now().Add(2 * time.Second)
-	for e.s.Connections() != 2 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitWhile(t, func() bool { return e.s.Connections() != 2 })
 	// Pings are answered by the client's reader, so the connection outlives several ping intervals...
-	b.next(3 * time.Second)
+	b.next(20 * time.Second)
 	// ...until its lifetime ends with a close frame.
 	err := a.ended(3 * time.Second)
 	if websocket.CloseStatus(err) != websocket.StatusGoingAway {
@@ -400,7 +397,7 @@ func TestStreamDropAndLifetime(t *testing.T) {
 	}
 	e.s.SetWSLifetime(time.Hour)
 	c := e.dial("/fws/ws/btcusdt@markPrice@1s")
-	c.next(3 * time.Second)
+	c.next(20 * time.Second)
 	if n := e.s.DropConnections(); n < 1 {
 		t.Fatalf("dropped %d", n)
 	}
@@ -408,10 +405,7 @@ func TestStreamDropAndLifetime(t *testing.T) {
 	if websocket.CloseStatus(err) != -1 {
 		t.Fatalf("a dropped connection should end without a close frame: %v", err)
 	}
-	deadline = time.Now().Add(2 * time.Second)
-	for e.s.Connections() != 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitWhile(t, func() bool { return e.s.Connections() != 0 })
 	if n := e.s.Connections(); n != 0 {
 		t.Fatalf("%d connections left", n)
 	}
@@ -430,7 +424,7 @@ func TestKlineStreamClosesBars(t *testing.T) {
 		} `json:"k"`
 	}
 	var first kev
-	b := c.next(3 * time.Second)
+	b := c.next(20 * time.Second)
 	checkShape(t, "ws_kline", b)
 	if err := json.Unmarshal(b, &first); err != nil {
 		t.Fatal(err)
@@ -440,7 +434,7 @@ func TestKlineStreamClosesBars(t *testing.T) {
 	}
 	e.advance(40 * time.Second) // crosses into the next minute
 	var closed, next kev
-	b = c.until(3*time.Second, func(b []byte) bool { return strings.Contains(string(b), `"x":true`) })
+	b = c.until(20*time.Second, func(b []byte) bool { return strings.Contains(string(b), `"x":true`) })
 	if err := json.Unmarshal(b, &closed); err != nil {
 		t.Fatal(err)
 	}
@@ -452,7 +446,7 @@ func TestKlineStreamClosesBars(t *testing.T) {
 	if len(ks) != 2 || ks[0].open != closed.K.T0 || ks[0].c.String() != decimal.RequireFromString(closed.K.Close).String() {
 		t.Fatalf("REST %+v vs closed %+v", ks, closed.K)
 	}
-	b = c.next(3 * time.Second)
+	b = c.next(20 * time.Second)
 	if err := json.Unmarshal(b, &next); err != nil {
 		t.Fatal(err)
 	}
@@ -479,7 +473,7 @@ func TestStreamClientLimits(t *testing.T) {
 		f.send(map[string]any{"method": "LIST_SUBSCRIPTIONS", "id": i})
 	}
 	for range 10 {
-		f.next(3 * time.Second)
+		f.next(20 * time.Second)
 	}
 	// A client that never reads does not answer pings and is dropped.
 	u := "ws" + strings.TrimPrefix(e.ts.URL, "http") + "/ws/btcusdt@trade"
@@ -490,10 +484,7 @@ func TestStreamClientLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer mute.CloseNow()
-	deadline := time.Now().Add(3 * time.Second)
-	for e.s.Connections() != 1 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitWhile(t, func() bool { return e.s.Connections() != 1 })
 	if n := e.s.Connections(); n != 1 {
 		t.Fatalf("%d connections, want only the futures one", n)
 	}
@@ -546,7 +537,7 @@ func TestDepthGapAndResync(t *testing.T) {
 		}
 		// Resync: a fresh snapshot, then the events after it apply again and match the book.
 		lb.load(snapshot())
-		for deadline := time.Now().Add(10 * time.Second); ; {
+		for deadline := time.Now().Add(30 * time.Second); ; {
 			if err := applyNext(); err != nil {
 				t.Fatalf("futures=%v after resync: %v", futures, err)
 			}
