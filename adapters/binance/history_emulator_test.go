@@ -80,6 +80,18 @@ func TestEmulatorHistoryCursor(t *testing.T) {
 				t.Fatal(err)
 			}
 			placed[r.Order.OrderId] = true
+			if c.mt == exchangev1.MarketType_MARKET_TYPE_SWAP && (i == 1 || i == 5) {
+				// Runs of conditional orders (rows of allOrders, listed by ListAlgoOrders) longer than a page:
+				// the order pages around them must still be full.
+				for k := range 4 {
+					if _, err := s.PlaceAlgoOrder(ctx, &exchangev1.PlaceAlgoOrderRequest{Account: acct, MarketType: c.mt, Symbol: "BTCUSDT",
+						Side: exchangev1.Side_SIDE_BUY, Type: exchangev1.OrderType_ORDER_TYPE_STOP_MARKET, Qty: "0.01",
+						TriggerPrice: b.ref.Mul(decimal.NewFromInt(int64(2 + k))).Round(0).String(),
+						TriggerPriceType: exchangev1.TriggerPriceType_TRIGGER_PRICE_TYPE_MARK}); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
 		}
 		limit := int32(3)
 		seen := map[string]bool{}
@@ -94,8 +106,8 @@ func TestEmulatorHistoryCursor(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(h.Orders) > int(limit) {
-				t.Fatalf("%v: page of %d rows, limit %d", c.mt, len(h.Orders), limit)
+			if len(h.Orders) > int(limit) || (h.NextCursor != "" && len(h.Orders) != int(limit)) {
+				t.Fatalf("%v: page of %d rows (next cursor %q), limit %d", c.mt, len(h.Orders), h.NextCursor, limit)
 			}
 			for _, o := range h.Orders {
 				if seen[o.OrderId] {
@@ -110,6 +122,9 @@ func TestEmulatorHistoryCursor(t *testing.T) {
 				break
 			}
 			cursor = h.NextCursor
+		}
+		if len(seen) != len(placed) {
+			t.Fatalf("%v: %d orders paged, %d placed", c.mt, len(seen), len(placed))
 		}
 		for id := range placed {
 			if !seen[id] {

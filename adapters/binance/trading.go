@@ -541,6 +541,10 @@ func wireOrderID(w wireOrder) string {
 	return strconv.FormatInt(int64(*w.OrderID), 10)
 }
 
+// orderHistoryCalls bounds the allOrders calls of one ListOrderHistory page (a run of conditional orders can make
+// a page short; its cursor then carries on).
+const orderHistoryCalls = 10
+
 // ListOrderHistory lists orders of one symbol, newest first: the newest `limit` created in the page's window, and a
 // cursor to the older ones.
 func (s *Server) ListOrderHistory(ctx context.Context, req *exchangev1.ListOrderHistoryRequest) (*exchangev1.ListOrderHistoryResponse, error) {
@@ -552,12 +556,34 @@ func (s *Server) ListOrderHistory(ctx context.Context, req *exchangev1.ListOrder
 	if err != nil {
 		return nil, err
 	}
-	ws, more, err := s.allOrders(ctx, m, req.GetAccount(), req.GetSymbol(), w)
-	if err != nil {
-		return nil, err
+	// Conditional orders are rows of allOrders but are listed by ListAlgoOrders: they are dropped, and older rows
+	// are read on (up to orderHistoryCalls calls) until the page holds `limit` orders or the history ends.
+	var rows []wireOrder
+	cur, next := w, ""
+	for range orderHistoryCalls {
+		ws, full, err := s.allOrders(ctx, m, req.GetAccount(), req.GetSymbol(), cur)
+		if err != nil {
+			return nil, err
+		}
+		var got []wireOrder
+		got, next = newestPage(cur, ws, full, wireOrderTime, wireOrderID)
+		for _, r := range got {
+			if !isConditional(r.Type) {
+				rows = append(rows, r)
+			}
+		}
+		if len(rows) >= w.limit || next == "" {
+			break
+		}
+		if cur, err = newWindow(&exchangev1.HistoryPage{StartTime: w.start, Limit: int32(w.limit), Cursor: next}, OrderHistoryLimit); err != nil {
+			return nil, err
+		}
 	}
-	// Conditional orders count for the paging (they are rows of allOrders) but are listed by ListAlgoOrders.
-	page, next := newestPage(w, ws, more, wireOrderTime, wireOrderID)
+	page := rows
+	if len(rows) > w.limit {
+		// More than a page: cut it, and the cursor continues after the last order returned.
+		page, next = newestPage(w, rows, true, wireOrderTime, wireOrderID)
+	} // else every row down to the last call's cursor was read: that cursor continues
 	out := make([]*exchangev1.Order, 0, len(page))
 	for i := range page {
 		if isConditional(page[i].Type) {
