@@ -86,7 +86,7 @@ func TestEmulatorHistoryCursor(t *testing.T) {
 				for k := range 4 {
 					if _, err := s.PlaceAlgoOrder(ctx, &exchangev1.PlaceAlgoOrderRequest{Account: acct, MarketType: c.mt, Symbol: "BTCUSDT",
 						Side: exchangev1.Side_SIDE_BUY, Type: exchangev1.OrderType_ORDER_TYPE_STOP_MARKET, Qty: "0.01",
-						TriggerPrice: b.ref.Mul(decimal.NewFromInt(int64(2 + k))).Round(0).String(),
+						TriggerPrice:     b.ref.Mul(decimal.NewFromInt(int64(2 + k))).Round(0).String(),
 						TriggerPriceType: exchangev1.TriggerPriceType_TRIGGER_PRICE_TYPE_MARK}); err != nil {
 						t.Fatal(err)
 					}
