@@ -1,5 +1,5 @@
-// Package faults lets tests make an exchange emulator lose the answer to one request, so the "maybe executed" path
-// of a plugin and of the host can be exercised against the real wire protocol.
+// Package faults lets tests and the conformance kit make an exchange emulator lose the answer to one request, so the
+// "maybe executed" path of a plugin and of the host can be exercised against the real wire protocol.
 //
 // A fault is armed for one client id (a client order id, client algo id or transfer/withdrawal client id) and is
 // used up by the first request that carries that id. The emulators serve the arming endpoint at Path:
