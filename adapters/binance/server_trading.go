@@ -2,6 +2,8 @@ package binance
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -981,13 +983,495 @@ func (s *Server) SetPositionMode(ctx context.Context, req *exchangev1.SetPositio
 	return &exchangev1.SetPositionModeResponse{}, nil
 }
 
-// GetBalances: trading = spot account balances plus the USDT-M account; funding = the funding wallet.
-func (s *Server) GetBalances(ctx context.Context, req *exchangev1.GetBalancesRequest) (*exchangev1.GetBalancesResponse, error) {
+// History calls return the NEWEST `limit` rows of [start_time, end_time], newest first, whatever Binance's own
+// default is (Binance answers the OLDEST page from startTime). The adapter therefore never sends startTime where
+// Binance pages from it: it asks for the rows up to an end time and drops those before start_time. next_cursor
+// carries on towards older rows: the oldest time returned becomes the next end time, and the ids already returned at
+// exactly that time are skipped, so rows sharing a millisecond are neither lost nor repeated.
+
+// histCursor is the opaque next_cursor: base64 of {"e": end time, "s": ids at e already returned}.
+type histCursor struct {
+	End  int64    `json:"e"`
+	Skip []string `json:"s,omitempty"`
+}
+
+func (c histCursor) encode() string {
+	b, _ := json.Marshal(c)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// histWindow is one page request after its cursor is applied.
+type histWindow struct {
+	start, end int64 // inclusive; end 0: up to now
+	limit      int   // rows wanted
+	skip       map[string]bool
+}
+
+// fetch is how many rows to ask Binance for: the page plus the rows skipped at the end time, within max.
+func (w histWindow) fetch(max int) int { return min(w.limit+len(w.skip), max) }
+
+// newWindow reads a HistoryPage (and its cursor) for an endpoint returning at most max rows per call.
+func newWindow(p *exchangev1.HistoryPage, max int) (histWindow, error) {
+	w := histWindow{start: p.GetStartTime(), end: p.GetEndTime(), limit: int(p.GetLimit())}
+	if w.limit <= 0 || w.limit > max {
+		w.limit = max
+	}
+	if p.GetCursor() != "" {
+		raw, err := base64.RawURLEncoding.DecodeString(p.GetCursor())
+		var c histCursor
+		if err == nil {
+			err = json.Unmarshal(raw, &c)
+		}
+		if err != nil || c.End <= 0 {
+			return w, invalid("page.cursor", "cursor %q was not made by this plugin", p.GetCursor())
+		}
+		w.end = c.End
+		if len(c.Skip) >= max {
+			// More rows share one millisecond than a call returns: move past it.
+			w.end, c.Skip = c.End-1, nil
+		}
+		w.skip = make(map[string]bool, len(c.Skip))
+		for _, id := range c.Skip {
+			w.skip[id] = true
+		}
+	}
+	return w, nil
+}
+
+// endParam is the endTime to send ("" for none).
+func (w histWindow) endParam() string {
+	if w.end <= 0 {
+		return ""
+	}
+	return strconv.FormatInt(w.end, 10)
+}
+
+// newestPage keeps the rows of the window (minus those skipped by the cursor), newest first, cut to the limit,
+// and returns the cursor of the next older page ("" when there is none). more says whether Binance may hold older
+// rows than those it returned (its answer was a full page).
+func newestPage[T any](w histWindow, rows []T, more bool, timeOf func(T) int64, idOf func(T) string) ([]T, string) {
+	out := make([]T, 0, len(rows))
+	for _, r := range rows {
+		t := timeOf(r)
+		if t < w.start || (w.end > 0 && t > w.end) || (t == w.end && w.skip[idOf(r)]) {
+			continue
+		}
+		out = append(out, r)
+	}
+	slices.SortStableFunc(out, func(a, b T) int {
+		if c := compareInt64(timeOf(b), timeOf(a)); c != 0 {
+			return c
+		}
+		return compareID(idOf(b), idOf(a))
+	})
+	if len(out) > w.limit {
+		out, more = out[:w.limit], true
+	}
+	if !more || len(out) == 0 {
+		return out, ""
+	}
+	oldest := timeOf(out[len(out)-1])
+	c := histCursor{End: oldest}
+	if oldest == w.end {
+		for id := range w.skip {
+			c.Skip = append(c.Skip, id)
+		}
+	}
+	for _, r := range out {
+		if timeOf(r) == oldest {
+			c.Skip = append(c.Skip, idOf(r))
+		}
+	}
+	slices.Sort(c.Skip)
+	return out, c.encode()
+}
+
+// compareID orders ids numerically when both are numbers (Binance's order and trade ids grow), else as strings.
+func compareID(a, b string) int {
+	x, errA := strconv.ParseInt(a, 10, 64)
+	y, errB := strconv.ParseInt(b, 10, 64)
+	if errA == nil && errB == nil {
+		return compareInt64(x, y)
+	}
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// modeAction says what checkMarginMode may do when a request's margin mode differs from the symbol's.
+type modeAction int
+
+const (
+	modeStrict modeAction = iota // refuse: the request acts on what exists in the symbol's mode (close position)
+	modeDry                      // report whether the mode could be switched, without switching (max order size)
+	modeSwitch                   // switch the symbol's mode when nothing is open on it (placing an order)
+)
+
+func marginTypeWire(m exchangev1.MarginMode) string {
+	switch m {
+	case exchangev1.MarginMode_MARGIN_MODE_CROSS:
+		return "CROSSED"
+	case exchangev1.MarginMode_MARGIN_MODE_ISOLATED:
+		return "ISOLATED"
+	}
+	return ""
+}
+
+// checkMarginMode makes sure a futures request with a margin mode trades in that mode. Binance sets the margin type
+// per symbol: when it differs and the symbol has no position and no open orders, modeSwitch sets it (POST
+// /fapi/v1/marginType) before the order goes out; otherwise the request is refused with ACCOUNT_MODE_MISMATCH, never
+// traded in the other mode. UNSPECIFIED trades in the symbol's current mode.
+func (s *Server) checkMarginMode(ctx context.Context, acct *exchangev1.AccountRef, symbol string, want exchangev1.MarginMode, act modeAction) error {
+	if want == exchangev1.MarginMode_MARGIN_MODE_UNSPECIFIED {
+		return nil
+	}
+	mt := marginTypeWire(want)
+	if mt == "" {
+		return invalid("margin_mode", "unknown margin mode %v", want)
+	}
+	c, _ := s.client()
+	cr := creds(acct)
+	body, err := c.signed(ctx, Futures, http.MethodGet, pathFutSymbolConfig, url.Values{"symbol": {symbol}}, 5, cr)
+	if err != nil {
+		return err
+	}
+	cfgs, err := ParseSymbolConfig(body)
+	if err != nil {
+		return parseErr("symbolConfig", err)
+	}
+	for _, sc := range cfgs {
+		if sc.Symbol == symbol && sc.MarginMode == want {
+			return nil
+		}
+	}
+	mismatch := func(why string) error {
+		return sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_ACCOUNT_MODE_MISMATCH, "margin_mode",
+			"%s trades in the other margin mode and %s; Binance sets the margin mode per symbol, so the %s order cannot be placed",
+			symbol, why, mt)
+	}
+	if act == modeStrict {
+		return mismatch("the request acts on what exists in that mode")
+	}
+	pb, err := c.signed(ctx, Futures, http.MethodGet, pathFutPositionRisk, url.Values{"symbol": {symbol}}, 5, cr)
+	if err != nil {
+		return err
+	}
+	ps, err := ParsePositionRisk(pb)
+	if err != nil {
+		return parseErr("positionRisk", err)
+	}
+	for _, p := range ps {
+		if q, err := decimal.NewFromString(p.GetQty()); err == nil && !q.IsZero() {
+			return mismatch("it has an open position")
+		}
+	}
+	ob, err := c.signed(ctx, Futures, http.MethodGet, pathFutOpenOrders, url.Values{"symbol": {symbol}}, 1, cr)
+	if err != nil {
+		return err
+	}
+	var open []wireOrder
+	if err := decodeJSON(ob, &open, "openOrders"); err != nil {
+		return parseErr("openOrders", err)
+	}
+	if len(open) > 0 {
+		return mismatch("it has open orders")
+	}
+	if act == modeDry {
+		return nil
+	}
+	_, err = c.signed(ctx, Futures, http.MethodPost, pathFutMarginType, url.Values{"symbol": {symbol}, "marginType": {mt}}, 1, cr)
+	if err != nil && sdk.DetailOf(err).GetExchangeCode() != "-4046" {
+		return err
+	}
+	return nil
+}
+
+// BatchPlaceOrders places up to 5 futures orders in one POST /fapi/v1/batchOrders; each result is the order or
+// Binance's error for it, in request order. Spot has no batch call. The call as a whole is not idempotent: a lost
+// answer is UNKNOWN_OUTCOME (resolve each order by its client id).
+func (s *Server) BatchPlaceOrders(ctx context.Context, req *exchangev1.BatchPlaceOrdersRequest) (*exchangev1.BatchPlaceOrdersResponse, error) {
+	n := len(req.GetOrders())
+	if n == 0 || n > FuturesBatchPlaceMax {
+		return nil, invalid("orders", "a batch holds 1 to %d orders, not %d", FuturesBatchPlaceMax, n)
+	}
+	// Like PlaceOrder, every client id is looked up first: Binance refuses a repeated newClientOrderId only while
+	// its order is open, so a retried batch would otherwise place a second order for an item that already filled.
+	// An item whose id names an order with the same parameters answers with that order, one with other
+	// parameters (or an id repeated inside the batch) with DUPLICATE_CLIENT_ORDER_ID; only the rest is sent.
+	results := make([]*exchangev1.BatchResult, n)
+	seen := map[string]bool{}
+	var sent []int
+	items := make([]map[string]string, 0, n)
+	for i, o := range req.GetOrders() {
+		if o.GetMarketType() != exchangev1.MarketType_MARKET_TYPE_SWAP {
+			return nil, sdk.NotSupported("batch orders on spot")
+		}
+		if a := o.GetAccount(); a != nil && (a.GetApiKey() != req.GetAccount().GetApiKey() || a.GetApiSecret() != req.GetAccount().GetApiSecret()) {
+			return nil, invalid("orders", "order %d names another account", i)
+		}
+		if _, _, err := s.instrument(ctx, o.GetMarketType(), o.GetSymbol()); err != nil {
+			return nil, err
+		}
+		q, err := orderParams(Futures, o)
+		if err != nil {
+			return nil, err
+		}
+		if cid := o.GetClientOrderId(); cid != "" {
+			if seen[cid] {
+				results[i] = &exchangev1.BatchResult{Error: sdk.DetailOf(sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_DUPLICATE_CLIENT_ORDER_ID,
+					"client_order_id", "client order id %q is repeated in the batch", cid))}
+				continue
+			}
+			seen[cid] = true
+			got, err := s.existingOrder(ctx, Futures, req.GetAccount(), o.GetSymbol(), cid, q)
+			switch {
+			case sdk.DetailOf(err).GetReason() == exchangev1.ErrorReason_ERROR_REASON_DUPLICATE_CLIENT_ORDER_ID:
+				results[i] = &exchangev1.BatchResult{Error: sdk.DetailOf(err)}
+				continue
+			case err != nil:
+				return nil, err
+			case got != nil:
+				results[i] = &exchangev1.BatchResult{Order: got}
+				continue
+			}
+			q.Set("newClientOrderId", cid)
+		}
+		if err := s.checkMarginMode(ctx, req.GetAccount(), o.GetSymbol(), o.GetMarginMode(), modeSwitch); err != nil {
+			return nil, err
+		}
+		it := map[string]string{}
+		for k, v := range q {
+			it[k] = v[0]
+		}
+		items = append(items, it)
+		sent = append(sent, i)
+	}
+	if len(items) == 0 {
+		return &exchangev1.BatchPlaceOrdersResponse{Results: results}, nil
+	}
+	raw, err := json.Marshal(items)
+	if err != nil {
+		return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "binance batch: %v", err)
+	}
+	c, _ := s.client()
+	body, err := c.write(ctx, Futures, http.MethodPost, pathFutBatchOrders, url.Values{"batchOrders": {string(raw)}}, 5, creds(req.GetAccount()))
+	if err != nil {
+		return nil, err
+	}
+	placed, err := parseBatch(body, len(items))
+	if err != nil {
+		return nil, err
+	}
+	for k, i := range sent {
+		results[i] = placed[k]
+	}
+	return &exchangev1.BatchPlaceOrdersResponse{Results: results}, nil
+}
+
+// parseBatch reads a batchOrders answer: per item an order or {"code":..,"msg":..}.
+func parseBatch(body []byte, n int) ([]*exchangev1.BatchResult, error) {
+	var items []json.RawMessage
+	if err := decodeJSON(body, &items, "batchOrders"); err != nil {
+		return nil, parseErr("batchOrders", err)
+	}
+	if len(items) != n {
+		return nil, parseErr("batchOrders", errCount(len(items), n))
+	}
+	out := make([]*exchangev1.BatchResult, 0, n)
+	for _, it := range items {
+		var e struct {
+			Code flexInt `json:"code"`
+			Msg  string  `json:"msg"`
+		}
+		if json.Unmarshal(it, &e) == nil && e.Code != 0 {
+			out = append(out, &exchangev1.BatchResult{Error: (&APIError{Status: http.StatusBadRequest, Code: int(e.Code), Msg: e.Msg}).ToSDK().Detail})
+			continue
+		}
+		o, err := ParseOrder(Futures, it)
+		if err != nil {
+			return nil, parseErr("batchOrders", err)
+		}
+		out = append(out, &exchangev1.BatchResult{Order: o})
+	}
+	return out, nil
+}
+
+type countError struct{ got, want int }
+
+func (e countError) Error() string {
+	return "batch answer has " + strconv.Itoa(e.got) + " items for " + strconv.Itoa(e.want) + " orders"
+}
+
+func errCount(got, want int) error { return countError{got, want} }
+
+// BatchCancelOrders cancels up to 10 futures orders of one symbol in one DELETE /fapi/v1/batchOrders (by order id,
+// or by client id when no order id is given).
+func (s *Server) BatchCancelOrders(ctx context.Context, req *exchangev1.BatchCancelOrdersRequest) (*exchangev1.BatchCancelOrdersResponse, error) {
+	n := len(req.GetOrders())
+	if n == 0 || n > FuturesBatchCancelMax {
+		return nil, invalid("orders", "a batch cancel holds 1 to %d orders, not %d", FuturesBatchCancelMax, n)
+	}
+	sym := req.GetOrders()[0].GetSymbol()
+	var ids []int64
+	var cids []string
+	for i, o := range req.GetOrders() {
+		if o.GetMarketType() != exchangev1.MarketType_MARKET_TYPE_SWAP {
+			return nil, sdk.NotSupported("batch cancel on spot")
+		}
+		if o.GetSymbol() != sym {
+			return nil, invalid("orders", "order %d: Binance cancels a batch of one symbol", i)
+		}
+		switch {
+		case o.GetOrderId() != "":
+			id, err := strconv.ParseInt(o.GetOrderId(), 10, 64)
+			if err != nil {
+				return nil, invalid("orders", "order %d: order_id %q is not a Binance order id", i, o.GetOrderId())
+			}
+			ids = append(ids, id)
+		case o.GetClientOrderId() != "":
+			cids = append(cids, o.GetClientOrderId())
+		default:
+			return nil, invalid("orders", "order %d: order_id or client_order_id is required", i)
+		}
+	}
+	if len(ids) > 0 && len(cids) > 0 {
+		return nil, invalid("orders", "Binance takes order ids or client ids in one batch, not both")
+	}
+	if _, _, err := s.instrument(ctx, exchangev1.MarketType_MARKET_TYPE_SWAP, sym); err != nil {
+		return nil, err
+	}
+	q := url.Values{"symbol": {sym}}
+	if len(ids) > 0 {
+		raw, _ := json.Marshal(ids)
+		q.Set("orderIdList", string(raw))
+	} else {
+		raw, _ := json.Marshal(cids)
+		q.Set("origClientOrderIdList", string(raw))
+	}
+	c, _ := s.client()
+	body, err := c.signed(ctx, Futures, http.MethodDelete, pathFutBatchOrders, q, 1, creds(req.GetAccount()))
+	if err != nil {
+		return nil, err
+	}
+	results, err := parseBatch(body, n)
+	if err != nil {
+		return nil, err
+	}
+	return &exchangev1.BatchCancelOrdersResponse{Results: results}, nil
+}
+
+// CancelAllAfter arms Binance's countdownCancelAll for a futures symbol (Binance scopes it per symbol): unless it is
+// called again within timeout_ms, every open order of the symbol is cancelled; 0 disarms.
+func (s *Server) CancelAllAfter(ctx context.Context, req *exchangev1.CancelAllAfterRequest) (*exchangev1.CancelAllAfterResponse, error) {
+	if req.GetMarketType() != exchangev1.MarketType_MARKET_TYPE_SWAP {
+		return nil, sdk.NotSupported("cancel-all-after on spot")
+	}
+	if req.GetSymbol() == "" {
+		return nil, invalid("symbol", "Binance arms the countdown per symbol: symbol is required")
+	}
+	if req.GetTimeoutMs() < 0 {
+		return nil, invalid("timeout_ms", "timeout_ms must not be negative")
+	}
+	if err := s.perp(ctx, req.GetSymbol()); err != nil {
+		return nil, err
+	}
+	c, _ := s.client()
+	q := url.Values{"symbol": {req.GetSymbol()}, "countdownTime": {strconv.FormatInt(req.GetTimeoutMs(), 10)}}
+	if _, err := c.signed(ctx, Futures, http.MethodPost, pathFutCountdown, q, 10, creds(req.GetAccount())); err != nil {
+		return nil, err
+	}
+	out := &exchangev1.CancelAllAfterResponse{}
+	if req.GetTimeoutMs() > 0 {
+		out.TriggerTime = c.serverNow(Futures).UnixMilli() + req.GetTimeoutMs()
+	}
+	return out, nil
+}
+
+// CheckCredentials reads what the key may do (GET /sapi/v1/account/apiRestrictions) and the futures position mode.
+func (s *Server) CheckCredentials(ctx context.Context, req *exchangev1.CheckCredentialsRequest) (*exchangev1.CheckCredentialsResponse, error) {
+	c, _ := s.client()
+	body, err := c.signed(ctx, Spot, http.MethodGet, pathAPIRestrictions, nil, 1, creds(req.GetAccount()))
+	if err != nil {
+		return nil, err
+	}
+	var w struct {
+		IPRestrict             bool    `json:"ipRestrict"`
+		EnableReading          bool    `json:"enableReading"`
+		EnableSpotAndMargin    bool    `json:"enableSpotAndMarginTrading"`
+		EnableFutures          bool    `json:"enableFutures"`
+		EnableWithdrawals      bool    `json:"enableWithdrawals"`
+		EnableInternalTransfer bool    `json:"enableInternalTransfer"`
+		PermitsUniversal       bool    `json:"permitsUniversalTransfer"`
+		TradingAuthorityExpiry flexInt `json:"tradingAuthorityExpirationTime"`
+	}
+	if err := decodeJSON(body, &w, "apiRestrictions"); err != nil {
+		return nil, parseErr("apiRestrictions", err)
+	}
+	out := &exchangev1.CheckCredentialsResponse{CanRead: w.EnableReading, CanTrade: w.EnableSpotAndMargin || w.EnableFutures,
+		CanWithdraw: w.EnableWithdrawals, CanTransfer: w.EnableInternalTransfer || w.PermitsUniversal, IpRestricted: w.IPRestrict,
+		ExpiresTime: int64(w.TradingAuthorityExpiry)}
+	if w.EnableFutures {
+		pm, err := s.GetPositionMode(ctx, &exchangev1.GetPositionModeRequest{Account: req.GetAccount()})
+		if err != nil {
+			return nil, err
+		}
+		out.PositionMode = pm.GetMode()
+	}
+	return out, nil
+}
+
+// GetMaxOrderSize estimates the largest order the account can place now, in base units on the step grid, capped by
+// the instrument's max quantity. Binance has no endpoint for it: spot divides the free quote balance by the price
+// (buy) and takes the free base balance (sell); futures multiplies the available margin by the leverage and divides
+// by the price, plus the position an order on that side would close first (one-way mode, or the matching hedge
+// side). Fees are not deducted, so an order of exactly this size may still be refused for the fee.
+func (s *Server) GetMaxOrderSize(ctx context.Context, req *exchangev1.GetMaxOrderSizeRequest) (*exchangev1.GetMaxOrderSizeResponse, error) {
+	m, in, err := s.instrument(ctx, req.GetMarketType(), req.GetSymbol())
+	if err != nil {
+		return nil, err
+	}
+	if m == Futures {
+		if err := s.checkMarginMode(ctx, req.GetAccount(), req.GetSymbol(), req.GetMarginMode(), modeDry); err != nil {
+			return nil, err
+		}
+	}
+	price := decimal.Zero
+	if req.GetPrice() != "" {
+		p, err := decParam("price", req.GetPrice(), true)
+		if err != nil {
+			return nil, err
+		}
+		price = decimal.RequireFromString(p)
+	}
+	buyPrice, sellPrice := price, price
+	if price.IsZero() {
+		d, err := s.fetchDepth(ctx, m, req.GetSymbol(), 5)
+		if err != nil {
+			return nil, err
+		}
+		if len(d.Asks) == 0 || len(d.Bids) == 0 {
+			return nil, invalid("price", "the book is empty: give a price")
+		}
+		buyPrice, sellPrice = decimal.RequireFromString(d.Asks[0].GetPrice()), decimal.RequireFromString(d.Bids[0].GetPrice())
+	}
+	step := decimal.RequireFromString(in.GetStepSize())
+	grid := func(q decimal.Decimal) string {
+		if q.IsNegative() {
+			q = decimal.Zero
+		}
+		q = q.Div(step).Floor().Mul(step)
+		if in.GetMaxQty() != "" {
+			q = decimal.Min(q, decimal.RequireFromString(in.GetMaxQty()))
+		}
+		return q.String()
+	}
 	c, _ := s.client()
 	cr := creds(req.GetAccount())
-	out := &exchangev1.GetBalancesResponse{}
-	w := req.GetWallet()
-	if w == exchangev1.WalletType_WALLET_TYPE_UNSPECIFIED || w == exchangev1.WalletType_WALLET_TYPE_TRADING {
+	if m == Spot {
 		body, err := c.signed(ctx, Spot, http.MethodGet, pathSpotAccount, url.Values{"omitZeroBalances": {"true"}}, 20, cr)
 		if err != nil {
 			return nil, err
@@ -996,27 +1480,62 @@ func (s *Server) GetBalances(ctx context.Context, req *exchangev1.GetBalancesReq
 		if err != nil {
 			return nil, parseErr("account", err)
 		}
-		out.Balances = append(out.Balances, bs...)
-		fb, err := c.signed(ctx, Futures, http.MethodGet, pathFutAccount, nil, 5, cr)
-		if err != nil {
-			return nil, err
+		free := func(asset string) decimal.Decimal {
+			for _, b := range bs {
+				if b.GetAsset() == asset {
+					return decimal.RequireFromString(b.GetAvailable())
+				}
+			}
+			return decimal.Zero
 		}
-		fa, err := ParseFuturesAccount(fb)
-		if err != nil {
-			return nil, parseErr("futures account", err)
-		}
-		out.Equity, out.UnrealizedPnl, out.AvailableMargin = fa.Equity, fa.UnrealizedPnl, fa.AvailableMargin
+		return &exchangev1.GetMaxOrderSizeResponse{MaxBuyQty: grid(free(in.GetQuote()).Div(buyPrice)), MaxSellQty: grid(free(in.GetBase()))}, nil
 	}
-	if w == exchangev1.WalletType_WALLET_TYPE_UNSPECIFIED || w == exchangev1.WalletType_WALLET_TYPE_FUNDING {
-		body, err := c.signed(ctx, Spot, http.MethodPost, pathFundingAsset, nil, 1, cr)
-		if err != nil {
-			return nil, err
-		}
-		bs, err := ParseFundingAssets(body)
-		if err != nil {
-			return nil, parseErr("funding assets", err)
-		}
-		out.Balances = append(out.Balances, bs...)
+	fb, err := c.signed(ctx, Futures, http.MethodGet, pathFutAccount, nil, 5, cr)
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	fa, err := ParseFuturesAccount(fb)
+	if err != nil {
+		return nil, parseErr("futures account", err)
+	}
+	lev, err := s.GetLeverage(ctx, &exchangev1.GetLeverageRequest{Account: req.GetAccount(), Symbol: req.GetSymbol()})
+	if err != nil {
+		return nil, err
+	}
+	ps, err := s.ListPositions(ctx, &exchangev1.ListPositionsRequest{Account: req.GetAccount(), Symbol: req.GetSymbol()})
+	if err != nil {
+		return nil, err
+	}
+	closeBuy, closeSell := decimal.Zero, decimal.Zero // position a buy (sell) closes before opening
+	for _, p := range ps.GetPositions() {
+		q := decimal.RequireFromString(p.GetQty())
+		switch p.GetPositionSide() {
+		case exchangev1.PositionSide_POSITION_SIDE_NET:
+			if q.IsNegative() {
+				closeBuy = q.Abs()
+			} else {
+				closeSell = q
+			}
+		case exchangev1.PositionSide_POSITION_SIDE_LONG:
+			if req.GetPositionSide() == exchangev1.PositionSide_POSITION_SIDE_LONG {
+				closeSell = q
+			}
+		case exchangev1.PositionSide_POSITION_SIDE_SHORT:
+			if req.GetPositionSide() == exchangev1.PositionSide_POSITION_SIDE_SHORT {
+				closeBuy = q
+			}
+		}
+	}
+	power := decimal.Zero
+	if fa.AvailableMargin != "" {
+		power = decimal.RequireFromString(fa.AvailableMargin).Mul(decimal.RequireFromString(lev.GetLeverage()))
+	}
+	buy, sell := power.Div(buyPrice).Add(closeBuy), power.Div(sellPrice).Add(closeSell)
+	switch req.GetPositionSide() {
+	case exchangev1.PositionSide_POSITION_SIDE_LONG: // hedge long: buys open, sells only close
+		sell = closeSell
+	case exchangev1.PositionSide_POSITION_SIDE_SHORT:
+		buy = closeBuy
+	}
+	return &exchangev1.GetMaxOrderSizeResponse{MaxBuyQty: grid(buy), MaxSellQty: grid(sell)}, nil
 }

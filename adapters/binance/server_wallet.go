@@ -561,3 +561,43 @@ func (s *Server) ListConverts(ctx context.Context, req *exchangev1.ListConvertsR
 
 // maxConvertWalk bounds the tradeFlow calls of one ListConverts page.
 const maxConvertWalk = 20
+
+// GetBalances: trading = spot account balances plus the USDT-M account; funding = the funding wallet.
+func (s *Server) GetBalances(ctx context.Context, req *exchangev1.GetBalancesRequest) (*exchangev1.GetBalancesResponse, error) {
+	c, _ := s.client()
+	cr := creds(req.GetAccount())
+	out := &exchangev1.GetBalancesResponse{}
+	w := req.GetWallet()
+	if w == exchangev1.WalletType_WALLET_TYPE_UNSPECIFIED || w == exchangev1.WalletType_WALLET_TYPE_TRADING {
+		body, err := c.signed(ctx, Spot, http.MethodGet, pathSpotAccount, url.Values{"omitZeroBalances": {"true"}}, 20, cr)
+		if err != nil {
+			return nil, err
+		}
+		bs, err := ParseSpotAccount(body)
+		if err != nil {
+			return nil, parseErr("account", err)
+		}
+		out.Balances = append(out.Balances, bs...)
+		fb, err := c.signed(ctx, Futures, http.MethodGet, pathFutAccount, nil, 5, cr)
+		if err != nil {
+			return nil, err
+		}
+		fa, err := ParseFuturesAccount(fb)
+		if err != nil {
+			return nil, parseErr("futures account", err)
+		}
+		out.Equity, out.UnrealizedPnl, out.AvailableMargin = fa.Equity, fa.UnrealizedPnl, fa.AvailableMargin
+	}
+	if w == exchangev1.WalletType_WALLET_TYPE_UNSPECIFIED || w == exchangev1.WalletType_WALLET_TYPE_FUNDING {
+		body, err := c.signed(ctx, Spot, http.MethodPost, pathFundingAsset, nil, 1, cr)
+		if err != nil {
+			return nil, err
+		}
+		bs, err := ParseFundingAssets(body)
+		if err != nil {
+			return nil, parseErr("funding assets", err)
+		}
+		out.Balances = append(out.Balances, bs...)
+	}
+	return out, nil
+}
