@@ -61,6 +61,58 @@ func (c *RESTClient) ApplyRateLimits(m Market, rls []RateLimit) {
 	}
 }
 
+// rest names one REST call: market, method, path, parameters, weight and, for a SIGNED call, the account.
+type rest struct {
+	m      Market
+	method string
+	path   string
+	q      url.Values
+	weight int
+	acct   *exchangev1.AccountRef // nil: a public call
+	what   string                 // names the answer in errors ("capital config")
+}
+
+// call runs an idempotent call (public, or SIGNED for r.acct) and turns its answer into T: with parse, or as JSON
+// when parse is nil. Call errors come back as they are; an answer that does not parse is EXCHANGE_UNAVAILABLE.
+func call[T any](ctx context.Context, c *RESTClient, r rest, parse func([]byte) (T, error)) (T, error) {
+	var body []byte
+	var err error
+	if r.acct == nil {
+		body, err = c.get(ctx, r.m, r.path, r.q, r.weight)
+	} else {
+		body, err = c.signed(ctx, r.m, r.method, r.path, r.q, r.weight, creds(r.acct))
+	}
+	return answer(body, err, r.what, parse)
+}
+
+// writeCall is call for a SIGNED call that must not be repeated blindly (see RESTClient.write).
+func writeCall[T any](ctx context.Context, c *RESTClient, r rest, parse func([]byte) (T, error)) (T, error) {
+	body, err := c.write(ctx, r.m, r.method, r.path, r.q, r.weight, creds(r.acct))
+	return answer(body, err, r.what, parse)
+}
+
+func answer[T any](body []byte, err error, what string, parse func([]byte) (T, error)) (T, error) {
+	var out T
+	if err != nil {
+		return out, err
+	}
+	if parse == nil {
+		err = decodeJSON(body, &out, what)
+	} else {
+		out, err = parse(body)
+	}
+	if err != nil {
+		var zero T
+		return zero, parseErr(what, err)
+	}
+	return out, nil
+}
+
+// inMarket binds a parser's market.
+func inMarket[T any](m Market, parse func(Market, []byte) (T, error)) func([]byte) (T, error) {
+	return func(b []byte) (T, error) { return parse(m, b) }
+}
+
 // get is a public GET.
 func (c *RESTClient) get(ctx context.Context, m Market, path string, q url.Values, weight int) ([]byte, error) {
 	return c.do(ctx, m, http.MethodGet, path, q, weight, authNone, Credentials{})

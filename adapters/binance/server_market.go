@@ -15,13 +15,9 @@ import (
 // GetServerTime returns Binance's spot server time.
 func (s *Server) GetServerTime(ctx context.Context, _ *exchangev1.GetServerTimeRequest) (*exchangev1.GetServerTimeResponse, error) {
 	c, _ := s.client()
-	body, err := c.get(ctx, Spot, pathSpotTime, nil, 1)
+	t, err := call(ctx, c, rest{m: Spot, path: pathSpotTime, weight: 1, what: "time"}, ParseServerTime)
 	if err != nil {
 		return nil, err
-	}
-	t, err := ParseServerTime(body)
-	if err != nil {
-		return nil, parseErr("time", err)
 	}
 	return &exchangev1.GetServerTimeResponse{Time: t}, nil
 }
@@ -40,13 +36,9 @@ func (s *Server) loadInstruments(ctx context.Context, m Market) (*instrumentCach
 	if m == Futures {
 		path, weight = pathFutExchangeInfo, 1
 	}
-	body, err := c.get(ctx, m, path, nil, weight)
+	info, err := call(ctx, c, rest{m: m, path: path, weight: weight, what: "exchangeInfo"}, inMarket(m, ParseExchangeInfo))
 	if err != nil {
 		return nil, err
-	}
-	info, err := ParseExchangeInfo(m, body)
-	if err != nil {
-		return nil, parseErr("exchangeInfo", err)
 	}
 	c.ApplyRateLimits(m, info.RateLimits)
 	nc := &instrumentCache{at: time.Now(), list: info.Instruments, bySym: map[string]*exchangev1.Instrument{}, loaded: true}
@@ -133,13 +125,9 @@ func (s *Server) GetTickers(ctx context.Context, req *exchangev1.GetTickersReque
 			weight = 1
 		}
 	}
-	body, err := c.get(ctx, m, path, q, weight)
+	tickers, err := call(ctx, c, rest{m: m, path: path, q: q, weight: weight, what: "ticker/24hr"}, inMarket(m, ParseTickers24h))
 	if err != nil {
 		return nil, err
-	}
-	tickers, err := ParseTickers24h(m, body)
-	if err != nil {
-		return nil, parseErr("ticker/24hr", err)
 	}
 	cache, err := s.loadInstruments(ctx, m)
 	if err != nil {
@@ -234,13 +222,9 @@ func (s *Server) fetchDepth(ctx context.Context, m Market, symbol string, limit 
 		path = pathFutDepth
 	}
 	l := depthLimit(m, limit)
-	body, err := c.get(ctx, m, path, url.Values{"symbol": {symbol}, "limit": {strconv.Itoa(l)}}, depthWeight(m, l))
+	d, err := call(ctx, c, rest{m: m, path: path, q: url.Values{"symbol": {symbol}, "limit": {strconv.Itoa(l)}}, weight: depthWeight(m, l), what: "depth"}, ParseDepth)
 	if err != nil {
 		return nil, err
-	}
-	d, err := ParseDepth(body)
-	if err != nil {
-		return nil, parseErr("depth", err)
 	}
 	return d, nil
 }
@@ -346,13 +330,9 @@ func (s *Server) GetTrades(ctx context.Context, req *exchangev1.GetTradesRequest
 		path, weight = pathFutTrades, 5
 	}
 	c, _ := s.client()
-	body, err := c.get(ctx, m, path, url.Values{"symbol": {req.GetSymbol()}, "limit": {strconv.Itoa(limit)}}, weight)
+	ts, err := call(ctx, c, rest{m: m, path: path, q: url.Values{"symbol": {req.GetSymbol()}, "limit": {strconv.Itoa(limit)}}, weight: weight, what: "trades"}, ParseTrades)
 	if err != nil {
 		return nil, err
-	}
-	ts, err := ParseTrades(body)
-	if err != nil {
-		return nil, parseErr("trades", err)
 	}
 	if len(ts) > limit {
 		ts = ts[len(ts)-limit:]
@@ -396,13 +376,9 @@ func (s *Server) GetFundingRateHistory(ctx context.Context, req *exchangev1.GetF
 	q := url.Values{"symbol": {req.GetSymbol()}, "limit": {strconv.Itoa(limit)}}
 	setWindow(q, 0, req.GetEndTime()) // the newest page up to end_time; see GetCandles
 	c, _ := s.client()
-	body, err := c.get(ctx, Futures, pathFutFundingRate, q, 1)
+	rs, err := call(ctx, c, rest{m: Futures, path: pathFutFundingRate, q: q, weight: 1, what: "fundingRate"}, ParseFundingRates)
 	if err != nil {
 		return nil, err
-	}
-	rs, err := ParseFundingRates(body)
-	if err != nil {
-		return nil, parseErr("fundingRate", err)
 	}
 	rs = slices.DeleteFunc(rs, func(r *exchangev1.FundingRate) bool {
 		return r.GetFundingTime() < req.GetStartTime() || (req.GetEndTime() > 0 && r.GetFundingTime() > req.GetEndTime())

@@ -278,13 +278,9 @@ func (s *Server) CancelOrder(ctx context.Context, req *exchangev1.CancelOrderReq
 		return nil, err
 	}
 	c, _ := s.client()
-	body, err := c.signed(ctx, m, http.MethodDelete, orderPath(m), q, 1, creds(req.GetAccount()))
+	o, err := call(ctx, c, rest{m: m, method: http.MethodDelete, path: orderPath(m), q: q, weight: 1, acct: req.GetAccount(), what: "order"}, inMarket(m, ParseOrder))
 	if err != nil {
 		return nil, err
-	}
-	o, err := ParseOrder(m, body)
-	if err != nil {
-		return nil, parseErr("order", err)
 	}
 	return &exchangev1.CancelOrderResponse{Order: o}, nil
 }
@@ -300,13 +296,9 @@ func (s *Server) GetOrder(ctx context.Context, req *exchangev1.GetOrderRequest) 
 		return nil, err
 	}
 	c, _ := s.client()
-	body, err := c.signed(ctx, m, http.MethodGet, orderPath(m), q, 4, creds(req.GetAccount()))
+	o, err := call(ctx, c, rest{m: m, method: http.MethodGet, path: orderPath(m), q: q, weight: 4, acct: req.GetAccount(), what: "order"}, inMarket(m, ParseOrder))
 	if err != nil {
 		return nil, err
-	}
-	o, err := ParseOrder(m, body)
-	if err != nil {
-		return nil, parseErr("order", err)
 	}
 	return &exchangev1.GetOrderResponse{Order: o}, nil
 }
@@ -495,13 +487,9 @@ func (s *Server) ListOpenOrders(ctx context.Context, req *exchangev1.ListOpenOrd
 		path = pathFutOpenOrders
 	}
 	c, _ := s.client()
-	body, err := c.signed(ctx, m, http.MethodGet, path, q, weight, creds(req.GetAccount()))
+	os, err := call(ctx, c, rest{m: m, method: http.MethodGet, path: path, q: q, weight: weight, acct: req.GetAccount(), what: "openOrders"}, inMarket(m, ParseOrders))
 	if err != nil {
 		return nil, err
-	}
-	os, err := ParseOrders(m, body)
-	if err != nil {
-		return nil, parseErr("openOrders", err)
 	}
 	return &exchangev1.ListOpenOrdersResponse{Orders: os}, nil
 }
@@ -518,13 +506,9 @@ func (s *Server) allOrders(ctx context.Context, m Market, acct *exchangev1.Accou
 		path = pathFutAllOrders
 	}
 	c, _ := s.client()
-	body, err := c.signed(ctx, m, http.MethodGet, path, q, 20, creds(acct))
+	ws, err := call[[]wireOrder](ctx, c, rest{m: m, method: http.MethodGet, path: path, q: q, weight: 20, acct: acct, what: "allOrders"}, nil)
 	if err != nil {
 		return nil, false, err
-	}
-	var ws []wireOrder
-	if err := decodeJSON(body, &ws, "allOrders"); err != nil {
-		return nil, false, parseErr("allOrders", err)
 	}
 	return ws, len(ws) >= w.fetch(OrderHistoryLimit), nil
 }
@@ -619,13 +603,9 @@ func (s *Server) ListFills(ctx context.Context, req *exchangev1.ListFillsRequest
 		path = pathFutUserTrades
 	}
 	c, _ := s.client()
-	body, err := c.signed(ctx, m, http.MethodGet, path, q, 20, creds(req.GetAccount()))
+	fs, err := call(ctx, c, rest{m: m, method: http.MethodGet, path: path, q: q, weight: 20, acct: req.GetAccount(), what: "trades"}, inMarket(m, ParseFills))
 	if err != nil {
 		return nil, err
-	}
-	fs, err := ParseFills(m, body)
-	if err != nil {
-		return nil, parseErr("trades", err)
 	}
 	page, next := newestPage(w, fs, len(fs) >= w.fetch(FillsLimit),
 		func(f *exchangev1.Fill) int64 { return f.GetTime() }, func(f *exchangev1.Fill) string { return f.GetTradeId() })
@@ -700,13 +680,9 @@ func (s *Server) PlaceAlgoOrder(ctx context.Context, req *exchangev1.PlaceAlgoOr
 		return nil, err
 	}
 	c, _ := s.client()
-	body, err := c.write(ctx, Futures, http.MethodPost, pathFutOrder, q, 1, creds(req.GetAccount()))
+	a, err := writeCall(ctx, c, rest{m: Futures, method: http.MethodPost, path: pathFutOrder, q: q, weight: 1, acct: req.GetAccount(), what: "algo order"}, ParseAlgoOrder)
 	if err != nil {
 		return nil, err
-	}
-	a, err := ParseAlgoOrder(body)
-	if err != nil {
-		return nil, parseErr("algo order", err)
 	}
 	return &exchangev1.PlaceAlgoOrderResponse{AlgoOrder: a}, nil
 }
@@ -721,13 +697,9 @@ func (s *Server) CancelAlgoOrder(ctx context.Context, req *exchangev1.CancelAlgo
 		return nil, err
 	}
 	c, _ := s.client()
-	body, err := c.signed(ctx, Futures, http.MethodDelete, pathFutOrder, q, 1, creds(req.GetAccount()))
+	a, err := call(ctx, c, rest{m: Futures, method: http.MethodDelete, path: pathFutOrder, q: q, weight: 1, acct: req.GetAccount(), what: "algo order"}, ParseAlgoOrder)
 	if err != nil {
 		return nil, err
-	}
-	a, err := ParseAlgoOrder(body)
-	if err != nil {
-		return nil, parseErr("algo order", err)
 	}
 	return &exchangev1.CancelAlgoOrderResponse{AlgoOrder: a}, nil
 }
@@ -774,13 +746,9 @@ func (s *Server) ListAlgoOrders(ctx context.Context, req *exchangev1.ListAlgoOrd
 		weight = 1
 	}
 	c, _ := s.client()
-	body, err := c.signed(ctx, Futures, http.MethodGet, pathFutOpenOrders, q, weight, creds(req.GetAccount()))
+	as, err := call(ctx, c, rest{m: Futures, method: http.MethodGet, path: pathFutOpenOrders, q: q, weight: weight, acct: req.GetAccount(), what: "algo orders"}, ParseAlgoOrders)
 	if err != nil {
 		return nil, err
-	}
-	as, err := ParseAlgoOrders(body)
-	if err != nil {
-		return nil, parseErr("algo orders", err)
 	}
 	slices.Reverse(as)
 	return &exchangev1.ListAlgoOrdersResponse{AlgoOrders: as}, nil
@@ -796,13 +764,9 @@ func (s *Server) ListPositions(ctx context.Context, req *exchangev1.ListPosition
 		q.Set("symbol", req.GetSymbol())
 	}
 	c, _ := s.client()
-	body, err := c.signed(ctx, Futures, http.MethodGet, pathFutPositionRisk, q, 5, creds(req.GetAccount()))
+	ps, err := call(ctx, c, rest{m: Futures, method: http.MethodGet, path: pathFutPositionRisk, q: q, weight: 5, acct: req.GetAccount(), what: "positionRisk"}, ParsePositionRisk)
 	if err != nil {
 		return nil, err
-	}
-	ps, err := ParsePositionRisk(body)
-	if err != nil {
-		return nil, parseErr("positionRisk", err)
 	}
 	if len(ps) > 0 {
 		if cb, err := c.signed(ctx, Futures, http.MethodGet, pathFutSymbolConfig, q, 5, creds(req.GetAccount())); err == nil {
@@ -913,13 +877,9 @@ func (s *Server) SetLeverage(ctx context.Context, req *exchangev1.SetLeverageReq
 		}
 	}
 	c, _ := s.client()
-	body, err := c.signed(ctx, Futures, http.MethodPost, pathFutLeverage, url.Values{"symbol": {req.GetSymbol()}, "leverage": {l.String()}}, 1, creds(req.GetAccount()))
+	got, err := call(ctx, c, rest{m: Futures, method: http.MethodPost, path: pathFutLeverage, q: url.Values{"symbol": {req.GetSymbol()}, "leverage": {l.String()}}, weight: 1, acct: req.GetAccount(), what: "leverage"}, ParseLeverage)
 	if err != nil {
 		return nil, err
-	}
-	got, err := ParseLeverage(body)
-	if err != nil {
-		return nil, parseErr("leverage", err)
 	}
 	return &exchangev1.SetLeverageResponse{Leverage: got}, nil
 }
@@ -949,13 +909,9 @@ func (s *Server) SetMarginMode(ctx context.Context, req *exchangev1.SetMarginMod
 // GetPositionMode reads dualSidePosition.
 func (s *Server) GetPositionMode(ctx context.Context, req *exchangev1.GetPositionModeRequest) (*exchangev1.GetPositionModeResponse, error) {
 	c, _ := s.client()
-	body, err := c.signed(ctx, Futures, http.MethodGet, pathFutDual, nil, 30, creds(req.GetAccount()))
+	dual, err := call(ctx, c, rest{m: Futures, method: http.MethodGet, path: pathFutDual, weight: 30, acct: req.GetAccount(), what: "positionSide/dual"}, ParseDualSide)
 	if err != nil {
 		return nil, err
-	}
-	dual, err := ParseDualSide(body)
-	if err != nil {
-		return nil, parseErr("positionSide/dual", err)
 	}
 	mode := exchangev1.PositionMode_POSITION_MODE_ONE_WAY
 	if dual {

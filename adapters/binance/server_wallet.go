@@ -44,13 +44,9 @@ func historyLimit(p *exchangev1.HistoryPage, max int) int {
 // ListAssets lists coins and their networks from /sapi/v1/capital/config/getall.
 func (s *Server) ListAssets(ctx context.Context, req *exchangev1.ListAssetsRequest) (*exchangev1.ListAssetsResponse, error) {
 	c, _ := s.client()
-	body, err := c.signed(ctx, Spot, http.MethodGet, pathCoinConfig, nil, 10, creds(req.GetAccount()))
+	as, err := call(ctx, c, rest{m: Spot, method: http.MethodGet, path: pathCoinConfig, weight: 10, acct: req.GetAccount(), what: "capital config"}, ParseCoinConfig)
 	if err != nil {
 		return nil, err
-	}
-	as, err := ParseCoinConfig(body)
-	if err != nil {
-		return nil, parseErr("capital config", err)
 	}
 	return &exchangev1.ListAssetsResponse{Assets: as}, nil
 }
@@ -158,13 +154,9 @@ func (s *Server) findLostTransfer(ctx context.Context, req *exchangev1.TransferR
 	c, _ := s.client()
 	q := url.Values{"type": {l.typ}, "size": {strconv.Itoa(transferPageMax)}}
 	setWindow(q, l.sent-lostSkew.Milliseconds(), 0)
-	body, err := c.signed(ctx, Spot, http.MethodGet, pathTransfer, q, 1, creds(req.GetAccount()))
+	rs, err := call(ctx, c, rest{m: Spot, method: http.MethodGet, path: pathTransfer, q: q, weight: 1, acct: req.GetAccount(), what: "transfers"}, ParseTransfers)
 	if err != nil {
 		return nil, err
-	}
-	rs, err := ParseTransfers(body)
-	if err != nil {
-		return nil, parseErr("transfers", err)
 	}
 	var found *exchangev1.TransferRecord
 	for _, r := range rs { // newest first: the last match is the oldest
@@ -227,13 +219,9 @@ func (s *Server) ListTransfers(ctx context.Context, req *exchangev1.ListTransfer
 		// Binance lists transfers newest first, so the window's bounds can both be sent.
 		q := url.Values{"type": {typ}, "size": {strconv.Itoa(transferPageMax)}}
 		setWindow(q, w.start, w.end)
-		body, err := c.signed(ctx, Spot, http.MethodGet, pathTransfer, q, 1, creds(req.GetAccount()))
+		rs, err := call(ctx, c, rest{m: Spot, method: http.MethodGet, path: pathTransfer, q: q, weight: 1, acct: req.GetAccount(), what: "transfers"}, ParseTransfers)
 		if err != nil {
 			return nil, err
-		}
-		rs, err := ParseTransfers(body)
-		if err != nil {
-			return nil, parseErr("transfers", err)
 		}
 		more = more || len(rs) >= transferPageMax
 		for _, r := range rs {
@@ -333,13 +321,9 @@ func (s *Server) ListDeposits(ctx context.Context, req *exchangev1.ListDepositsR
 	if a := strings.ToUpper(strings.TrimSpace(req.GetAsset())); a != "" {
 		q.Set("coin", a)
 	}
-	body, err := c.signed(ctx, Spot, http.MethodGet, pathDepositHistory, q, 1, creds(req.GetAccount()))
+	ds, err := call(ctx, c, rest{m: Spot, method: http.MethodGet, path: pathDepositHistory, q: q, weight: 1, acct: req.GetAccount(), what: "deposits"}, ParseDeposits)
 	if err != nil {
 		return nil, err
-	}
-	ds, err := ParseDeposits(body)
-	if err != nil {
-		return nil, parseErr("deposits", err)
 	}
 	page, next := newestPage(w, ds, len(ds) >= w.fetch(walletHistoryMax), func(r *exchangev1.DepositRecord) int64 { return r.GetTime() },
 		func(r *exchangev1.DepositRecord) string { return r.GetId() })
@@ -379,13 +363,9 @@ func (s *Server) Withdraw(ctx context.Context, req *exchangev1.WithdrawRequest) 
 		}
 	}
 	c, _ := s.client()
-	body, err := c.write(ctx, Spot, http.MethodPost, pathWithdraw, q, 900, creds(req.GetAccount()))
+	id, err := writeCall(ctx, c, rest{m: Spot, method: http.MethodPost, path: pathWithdraw, q: q, weight: 900, acct: req.GetAccount(), what: "withdraw"}, ParseWithdrawID)
 	if err != nil {
 		return nil, err
-	}
-	id, err := ParseWithdrawID(body)
-	if err != nil {
-		return nil, parseErr("withdraw", err)
 	}
 	rec := &exchangev1.WithdrawalRecord{Id: id, ClientId: req.GetClientId(), Asset: coin, Network: req.GetNetwork(), Amount: amount,
 		Address: addr, Memo: req.GetMemo(), Status: exchangev1.TransferStatus_TRANSFER_STATUS_PENDING, Time: c.serverNow(Spot).UnixMilli()}
@@ -406,13 +386,9 @@ func (s *Server) Withdraw(ctx context.Context, req *exchangev1.WithdrawRequest) 
 func (s *Server) findWithdrawal(ctx context.Context, acct *exchangev1.AccountRef, coin, clientID string) (*exchangev1.WithdrawalRecord, error) {
 	c, _ := s.client()
 	q := url.Values{"coin": {coin}, "withdrawOrderId": {clientID}, "limit": {strconv.Itoa(walletHistoryMax)}}
-	body, err := c.signed(ctx, Spot, http.MethodGet, pathWithdrawHistory, q, 30, creds(acct))
+	ws, err := call(ctx, c, rest{m: Spot, method: http.MethodGet, path: pathWithdrawHistory, q: q, weight: 30, acct: acct, what: "withdrawals"}, ParseWithdrawals)
 	if err != nil {
 		return nil, err
-	}
-	ws, err := ParseWithdrawals(body)
-	if err != nil {
-		return nil, parseErr("withdrawals", err)
 	}
 	for _, w := range ws {
 		if w.GetClientId() == clientID {
@@ -434,13 +410,9 @@ func (s *Server) ListWithdrawals(ctx context.Context, req *exchangev1.ListWithdr
 	if a := strings.ToUpper(strings.TrimSpace(req.GetAsset())); a != "" {
 		q.Set("coin", a)
 	}
-	body, err := c.signed(ctx, Spot, http.MethodGet, pathWithdrawHistory, q, 30, creds(req.GetAccount()))
+	ws, err := call(ctx, c, rest{m: Spot, method: http.MethodGet, path: pathWithdrawHistory, q: q, weight: 30, acct: req.GetAccount(), what: "withdrawals"}, ParseWithdrawals)
 	if err != nil {
 		return nil, err
-	}
-	ws, err := ParseWithdrawals(body)
-	if err != nil {
-		return nil, parseErr("withdrawals", err)
 	}
 	page, next := newestPage(w, ws, len(ws) >= w.fetch(walletHistoryMax), func(r *exchangev1.WithdrawalRecord) int64 { return r.GetTime() },
 		func(r *exchangev1.WithdrawalRecord) string { return r.GetId() })
