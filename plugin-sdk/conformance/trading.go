@@ -21,6 +21,9 @@ type plan struct {
 	tick    decimal.Decimal
 	step    decimal.Decimal
 	posSide exchangev1.PositionSide
+	// SWAP: the margin mode every order of the plan states (the symbol's current mode where the plugin reads it,
+	// else the first mode it claims); UNSPECIFIED on spot.
+	marginMode exchangev1.MarginMode
 }
 
 func (e *env) plan(ctx context.Context) (*plan, error) {
@@ -66,15 +69,35 @@ func (e *env) planFor(ctx context.Context, in *exchangev1.Instrument) (*plan, er
 			m.GetMode() == exchangev1.PositionMode_POSITION_MODE_HEDGE {
 			p.posSide = exchangev1.PositionSide_POSITION_SIDE_LONG
 		}
+		p.marginMode = e.marginModeFor(ctx, in)
 	}
 	return p, nil
+}
+
+// marginModeFor is the margin mode SWAP orders on in state: the symbol's current mode when GetLeverage reports one,
+// else the first mode the plugin claims for SWAP, else CROSS.
+func (e *env) marginModeFor(ctx context.Context, in *exchangev1.Instrument) exchangev1.MarginMode {
+	if lv, err := e.c.GetLeverage(ctx, &exchangev1.GetLeverageRequest{Account: e.opts.Account, Symbol: in.GetSymbol()}); err == nil &&
+		lv.GetMarginMode() != exchangev1.MarginMode_MARGIN_MODE_UNSPECIFIED {
+		return lv.GetMarginMode()
+	}
+	t := e.trading()
+	for _, m := range t.GetMarkets() {
+		if m.GetMarketType() == exchangev1.MarketType_MARKET_TYPE_SWAP && len(m.GetMarginModes()) > 0 {
+			return m.GetMarginModes()[0]
+		}
+	}
+	if len(t.GetMarginModes()) > 0 {
+		return t.GetMarginModes()[0]
+	}
+	return exchangev1.MarginMode_MARGIN_MODE_CROSS
 }
 
 func (e *env) limitBuy(p *plan, price, qty decimal.Decimal, clientID string) *exchangev1.PlaceOrderRequest {
 	return &exchangev1.PlaceOrderRequest{
 		Account: e.opts.Account, MarketType: p.mt, Symbol: p.in.GetSymbol(), Side: exchangev1.Side_SIDE_BUY,
 		Type: exchangev1.OrderType_ORDER_TYPE_LIMIT, TimeInForce: exchangev1.TimeInForce_TIME_IN_FORCE_GTC,
-		Price: price.String(), Qty: qty.String(), ClientOrderId: clientID, PositionSide: p.posSide,
+		Price: price.String(), Qty: qty.String(), ClientOrderId: clientID, PositionSide: p.posSide, MarginMode: p.marginMode,
 	}
 }
 
@@ -283,7 +306,7 @@ func checkIdempotent(ctx context.Context, e *env) error {
 func (e *env) marketOrder(p *plan, side exchangev1.Side, qty decimal.Decimal, clientID string, reduce bool) *exchangev1.PlaceOrderRequest {
 	r := &exchangev1.PlaceOrderRequest{
 		Account: e.opts.Account, MarketType: p.mt, Symbol: p.in.GetSymbol(), Side: side, Type: exchangev1.OrderType_ORDER_TYPE_MARKET,
-		Qty: qty.String(), ClientOrderId: clientID, PositionSide: p.posSide,
+		Qty: qty.String(), ClientOrderId: clientID, PositionSide: p.posSide, MarginMode: p.marginMode,
 	}
 	if reduce && p.mt == exchangev1.MarketType_MARKET_TYPE_SWAP && p.posSide != exchangev1.PositionSide_POSITION_SIDE_LONG {
 		r.ReduceOnly = true
@@ -414,7 +437,7 @@ func checkInsufficientFunds(ctx context.Context, e *env) error {
 	}
 	qty := maxQty
 	m, err := e.c.GetMaxOrderSize(ctx, &exchangev1.GetMaxOrderSizeRequest{Account: e.opts.Account, MarketType: p.mt,
-		Symbol: p.in.GetSymbol(), Price: p.price.String(), PositionSide: p.posSide})
+		Symbol: p.in.GetSymbol(), Price: p.price.String(), PositionSide: p.posSide, MarginMode: p.marginMode})
 	if err == nil {
 		buy, err := dec("max_buy_qty", m.GetMaxBuyQty())
 		if err != nil {

@@ -381,7 +381,7 @@ func checkPositionsLeverage(ctx context.Context, e *env) error {
 	}
 	cid := e.clientID("close")
 	cr, err := e.c.ClosePosition(ctx, &exchangev1.ClosePositionRequest{Account: e.opts.Account, Symbol: in.GetSymbol(),
-		PositionSide: pos.GetPositionSide(), ClientOrderId: cid, MarketType: exchangev1.MarketType_MARKET_TYPE_SWAP})
+		PositionSide: pos.GetPositionSide(), ClientOrderId: cid, MarketType: exchangev1.MarketType_MARKET_TYPE_SWAP, MarginMode: p.marginMode})
 	if err != nil {
 		e.flatten(ctx, p, p.qty)
 		return describeErr("ClosePosition", err)
@@ -459,7 +459,7 @@ func checkAlgoOrders(ctx context.Context, e *env) error {
 		cid := e.clientID(fmt.Sprintf("algo%d", i))
 		r, err := e.c.PlaceAlgoOrder(ctx, &exchangev1.PlaceAlgoOrderRequest{Account: e.opts.Account, MarketType: p.mt, Symbol: in.GetSymbol(),
 			Side: exchangev1.Side_SIDE_BUY, Type: leg.typ, TriggerPrice: leg.trigger.String(), Qty: p.qty.String(),
-			PositionSide: p.posSide, ClientAlgoId: cid})
+			PositionSide: p.posSide, ClientAlgoId: cid, MarginMode: p.marginMode})
 		if err != nil {
 			return describeErr(fmt.Sprintf("PlaceAlgoOrder %v trigger %s", leg.typ, leg.trigger), err)
 		}
