@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/test/bufconn"
 
 	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
+	"github.com/exhub/exhub/plugin-sdk/sdk"
 )
 
 // ServeInProcess serves any exchange implementation over an in-memory gRPC connection (bufconn) and returns a
@@ -19,7 +20,7 @@ import (
 // process. stop closes the connection and the server and waits for them.
 func ServeInProcess(impl exchangev1.ExchangeServer) (client exchangev1.ExchangeClient, stop func(), err error) {
 	lis := bufconn.Listen(1 << 20)
-	srv := grpc.NewServer()
+	srv := grpc.NewServer(sdk.ServerOptions(nil)...) // panics recovered as in a served plugin
 	exchangev1.RegisterExchangeServer(srv, impl)
 	var wg sync.WaitGroup
 	wg.Add(1)
