@@ -557,13 +557,9 @@ func (s *Server) accountSnapshot(ctx context.Context, acct *exchangev1.AccountRe
 			return nil, err
 		}
 		snap.OpenOrders = append(snap.OpenOrders, open.GetOrders()...)
-		body, err := c.signed(ctx, Spot, http.MethodGet, pathSpotAccount, url.Values{"omitZeroBalances": {"true"}}, 20, cr)
+		bs, err := call(ctx, c, rest{m: Spot, method: http.MethodGet, path: pathSpotAccount, q: url.Values{"omitZeroBalances": {"true"}}, weight: 20, acct: acct, what: "account"}, ParseSpotAccount)
 		if err != nil {
 			return nil, err
-		}
-		bs, err := ParseSpotAccount(body)
-		if err != nil {
-			return nil, parseErr("account", err)
 		}
 		snap.Balances = append(snap.Balances, bs...)
 		fb, err := c.signed(ctx, Spot, http.MethodPost, pathFundingAsset, nil, 1, cr)
@@ -577,20 +573,23 @@ func (s *Server) accountSnapshot(ctx context.Context, acct *exchangev1.AccountRe
 		snap.Balances = append(snap.Balances, fs...)
 	}
 	if alive(Futures) {
-		body, err := c.signed(ctx, Futures, http.MethodGet, pathFutOpenOrders, nil, 40, cr)
+		// One openOrders answer holds both: plain orders and waiting conditional ones.
+		type open struct {
+			orders []*exchangev1.Order
+			algos  []*exchangev1.AlgoOrder
+		}
+		both, err := call(ctx, c, rest{m: Futures, method: http.MethodGet, path: pathFutOpenOrders, weight: 40, acct: acct, what: "openOrders"},
+			func(b []byte) (o open, err error) {
+				if o.orders, err = ParseOrders(Futures, b); err == nil {
+					o.algos, err = ParseAlgoOrders(b)
+				}
+				return o, err
+			})
 		if err != nil {
 			return nil, err
 		}
-		os, err := ParseOrders(Futures, body)
-		if err != nil {
-			return nil, parseErr("openOrders", err)
-		}
-		as, err := ParseAlgoOrders(body)
-		if err != nil {
-			return nil, parseErr("openOrders", err)
-		}
-		snap.OpenOrders = append(snap.OpenOrders, os...)
-		snap.AlgoOrders = as
+		snap.OpenOrders = append(snap.OpenOrders, both.orders...)
+		snap.AlgoOrders = both.algos
 		ps, err := s.ListPositions(ctx, &exchangev1.ListPositionsRequest{Account: acct})
 		if err != nil {
 			return nil, err

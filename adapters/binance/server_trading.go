@@ -330,13 +330,9 @@ func (s *Server) AmendOrder(ctx context.Context, req *exchangev1.AmendOrderReque
 	cr := creds(req.GetAccount())
 	if m == Futures {
 		q := url.Values{"symbol": {req.GetSymbol()}, "side": {side}, "quantity": {qty}, "price": {price}, "orderId": {o.GetOrderId()}}
-		body, err := c.signed(ctx, m, http.MethodPut, pathFutOrder, q, 1, cr)
+		no, err := call(ctx, c, rest{m: m, method: http.MethodPut, path: pathFutOrder, q: q, weight: 1, acct: req.GetAccount(), what: "order"}, inMarket(m, ParseOrder))
 		if err != nil {
 			return nil, err
-		}
-		no, err := ParseOrder(m, body)
-		if err != nil {
-			return nil, parseErr("order", err)
 		}
 		return &exchangev1.AmendOrderResponse{Order: no}, nil
 	}
@@ -1091,13 +1087,9 @@ func (s *Server) checkMarginMode(ctx context.Context, acct *exchangev1.AccountRe
 	}
 	c, _ := s.client()
 	cr := creds(acct)
-	body, err := c.signed(ctx, Futures, http.MethodGet, pathFutSymbolConfig, url.Values{"symbol": {symbol}}, 5, cr)
+	cfgs, err := call(ctx, c, rest{m: Futures, method: http.MethodGet, path: pathFutSymbolConfig, q: url.Values{"symbol": {symbol}}, weight: 5, acct: acct, what: "symbolConfig"}, ParseSymbolConfig)
 	if err != nil {
 		return err
-	}
-	cfgs, err := ParseSymbolConfig(body)
-	if err != nil {
-		return parseErr("symbolConfig", err)
 	}
 	for _, sc := range cfgs {
 		if sc.Symbol == symbol && sc.MarginMode == want {
@@ -1428,13 +1420,9 @@ func (s *Server) GetMaxOrderSize(ctx context.Context, req *exchangev1.GetMaxOrde
 	c, _ := s.client()
 	cr := creds(req.GetAccount())
 	if m == Spot {
-		body, err := c.signed(ctx, Spot, http.MethodGet, pathSpotAccount, url.Values{"omitZeroBalances": {"true"}}, 20, cr)
+		bs, err := call(ctx, c, rest{m: Spot, method: http.MethodGet, path: pathSpotAccount, q: url.Values{"omitZeroBalances": {"true"}}, weight: 20, acct: req.GetAccount(), what: "account"}, ParseSpotAccount)
 		if err != nil {
 			return nil, err
-		}
-		bs, err := ParseSpotAccount(body)
-		if err != nil {
-			return nil, parseErr("account", err)
 		}
 		free := func(asset string) decimal.Decimal {
 			for _, b := range bs {

@@ -267,13 +267,9 @@ func (s *Server) GetDepositAddress(ctx context.Context, req *exchangev1.GetDepos
 			return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "no deposit network for %s", coin)
 		}
 	}
-	body, err := c.signed(ctx, Spot, http.MethodGet, pathDepositAddress, url.Values{"coin": {coin}, "network": {network}}, 10, cr)
+	r, err := call(ctx, c, rest{m: Spot, method: http.MethodGet, path: pathDepositAddress, q: url.Values{"coin": {coin}, "network": {network}}, weight: 10, acct: req.GetAccount(), what: "deposit address"}, ParseDepositAddress)
 	if err != nil {
 		return nil, err
-	}
-	r, err := ParseDepositAddress(body)
-	if err != nil {
-		return nil, parseErr("deposit address", err)
 	}
 	if r.Asset == "" {
 		r.Asset = coin
@@ -465,13 +461,9 @@ func (s *Server) Convert(ctx context.Context, req *exchangev1.ConvertRequest) (*
 	}
 	c, _ := s.client()
 	cr := creds(req.GetAccount())
-	body, err := c.write(ctx, Spot, http.MethodPost, pathConvertAccept, url.Values{"quoteId": {req.GetQuoteId()}}, 500, cr)
+	rec, err := writeCall(ctx, c, rest{m: Spot, method: http.MethodPost, path: pathConvertAccept, q: url.Values{"quoteId": {req.GetQuoteId()}}, weight: 500, acct: req.GetAccount(), what: "convert accept"}, ParseConvertAccept)
 	if err != nil {
 		return nil, err
-	}
-	rec, err := ParseConvertAccept(body)
-	if err != nil {
-		return nil, parseErr("convert accept", err)
 	}
 	rec.QuoteId = req.GetQuoteId()
 	if sb, err := c.signed(ctx, Spot, http.MethodGet, pathConvertStatus, url.Values{"orderId": {rec.GetId()}}, 100, cr); err == nil {
@@ -541,13 +533,9 @@ func (s *Server) GetBalances(ctx context.Context, req *exchangev1.GetBalancesReq
 	out := &exchangev1.GetBalancesResponse{}
 	w := req.GetWallet()
 	if w == exchangev1.WalletType_WALLET_TYPE_UNSPECIFIED || w == exchangev1.WalletType_WALLET_TYPE_TRADING {
-		body, err := c.signed(ctx, Spot, http.MethodGet, pathSpotAccount, url.Values{"omitZeroBalances": {"true"}}, 20, cr)
+		bs, err := call(ctx, c, rest{m: Spot, method: http.MethodGet, path: pathSpotAccount, q: url.Values{"omitZeroBalances": {"true"}}, weight: 20, acct: req.GetAccount(), what: "account"}, ParseSpotAccount)
 		if err != nil {
 			return nil, err
-		}
-		bs, err := ParseSpotAccount(body)
-		if err != nil {
-			return nil, parseErr("account", err)
 		}
 		out.Balances = append(out.Balances, bs...)
 		fb, err := c.signed(ctx, Futures, http.MethodGet, pathFutAccount, nil, 5, cr)
@@ -561,13 +549,9 @@ func (s *Server) GetBalances(ctx context.Context, req *exchangev1.GetBalancesReq
 		out.Equity, out.UnrealizedPnl, out.AvailableMargin = fa.Equity, fa.UnrealizedPnl, fa.AvailableMargin
 	}
 	if w == exchangev1.WalletType_WALLET_TYPE_UNSPECIFIED || w == exchangev1.WalletType_WALLET_TYPE_FUNDING {
-		body, err := c.signed(ctx, Spot, http.MethodPost, pathFundingAsset, nil, 1, cr)
+		bs, err := call(ctx, c, rest{m: Spot, method: http.MethodPost, path: pathFundingAsset, weight: 1, acct: req.GetAccount(), what: "funding assets"}, ParseFundingAssets)
 		if err != nil {
 			return nil, err
-		}
-		bs, err := ParseFundingAssets(body)
-		if err != nil {
-			return nil, parseErr("funding assets", err)
 		}
 		out.Balances = append(out.Balances, bs...)
 	}
