@@ -269,16 +269,7 @@ func idParams(q url.Values, orderID, clientID string) error {
 
 // CancelOrder cancels one order.
 func (s *Server) CancelOrder(ctx context.Context, req *exchangev1.CancelOrderRequest) (*exchangev1.CancelOrderResponse, error) {
-	m, _, err := s.instrument(ctx, req.GetMarketType(), req.GetSymbol())
-	if err != nil {
-		return nil, err
-	}
-	q := url.Values{"symbol": {req.GetSymbol()}}
-	if err := idParams(q, req.GetOrderId(), req.GetClientOrderId()); err != nil {
-		return nil, err
-	}
-	c, _ := s.client()
-	o, err := call(ctx, c, rest{m: m, method: http.MethodDelete, path: orderPath(m), q: q, weight: 1, acct: req.GetAccount(), what: "order"}, inMarket(m, ParseOrder))
+	o, err := s.oneOrder(ctx, http.MethodDelete, 1, req.GetAccount(), req.GetMarketType(), req.GetSymbol(), req.GetOrderId(), req.GetClientOrderId())
 	if err != nil {
 		return nil, err
 	}
@@ -287,20 +278,26 @@ func (s *Server) CancelOrder(ctx context.Context, req *exchangev1.CancelOrderReq
 
 // GetOrder queries one order.
 func (s *Server) GetOrder(ctx context.Context, req *exchangev1.GetOrderRequest) (*exchangev1.GetOrderResponse, error) {
-	m, _, err := s.instrument(ctx, req.GetMarketType(), req.GetSymbol())
-	if err != nil {
-		return nil, err
-	}
-	q := url.Values{"symbol": {req.GetSymbol()}}
-	if err := idParams(q, req.GetOrderId(), req.GetClientOrderId()); err != nil {
-		return nil, err
-	}
-	c, _ := s.client()
-	o, err := call(ctx, c, rest{m: m, method: http.MethodGet, path: orderPath(m), q: q, weight: 4, acct: req.GetAccount(), what: "order"}, inMarket(m, ParseOrder))
+	o, err := s.oneOrder(ctx, http.MethodGet, 4, req.GetAccount(), req.GetMarketType(), req.GetSymbol(), req.GetOrderId(), req.GetClientOrderId())
 	if err != nil {
 		return nil, err
 	}
 	return &exchangev1.GetOrderResponse{Order: o}, nil
+}
+
+// oneOrder reads (GET) or cancels (DELETE) one order named by its order id or client order id.
+func (s *Server) oneOrder(ctx context.Context, method string, weight int, acct *exchangev1.AccountRef, mt exchangev1.MarketType,
+	symbol, orderID, clientID string) (*exchangev1.Order, error) {
+	m, _, err := s.instrument(ctx, mt, symbol)
+	if err != nil {
+		return nil, err
+	}
+	q := url.Values{"symbol": {symbol}}
+	if err := idParams(q, orderID, clientID); err != nil {
+		return nil, err
+	}
+	c, _ := s.client()
+	return call(ctx, c, rest{m: m, method: method, path: orderPath(m), q: q, weight: weight, acct: acct, what: "order"}, inMarket(m, ParseOrder))
 }
 
 // AmendOrder changes price and/or quantity. Futures: PUT /fapi/v1/order (same order id; both values sent). Spot:

@@ -307,23 +307,38 @@ func historyParams(q url.Values, w histWindow, now time.Time) {
 
 // ListDeposits lists deposits, newest first (Binance's default: the last 90 days).
 func (s *Server) ListDeposits(ctx context.Context, req *exchangev1.ListDepositsRequest) (*exchangev1.ListDepositsResponse, error) {
-	w, err := newWindow(req.GetPage(), walletHistoryMax)
+	page, next, err := walletHistory(ctx, s, req.GetPage(), req.GetAsset(), req.GetAccount(), pathDepositHistory, 1, "deposits", ParseDeposits)
 	if err != nil {
 		return nil, err
+	}
+	return &exchangev1.ListDepositsResponse{Deposits: page, NextCursor: next}, nil
+}
+
+// walletRecord is a deposit or withdrawal.
+type walletRecord interface {
+	GetTime() int64
+	GetId() string
+}
+
+// walletHistory reads one page of the deposit or withdrawal history: the same window and coin parameters.
+func walletHistory[T walletRecord](ctx context.Context, s *Server, p *exchangev1.HistoryPage, asset string, acct *exchangev1.AccountRef,
+	path string, weight int, what string, parse func([]byte) ([]T, error)) ([]T, string, error) {
+	w, err := newWindow(p, walletHistoryMax)
+	if err != nil {
+		return nil, "", err
 	}
 	c, _ := s.client()
 	q := url.Values{}
 	historyParams(q, w, c.serverNow(Spot))
-	if a := strings.ToUpper(strings.TrimSpace(req.GetAsset())); a != "" {
+	if a := strings.ToUpper(strings.TrimSpace(asset)); a != "" {
 		q.Set("coin", a)
 	}
-	ds, err := call(ctx, c, rest{m: Spot, method: http.MethodGet, path: pathDepositHistory, q: q, weight: 1, acct: req.GetAccount(), what: "deposits"}, ParseDeposits)
+	rs, err := call(ctx, c, rest{m: Spot, method: http.MethodGet, path: path, q: q, weight: weight, acct: acct, what: what}, parse)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	page, next := newestPage(w, ds, len(ds) >= w.fetch(walletHistoryMax), func(r *exchangev1.DepositRecord) int64 { return r.GetTime() },
-		func(r *exchangev1.DepositRecord) string { return r.GetId() })
-	return &exchangev1.ListDepositsResponse{Deposits: page, NextCursor: next}, nil
+	page, next := newestPage(w, rs, len(rs) >= w.fetch(walletHistoryMax), T.GetTime, T.GetId)
+	return page, next, nil
 }
 
 // Withdraw requests a withdrawal; the fee is charged on top of amount. client_id is sent as withdrawOrderId.
@@ -396,22 +411,10 @@ func (s *Server) findWithdrawal(ctx context.Context, acct *exchangev1.AccountRef
 
 // ListWithdrawals lists withdrawals, newest first (Binance's default: the last 90 days).
 func (s *Server) ListWithdrawals(ctx context.Context, req *exchangev1.ListWithdrawalsRequest) (*exchangev1.ListWithdrawalsResponse, error) {
-	w, err := newWindow(req.GetPage(), walletHistoryMax)
+	page, next, err := walletHistory(ctx, s, req.GetPage(), req.GetAsset(), req.GetAccount(), pathWithdrawHistory, 30, "withdrawals", ParseWithdrawals)
 	if err != nil {
 		return nil, err
 	}
-	c, _ := s.client()
-	q := url.Values{}
-	historyParams(q, w, c.serverNow(Spot))
-	if a := strings.ToUpper(strings.TrimSpace(req.GetAsset())); a != "" {
-		q.Set("coin", a)
-	}
-	ws, err := call(ctx, c, rest{m: Spot, method: http.MethodGet, path: pathWithdrawHistory, q: q, weight: 30, acct: req.GetAccount(), what: "withdrawals"}, ParseWithdrawals)
-	if err != nil {
-		return nil, err
-	}
-	page, next := newestPage(w, ws, len(ws) >= w.fetch(walletHistoryMax), func(r *exchangev1.WithdrawalRecord) int64 { return r.GetTime() },
-		func(r *exchangev1.WithdrawalRecord) string { return r.GetId() })
 	return &exchangev1.ListWithdrawalsResponse{Withdrawals: page, NextCursor: next}, nil
 }
 
