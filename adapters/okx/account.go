@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -234,19 +235,64 @@ func (s *Server) SetMarginMode(context.Context, *exchangev1.SetMarginModeRequest
 		"OKX has no margin mode setting: pass margin_mode with each order")
 }
 
-func (s *Server) positionMode(ctx context.Context, creds *Credentials) (string, error) {
+// accountConfig is GET /api/v5/account/config: the key's permissions and IPs, the account mode and position mode.
+type accountConfig struct {
+	UID     string `json:"uid"`
+	AcctLv  string `json:"acctLv"`
+	PosMode string `json:"posMode"`
+	Perm    string `json:"perm"`
+	IP      string `json:"ip"`
+}
+
+func (s *Server) accountConfig(ctx context.Context, creds *Credentials) (accountConfig, error) {
 	data, err := s.client().Get(ctx, "/api/v5/account/config", nil, creds)
 	if err != nil {
-		return "", err
+		return accountConfig{}, err
 	}
-	type row struct {
-		PosMode string `json:"posMode"`
-	}
-	rows, err := decodeList[row](data)
+	rows, err := decodeList[accountConfig](data)
 	if err != nil || len(rows) == 0 {
-		return "", sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "account config: malformed response")
+		return accountConfig{}, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "account config: malformed response")
 	}
-	return rows[0].PosMode, nil
+	return rows[0], nil
+}
+
+func (s *Server) positionMode(ctx context.Context, creds *Credentials) (string, error) {
+	c, err := s.accountConfig(ctx, creds)
+	return c.PosMode, err
+}
+
+// CheckCredentials reads what the key may do from the account configuration: perm lists "read_only", "trade"
+// and "withdraw" (transfers between the funding and trading accounts need "trade"); ip lists the addresses the key
+// is bound to. OKX keys bound to no IP expire after 14 days of inactivity, which is not an expiry time.
+func (s *Server) CheckCredentials(ctx context.Context, req *exchangev1.CheckCredentialsRequest) (*exchangev1.CheckCredentialsResponse, error) {
+	creds, err := credsOf(req.GetAccount())
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.accountConfig(ctx, creds)
+	if err != nil {
+		return nil, err
+	}
+	perms := map[string]bool{}
+	for _, p := range strings.Split(c.Perm, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			perms[p] = true
+		}
+	}
+	var ips []string
+	for _, ip := range strings.Split(c.IP, ",") {
+		if ip = strings.TrimSpace(ip); ip != "" {
+			ips = append(ips, ip)
+		}
+	}
+	mode := positionModeOf(c.PosMode)
+	if mode == exchangev1.PositionMode_POSITION_MODE_UNSPECIFIED {
+		return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "account config: unknown posMode %q", c.PosMode)
+	}
+	// Every valid key reads (OKX lists read_only for all of them); the call above succeeded with this one.
+	return &exchangev1.CheckCredentialsResponse{CanRead: true, CanTrade: perms["trade"], CanWithdraw: perms["withdraw"],
+		CanTransfer: perms["trade"], IpRestricted: len(ips) > 0, IpAllowlist: ips, PositionMode: mode,
+		AccountMode: c.AcctLv, ExchangeAccountId: c.UID}, nil
 }
 
 // GetPositionMode reads posMode from the account configuration.

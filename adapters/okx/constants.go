@@ -13,7 +13,7 @@ const (
 	Name          = "OKX"
 	PluginVersion = "1.0.0"
 	// SDKVersion is the exchange.v1 minor revision this implementation follows.
-	SDKVersion = "1.0"
+	SDKVersion = "1.1"
 	Website    = "https://www.okx.com"
 )
 
@@ -41,6 +41,11 @@ const (
 	fundingHistoryLimit     = 100
 	rubikLimit              = 100
 	batchCancelLimit        = 20
+	batchPlaceLimit         = 20
+
+	// clOrdId and algoClOrdId: 1 to 32 letters and digits.
+	clientIDMaxLen  = 32
+	clientIDPattern = "^[a-zA-Z0-9]{1,32}$"
 
 	// checksumLevels is how many levels per side OKX's book checksum covers.
 	checksumLevels = 25

@@ -44,7 +44,8 @@ func newWorld() (*world, error) {
 		return nil, err
 	}
 	go func() { _ = v.Run(context.Background()) }() // lives for the test binary
-	emu, err := emulator.New(emulator.Config{Venue: v, DisableRateLimits: true})
+	emu, err := emulator.New(emulator.Config{Venue: v, DisableRateLimits: true, Credentials: []emulator.Credentials{
+		{APIKey: readOnlyKey, Secret: "ro-secret", Passphrase: "ro-pass", Account: emulator.DemoAccount, Perm: "read_only", IPs: []string{"127.0.0.1", "10.0.0.7"}}}})
 	if err != nil {
 		return nil, err
 	}
@@ -69,6 +70,9 @@ func newWorld() (*world, error) {
 	return &world{v: v, emu: emu, ts: ts, srv: srv, c: c, acct: &exchangev1.AccountRef{AccountId: "demo",
 		ApiKey: emulator.DemoAPIKey, ApiSecret: emulator.DemoAPISecret, Passphrase: emulator.DemoPassphrase}, hits: hits}, nil
 }
+
+// readOnlyKey is a second key of the demo account that may only read, bound to two IP addresses.
+const readOnlyKey = "okx-read-only-key"
 
 // shared returns one world per test binary (history generation is the slow part).
 func shared(t *testing.T) *world {

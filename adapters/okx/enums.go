@@ -127,6 +127,8 @@ func ordTypeStr(t exchangev1.OrderType, tif exchangev1.TimeInForce) (string, err
 			return "fok", nil
 		case exchangev1.TimeInForce_TIME_IN_FORCE_POST_ONLY:
 			return "post_only", nil
+		case exchangev1.TimeInForce_TIME_IN_FORCE_GTD:
+			return "", sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_NOT_SUPPORTED, "time_in_force", "OKX has no good-till-date orders")
 		}
 	}
 	return "", sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "type", "order type %v with %v is not supported by PlaceOrder", t, tif)

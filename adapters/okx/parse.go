@@ -104,6 +104,9 @@ type rawInstrument struct {
 	State      string `json:"state"`
 	InstFamily string `json:"instFamily"`
 	Uly        string `json:"uly"`
+	// MinNotional is the smallest order value in the quote currency. OKX's listing has no such field (its 51020
+	// refusal names no amount); the emulator lists the one its venue enforces.
+	MinNotional string `json:"minNotional"`
 }
 
 // Instrument is an OKX instrument with its grids parsed. Sizes (LotSz, MinSz, MaxLmtSz, MaxMktSz) are in OKX's
@@ -126,6 +129,8 @@ type Instrument struct {
 	Lever        string
 	ListTime     int64
 	State        string
+	// MinNotional is the smallest order value in quote units, zero when unknown.
+	MinNotional decimal.Decimal
 }
 
 // ParseInstruments parses /api/v5/public/instruments data, keeping only live SPOT and linear SWAP instruments.
@@ -160,6 +165,7 @@ func ParseInstruments(data json.RawMessage) ([]*Instrument, error) {
 		in.MinSz = get("minSz", r.MinSz, true)
 		in.MaxLmtSz = get("maxLmtSz", r.MaxLmtSz, false)
 		in.MaxMktSz = get("maxMktSz", r.MaxMktSz, false)
+		in.MinNotional = get("minNotional", r.MinNotional, false)
 		in.ListTime, err = parseMs("listTime", r.ListTime)
 		if err != nil {
 			errs = append(errs, err)
@@ -218,6 +224,9 @@ func (in *Instrument) Proto() *exchangev1.Instrument {
 	}
 	if in.MaxMktSz.IsPositive() {
 		p.MarketMaxQty = canon(in.MaxMktSz.Mul(cs))
+	}
+	if in.MinNotional.IsPositive() {
+		p.MinNotional = canon(in.MinNotional)
 	}
 	if in.MarketType == exchangev1.MarketType_MARKET_TYPE_SWAP {
 		p.Settle = in.Settle

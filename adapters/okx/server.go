@@ -132,6 +132,9 @@ func (s *Server) Describe(context.Context, *exchangev1.DescribeRequest) (*exchan
 				IdempotentClientOrderId: true,
 				MarginModes:             []exchangev1.MarginMode{exchangev1.MarginMode_MARGIN_MODE_CROSS, exchangev1.MarginMode_MARGIN_MODE_ISOLATED},
 				PositionModes:           []exchangev1.PositionMode{exchangev1.PositionMode_POSITION_MODE_ONE_WAY, exchangev1.PositionMode_POSITION_MODE_HEDGE},
+				Markets:                 marketCapabilities(),
+				ClientOrderIdFormat:     &exchangev1.ClientIdFormat{MaxLength: clientIDMaxLen, Pattern: clientIDPattern},
+				CheckCredentials:        true,
 			},
 			Wallet:    &exchangev1.WalletCapabilities{Balances: true, Transfer: true, Deposit: true, Withdraw: true, Convert: true},
 			Intervals: intervals,
@@ -145,6 +148,31 @@ func (s *Server) Describe(context.Context, *exchangev1.DescribeRequest) (*exchan
 		Settings:   settingSpecs(),
 		SdkVersion: SDKVersion,
 	}, nil
+}
+
+// marketCapabilities is what each market type takes. Both markets take the same order types, time in force,
+// amends, algo orders (conditional stop / take-profit legs) and batches of 20; only swaps have margin and
+// position modes and reduce-only. OKX has no good-till-date orders.
+func marketCapabilities() []*exchangev1.MarketTradingCapabilities {
+	orderTypes := []exchangev1.OrderType{exchangev1.OrderType_ORDER_TYPE_LIMIT, exchangev1.OrderType_ORDER_TYPE_MARKET}
+	tifs := []exchangev1.TimeInForce{exchangev1.TimeInForce_TIME_IN_FORCE_GTC, exchangev1.TimeInForce_TIME_IN_FORCE_IOC,
+		exchangev1.TimeInForce_TIME_IN_FORCE_FOK, exchangev1.TimeInForce_TIME_IN_FORCE_POST_ONLY}
+	algo := []exchangev1.OrderType{exchangev1.OrderType_ORDER_TYPE_STOP_MARKET, exchangev1.OrderType_ORDER_TYPE_TAKE_PROFIT_MARKET,
+		exchangev1.OrderType_ORDER_TYPE_STOP_LIMIT, exchangev1.OrderType_ORDER_TYPE_TAKE_PROFIT_LIMIT}
+	triggers := []exchangev1.TriggerPriceType{exchangev1.TriggerPriceType_TRIGGER_PRICE_TYPE_LAST,
+		exchangev1.TriggerPriceType_TRIGGER_PRICE_TYPE_MARK, exchangev1.TriggerPriceType_TRIGGER_PRICE_TYPE_INDEX}
+	return []*exchangev1.MarketTradingCapabilities{
+		{MarketType: exchangev1.MarketType_MARKET_TYPE_SPOT, OrderTypes: orderTypes, TimeInForce: tifs, Amend: true,
+			AlgoOrderTypes: algo, TpslKinds: []exchangev1.TpSlKind{exchangev1.TpSlKind_TP_SL_KIND_ON_ORDER, exchangev1.TpSlKind_TP_SL_KIND_CONDITIONAL},
+			TriggerPriceTypes: triggers, BatchPlaceMax: batchPlaceLimit, BatchCancelMax: batchCancelLimit, CancelAllAfter: true,
+			IdempotentClientOrderId: true},
+		{MarketType: exchangev1.MarketType_MARKET_TYPE_SWAP, OrderTypes: orderTypes, TimeInForce: tifs, Amend: true,
+			AlgoOrderTypes: algo, TpslKinds: []exchangev1.TpSlKind{exchangev1.TpSlKind_TP_SL_KIND_ON_ORDER, exchangev1.TpSlKind_TP_SL_KIND_CONDITIONAL},
+			TriggerPriceTypes: triggers, ReduceOnly: true, BatchPlaceMax: batchPlaceLimit, BatchCancelMax: batchCancelLimit, CancelAllAfter: true,
+			MarginModes:             []exchangev1.MarginMode{exchangev1.MarginMode_MARGIN_MODE_CROSS, exchangev1.MarginMode_MARGIN_MODE_ISOLATED},
+			PositionModes:           []exchangev1.PositionMode{exchangev1.PositionMode_POSITION_MODE_ONE_WAY, exchangev1.PositionMode_POSITION_MODE_HEDGE},
+			IdempotentClientOrderId: true},
+	}
 }
 
 // Configure applies the host's settings; unknown keys are INVALID_ARGUMENT.

@@ -49,7 +49,7 @@ func (a *accountState) orderInst(key, ordID string) string {
 	return a.orders[key+" "+ordID]
 }
 
-var clOrdIDRe = regexp.MustCompile(`^[A-Za-z0-9]{1,32}$`)
+var clOrdIDRe = regexp.MustCompile(clientIDPattern)
 
 // tdMode is OKX's trade mode of a request: cash for spot, and for swaps the margin mode the request names. OKX
 // takes it with every order, so a SWAP request without one is refused rather than given a default.

@@ -37,6 +37,29 @@ type Credentials struct {
 	Passphrase string
 	// Account is the venue account id; it is created when missing.
 	Account string
+	// Perm is the key's permissions as GET /api/v5/account/config lists them, comma separated from "read_only",
+	// "trade" and "withdraw"; empty means all three. Calls the key may not make answer 50120.
+	Perm string
+	// IPs binds the key to these addresses (account/config "ip"); empty means any address.
+	IPs []string
+}
+
+// perm is the key's permission list.
+func (c Credentials) perm() string {
+	if c.Perm == "" {
+		return "read_only,trade,withdraw"
+	}
+	return c.Perm
+}
+
+// may reports whether the key holds a permission ("read_only", "trade" or "withdraw").
+func (c Credentials) may(p string) bool {
+	for _, x := range strings.Split(c.perm(), ",") {
+		if strings.TrimSpace(x) == p {
+			return true
+		}
+	}
+	return false
 }
 
 // Config sets up a Server.

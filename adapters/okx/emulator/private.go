@@ -963,9 +963,9 @@ func (s *Server) setPositionMode(q *request) (result, *apiError) {
 
 func (s *Server) accountConfig(q *request) (result, *apiError) {
 	uid := strconv.FormatUint(uint64(crc32Of(q.account)), 10)
-	return result{data: []obj{{"acctLv": "2", "acctStpMode": "cancel_maker", "autoLoan": false, "ctIsoMode": "automatic",
-		"enableSpotBorrow": false, "greeksType": "PA", "ip": "", "kycLv": "1", "label": "exhub-demo", "level": "Lv1",
-		"levelTmp": "", "liquidationGear": "-1", "mainUid": uid, "mgnIsoMode": "automatic", "opAuth": "0", "perm": "read_only,trade,withdraw",
+	return result{data: []obj{{"ip": strings.Join(q.key.IPs, ","), "perm": q.key.perm(), "acctLv": "2", "acctStpMode": "cancel_maker", "autoLoan": false, "ctIsoMode": "automatic",
+		"enableSpotBorrow": false, "greeksType": "PA", "kycLv": "1", "label": "exhub-demo", "level": "Lv1",
+		"levelTmp": "", "liquidationGear": "-1", "mainUid": uid, "mgnIsoMode": "automatic", "opAuth": "0",
 		"posMode": s.posMode(q.account), "roleType": "0", "spotBorrowAutoRepay": false, "spotOffsetType": "",
 		"spotRoleType": "0", "spotTraderInsts": []any{}, "traderInsts": []any{}, "type": "0", "uid": uid}}}, nil
 }

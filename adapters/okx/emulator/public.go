@@ -23,6 +23,10 @@ func (s *Server) instObj(i *inst) obj {
 		"optType": "", "quoteCcy": "", "ruleType": "normal", "settleCcy": "", "state": stateOf(in.Status),
 		"stk": "", "tickSz": dec(in.TickSize), "uly": "", "instIdCode": instIDCode(i),
 	}
+	if in.MinNotional.IsPositive() {
+		// Not an OKX field: the venue refuses orders worth less (51020), and this is how a client learns the amount.
+		o["minNotional"] = dec(in.MinNotional)
+	}
 	if i.swap {
 		o["ctMult"] = dec(ctMult)
 		o["ctType"] = "linear"

@@ -21,6 +21,8 @@ type request struct {
 	q       url.Values
 	body    []byte
 	account string
+	// key is the API key of a signed request.
+	key Credentials
 	// fault is the strongest fault taken for the request's client ids; perItem says the handler answered an
 	// AcceptThenError itself with per-item sCode 50004 (batch orders).
 	fault   faults.Kind
@@ -101,6 +103,11 @@ func (s *Server) route(method, path string, limit int, private bool, h handler) 
 			}
 			q.account = acct
 			key = r.Header.Get("OK-ACCESS-KEY")
+			q.key = s.keys[key]
+			if p := permFor(method, path); p != "" && !q.key.may(p) {
+				writeError(w, &apiError{http.StatusUnauthorized, "50120", "API key doesn't have permission for this operation (" + p + ")"})
+				return
+			}
 		}
 		if !s.limits.allow(path+"|"+key, limit, time.Now()) {
 			writeError(w, &apiError{http.StatusTooManyRequests, "50011", "Too Many Requests"})
@@ -134,6 +141,21 @@ func (s *Server) route(method, path string, limit int, private bool, h handler) 
 		}
 		writeJSON(w, http.StatusOK, env)
 	})
+}
+
+// permFor is the key permission a private call needs beyond reading: "trade" for every change to orders,
+// positions and account settings, "withdraw" for withdrawals; "" for reads and moves inside the account.
+func permFor(method, path string) string {
+	switch {
+	case method == http.MethodGet:
+		return ""
+	case path == "/api/v5/asset/withdrawal":
+		return "withdraw"
+	case strings.HasPrefix(path, "/api/v5/trade/"), strings.HasPrefix(path, "/api/v5/account/set-"),
+		strings.HasPrefix(path, "/api/v5/asset/convert/trade"):
+		return "trade"
+	}
+	return ""
 }
 
 // authenticate checks OKX's request signature: OK-ACCESS-SIGN = Base64(HMAC-SHA256(secret, timestamp + METHOD +
