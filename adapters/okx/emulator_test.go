@@ -45,7 +45,9 @@ func newWorld() (*world, error) {
 	}
 	go func() { _ = v.Run(context.Background()) }() // lives for the test binary
 	emu, err := emulator.New(emulator.Config{Venue: v, DisableRateLimits: true, Credentials: []emulator.Credentials{
-		{APIKey: readOnlyKey, Secret: "ro-secret", Passphrase: "ro-pass", Account: emulator.DemoAccount, Perm: "read_only", IPs: []string{"127.0.0.1", "10.0.0.7"}}}})
+		{APIKey: readOnlyKey, Secret: "ro-secret", Passphrase: "ro-pass", Account: emulator.DemoAccount, Perm: "read_only", IPs: []string{"127.0.0.1", "10.0.0.7"}},
+		{APIKey: deadmanKey, Secret: "dm-secret", Passphrase: "dm-pass", Account: deadmanAccount}},
+		MinCancelAllAfter: time.Second})
 	if err != nil {
 		return nil, err
 	}
@@ -73,6 +75,12 @@ func newWorld() (*world, error) {
 
 // readOnlyKey is a second key of the demo account that may only read, bound to two IP addresses.
 const readOnlyKey = "okx-read-only-key"
+
+// deadmanKey is the key of an account of its own, for tests whose effects reach every order of an account.
+const (
+	deadmanKey     = "okx-deadman-key"
+	deadmanAccount = "okx-deadman"
+)
 
 // shared returns one world per test binary (history generation is the slow part).
 func shared(t *testing.T) *world {

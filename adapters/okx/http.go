@@ -178,6 +178,16 @@ func (c *Client) Post(ctx context.Context, path string, body any, creds *Credent
 
 // Do sends one request and returns the envelope's data. Errors are typed contract errors.
 func (c *Client) Do(ctx context.Context, method, path string, q url.Values, body any, creds *Credentials) (json.RawMessage, error) {
+	return c.do(ctx, method, path, q, body, creds, false)
+}
+
+// PostBatch sends a batch endpoint's request (batch-orders, cancel-batch-orders) and returns its per-item data
+// also when OKX answers code "1" (every item failed) or "2" (some failed): each item's sCode/sMsg says how it went.
+func (c *Client) PostBatch(ctx context.Context, path string, body any, creds *Credentials) (json.RawMessage, error) {
+	return c.do(ctx, http.MethodPost, path, nil, body, creds, true)
+}
+
+func (c *Client) do(ctx context.Context, method, path string, q url.Values, body any, creds *Credentials, batch bool) (json.RawMessage, error) {
 	reqPath := path
 	if len(q) > 0 {
 		reqPath += "?" + q.Encode()
@@ -207,7 +217,7 @@ func (c *Client) Do(ctx context.Context, method, path string, q url.Values, body
 		if err := c.lim.wait(ctx, key, n); err != nil {
 			return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE, "%s: %v", path, err)
 		}
-		data, retryAfter, err := c.once(ctx, method, reqPath, bodyStr, creds, unsafe)
+		data, retryAfter, err := c.once(ctx, method, reqPath, bodyStr, creds, unsafe, batch)
 		if err == nil {
 			return data, nil
 		}
@@ -241,7 +251,7 @@ func (c *Client) Do(ctx context.Context, method, path string, q url.Values, body
 
 // once sends one request. unsafe (a non-idempotent call) turns every failure after the request left into
 // ERROR_REASON_UNKNOWN_OUTCOME: a timeout, a reset or EOF before the answer, an unreadable or non-JSON answer.
-func (c *Client) once(ctx context.Context, method, reqPath, body string, creds *Credentials, unsafe bool) (json.RawMessage, time.Duration, error) {
+func (c *Client) once(ctx context.Context, method, reqPath, body string, creds *Credentials, unsafe, batch bool) (json.RawMessage, time.Duration, error) {
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
@@ -294,6 +304,11 @@ func (c *Client) once(ctx context.Context, method, reqPath, body string, creds *
 		}
 	}
 	data, perr := ParseEnvelope(raw)
+	if batch && resp.StatusCode == http.StatusOK {
+		if items, ok := batchItems(raw); ok {
+			data, perr = items, nil
+		}
+	}
 	if resp.StatusCode == http.StatusTooManyRequests {
 		if perr == nil || reasonOf(perr) != exchangev1.ErrorReason_ERROR_REASON_RATE_LIMITED {
 			perr = sdk.ExchangeError(exchangev1.ErrorReason_ERROR_REASON_RATE_LIMITED, "50011", "Too Many Requests")

@@ -55,6 +55,25 @@ func ParseEnvelope(body []byte) (json.RawMessage, error) {
 	return env.Data, nil
 }
 
+// batchItems is the data of a batch answer whose top-level code is "0", "1" or "2" and whose every item carries
+// an sCode; ok is false for any other body (a whole-request error).
+func batchItems(body []byte) (json.RawMessage, bool) {
+	var env envelope
+	if json.Unmarshal(body, &env) != nil || (env.Code != "0" && env.Code != "1" && env.Code != "2") {
+		return nil, false
+	}
+	var items []itemStatus
+	if json.Unmarshal(env.Data, &items) != nil || len(items) == 0 {
+		return nil, false
+	}
+	for _, it := range items {
+		if it.SCode == "" {
+			return nil, false
+		}
+	}
+	return env.Data, true
+}
+
 // decodeList decodes the data array of an envelope.
 func decodeList[T any](data json.RawMessage) ([]T, error) {
 	var out []T

@@ -154,6 +154,69 @@ func (s *Server) PlaceOrder(ctx context.Context, req *exchangev1.PlaceOrderReque
 	if err != nil {
 		return nil, err
 	}
+	p, err := s.orderPlan(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	// OKX refuses a repeated clOrdId only while the earlier order is live: look the id up first so a retry after
+	// an unknown outcome never places a second order.
+	if p.cid != "" {
+		o, err := s.existingOrder(ctx, creds, p.in, req)
+		if err != nil || o != nil {
+			return &exchangev1.PlaceOrderResponse{Order: o}, err
+		}
+	}
+	data, err := s.client().Post(ctx, "/api/v5/trade/order", p.body, creds)
+	if err != nil {
+		if p.cid != "" && reasonOf(err) == exchangev1.ErrorReason_ERROR_REASON_DUPLICATE_CLIENT_ORDER_ID {
+			if o, ferr := s.existingOrder(ctx, creds, p.in, req); ferr != nil || o != nil {
+				return &exchangev1.PlaceOrderResponse{Order: o}, ferr
+			}
+		}
+		return nil, err
+	}
+	acks, err := decodeList[orderAck](data)
+	if err != nil || len(acks) == 0 {
+		return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "order: malformed acknowledgement")
+	}
+	if err := checkItems([]itemStatus{acks[0].itemStatus}); err != nil {
+		return nil, err
+	}
+	return &exchangev1.PlaceOrderResponse{Order: s.placedOrder(ctx, creds, p, req, acks[0])}, nil
+}
+
+// orderAck is one item of the answer of trade/order and trade/batch-orders.
+type orderAck struct {
+	itemStatus
+	OrdID   string `json:"ordId"`
+	ClOrdID string `json:"clOrdId"`
+	Ts      string `json:"ts"`
+}
+
+// placedOrder reads an acknowledged order back; when that fails the order exists and is described from the request.
+func (s *Server) placedOrder(ctx context.Context, creds *Credentials, p *orderPlan, req *exchangev1.PlaceOrderRequest, ack orderAck) *exchangev1.Order {
+	s.state.rememberOrder(creds.APIKey, ack.OrdID, p.in.InstID)
+	o, err := s.fetchOrder(ctx, creds, p.in, ack.OrdID, "")
+	if err == nil {
+		return o
+	}
+	ts, _ := parseMs("ts", ack.Ts)
+	typ, tif := orderTypeOf(p.ordType)
+	return &exchangev1.Order{OrderId: ack.OrdID, ClientOrderId: p.cid, Symbol: p.in.InstID, MarketType: p.in.MarketType,
+		Side: req.GetSide(), PositionSide: req.GetPositionSide(), Type: typ, TimeInForce: tif,
+		Status: exchangev1.OrderStatus_ORDER_STATUS_NEW, Price: req.GetPrice(), Qty: req.GetQty(), FilledQty: "0",
+		ReduceOnly: req.GetReduceOnly(), CreatedTime: ts, UpdatedTime: ts}
+}
+
+// orderPlan is a PlaceOrderRequest checked and turned into OKX's order body.
+type orderPlan struct {
+	in      *Instrument
+	body    map[string]any
+	cid     string
+	ordType string
+}
+
+func (s *Server) orderPlan(ctx context.Context, req *exchangev1.PlaceOrderRequest) (*orderPlan, error) {
 	in, err := s.instrument(ctx, req.GetMarketType(), req.GetSymbol())
 	if err != nil {
 		return nil, err
@@ -226,48 +289,7 @@ func (s *Server) PlaceOrder(ctx context.Context, req *exchangev1.PlaceOrderReque
 	if attach != nil {
 		body["attachAlgoOrds"] = []map[string]string{attach}
 	}
-	// OKX refuses a repeated clOrdId only while the earlier order is live: look the id up first so a retry after
-	// an unknown outcome never places a second order.
-	if cid != "" {
-		o, err := s.existingOrder(ctx, creds, in, req)
-		if err != nil || o != nil {
-			return &exchangev1.PlaceOrderResponse{Order: o}, err
-		}
-	}
-	data, err := s.client().Post(ctx, "/api/v5/trade/order", body, creds)
-	if err != nil {
-		if cid != "" && reasonOf(err) == exchangev1.ErrorReason_ERROR_REASON_DUPLICATE_CLIENT_ORDER_ID {
-			if o, ferr := s.existingOrder(ctx, creds, in, req); ferr != nil || o != nil {
-				return &exchangev1.PlaceOrderResponse{Order: o}, ferr
-			}
-		}
-		return nil, err
-	}
-	type ack struct {
-		itemStatus
-		OrdID   string `json:"ordId"`
-		ClOrdID string `json:"clOrdId"`
-		Ts      string `json:"ts"`
-	}
-	acks, err := decodeList[ack](data)
-	if err != nil || len(acks) == 0 {
-		return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "order: malformed acknowledgement")
-	}
-	if err := checkItems([]itemStatus{acks[0].itemStatus}); err != nil {
-		return nil, err
-	}
-	s.state.rememberOrder(creds.APIKey, acks[0].OrdID, in.InstID)
-	o, err := s.fetchOrder(ctx, creds, in, acks[0].OrdID, "")
-	if err != nil {
-		// The order exists; describe it from the request.
-		ts, _ := parseMs("ts", acks[0].Ts)
-		typ, tif := orderTypeOf(ordType)
-		o = &exchangev1.Order{OrderId: acks[0].OrdID, ClientOrderId: cid, Symbol: in.InstID, MarketType: in.MarketType,
-			Side: req.GetSide(), PositionSide: req.GetPositionSide(), Type: typ, TimeInForce: tif,
-			Status: exchangev1.OrderStatus_ORDER_STATUS_NEW, Price: req.GetPrice(), Qty: req.GetQty(), FilledQty: "0",
-			ReduceOnly: req.GetReduceOnly(), CreatedTime: ts, UpdatedTime: ts}
-	}
-	return &exchangev1.PlaceOrderResponse{Order: o}, nil
+	return &orderPlan{in: in, body: body, cid: cid, ordType: ordType}, nil
 }
 
 // existingOrder finds the order placed earlier with the request's client id: nil when there is none, the order

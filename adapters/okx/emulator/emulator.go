@@ -77,6 +77,9 @@ type Config struct {
 	DisableRateLimits bool
 	// TimestampWindow is how far a signed request's timestamp may be from the venue clock; default 30 s.
 	TimestampWindow time.Duration
+	// MinCancelAllAfter is the shortest countdown trade/cancel-all-after takes (whole seconds); default 10 s as
+	// OKX. Tests lower it to see the switch fire.
+	MinCancelAllAfter time.Duration
 }
 
 // Server is an OKX v5 emulator over one venue.
@@ -93,10 +96,11 @@ type Server struct {
 	byID    map[string]*inst
 	byVenue map[string]*inst
 
-	keys   map[string]Credentials
-	faults *faults.Injector
-	limits *limiter
-	sod    *sodCache
+	keys    map[string]Credentials
+	deadman *deadMan
+	faults  *faults.Injector
+	limits  *limiter
+	sod     *sodCache
 
 	mu       sync.Mutex
 	conns    map[*wsConn]struct{}
@@ -121,11 +125,14 @@ func New(cfg Config) (*Server, error) {
 	if cfg.TimestampWindow <= 0 {
 		cfg.TimestampWindow = 30 * time.Second
 	}
+	if cfg.MinCancelAllAfter < time.Second {
+		cfg.MinCancelAllAfter = 10 * time.Second
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{cfg: cfg, v: cfg.Venue, log: cfg.Logger.With("component", "okx-emulator"), ctx: ctx, cancel: cancel,
 		byID: map[string]*inst{}, byVenue: map[string]*inst{}, keys: map[string]Credentials{},
 		limits: newLimiter(!cfg.DisableRateLimits), sod: newSodCache(), conns: map[*wsConn]struct{}{},
-		algos: newAlgoBook(), tags: map[uint64]string{}, faults: &faults.Injector{}}
+		algos: newAlgoBook(), deadman: newDeadMan(), tags: map[uint64]string{}, faults: &faults.Injector{}}
 	for _, in := range s.v.Instruments() {
 		i := newInst(in)
 		s.insts = append(s.insts, i)
@@ -153,6 +160,11 @@ func New(cfg Config) (*Server, error) {
 	go func() {
 		defer s.wg.Done()
 		s.watchAlgos(ctx)
+	}()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.watchDeadMan(ctx)
 	}()
 	return s, nil
 }

@@ -36,6 +36,7 @@ func (s *Server) privateRoutes() {
 	s.route("GET", "/api/v5/account/leverage-info", 20, true, s.leverageInfo)
 	s.route("POST", "/api/v5/account/set-position-mode", 5, true, s.setPositionMode)
 	s.route("GET", "/api/v5/account/config", 5, true, s.accountConfig)
+	s.route("POST", "/api/v5/trade/cancel-all-after", 2, true, s.cancelAllAfter)
 	s.route("GET", "/api/v5/account/max-size", 20, true, s.maxSize)
 	s.walletRoutes()
 }
