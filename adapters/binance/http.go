@@ -108,6 +108,14 @@ func answer[T any](body []byte, err error, what string, parse func([]byte) (T, e
 	return out, nil
 }
 
+// one checks that a parser found exactly one row (an answer about one symbol).
+func one[T any](rows []T, err error) ([]T, error) {
+	if err == nil && len(rows) != 1 {
+		err = fmt.Errorf("%d rows, want 1", len(rows))
+	}
+	return rows, err
+}
+
 // inMarket binds a parser's market.
 func inMarket[T any](m Market, parse func(Market, []byte) (T, error)) func([]byte) (T, error) {
 	return func(b []byte) (T, error) { return parse(m, b) }

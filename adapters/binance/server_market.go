@@ -2,7 +2,6 @@ package binance
 
 import (
 	"context"
-	"fmt"
 	"net/url"
 	"slices"
 	"strconv"
@@ -151,13 +150,9 @@ func (s *Server) GetTickers(ctx context.Context, req *exchangev1.GetTickersReque
 			pq.Set("symbol", out[0].Symbol)
 			pw = 1
 		}
-		pbody, err := c.get(ctx, Futures, pathFutPremiumIndex, pq, pw)
+		prem, err := call(ctx, c, rest{m: Futures, path: pathFutPremiumIndex, q: pq, weight: pw, what: "premiumIndex"}, ParsePremiumIndex)
 		if err != nil {
 			return nil, err
-		}
-		prem, err := ParsePremiumIndex(pbody)
-		if err != nil {
-			return nil, parseErr("premiumIndex", err)
 		}
 		bySym := map[string]PremiumIndex{}
 		for _, p := range prem {
@@ -295,13 +290,10 @@ func (s *Server) GetCandles(ctx context.Context, req *exchangev1.GetCandlesReque
 		}
 	}
 	c, _ := s.client()
-	body, err := c.get(ctx, m, path, q, weight)
+	ks, err := call(ctx, c, rest{m: m, path: path, q: q, weight: weight, what: "klines"},
+		func(b []byte) ([]*exchangev1.Candle, error) { return ParseKlines(b, time.Now().UnixMilli()) })
 	if err != nil {
 		return nil, err
-	}
-	ks, err := ParseKlines(body, time.Now().UnixMilli())
-	if err != nil {
-		return nil, parseErr("klines", err)
 	}
 	out := ks[:0]
 	for _, k := range ks {
@@ -351,13 +343,10 @@ func (s *Server) GetFundingRate(ctx context.Context, req *exchangev1.GetFundingR
 		return nil, err
 	}
 	c, _ := s.client()
-	body, err := c.get(ctx, Futures, pathFutPremiumIndex, url.Values{"symbol": {req.GetSymbol()}}, 1)
+	ps, err := call(ctx, c, rest{m: Futures, path: pathFutPremiumIndex, q: url.Values{"symbol": {req.GetSymbol()}}, weight: 1, what: "premiumIndex"},
+		func(b []byte) ([]PremiumIndex, error) { return one(ParsePremiumIndex(b)) })
 	if err != nil {
 		return nil, err
-	}
-	ps, err := ParsePremiumIndex(body)
-	if err != nil || len(ps) != 1 {
-		return nil, parseErr("premiumIndex", fmt.Errorf("%v (%d rows)", err, len(ps)))
 	}
 	p := ps[0]
 	return &exchangev1.GetFundingRateResponse{Symbol: p.Symbol, Rate: p.LastFundingRate, NextFundingTime: p.NextFundingTime,

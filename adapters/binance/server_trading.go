@@ -844,13 +844,16 @@ func (s *Server) GetLeverage(ctx context.Context, req *exchangev1.GetLeverageReq
 		return nil, err
 	}
 	c, _ := s.client()
-	body, err := c.signed(ctx, Futures, http.MethodGet, pathFutSymbolConfig, url.Values{"symbol": {req.GetSymbol()}}, 5, creds(req.GetAccount()))
+	cfgs, err := call(ctx, c, rest{m: Futures, method: http.MethodGet, path: pathFutSymbolConfig, q: url.Values{"symbol": {req.GetSymbol()}},
+		weight: 5, acct: req.GetAccount(), what: "symbolConfig"}, func(b []byte) ([]SymbolConfig, error) {
+		cs, err := ParseSymbolConfig(b)
+		if err == nil && len(cs) == 0 {
+			err = errors.New("no row")
+		}
+		return cs, err
+	})
 	if err != nil {
 		return nil, err
-	}
-	cfgs, err := ParseSymbolConfig(body)
-	if err != nil || len(cfgs) == 0 {
-		return nil, parseErr("symbolConfig", errors.Join(err, errors.New("no row")))
 	}
 	return &exchangev1.GetLeverageResponse{Leverage: cfgs[0].Leverage, MarginMode: cfgs[0].MarginMode}, nil
 }
