@@ -550,7 +550,6 @@ func (s *Server) accountSnapshotRetry(ctx context.Context, acct *exchangev1.Acco
 func (s *Server) accountSnapshot(ctx context.Context, acct *exchangev1.AccountRef, alive func(Market) bool) (*exchangev1.AccountSnapshot, error) {
 	snap := &exchangev1.AccountSnapshot{}
 	c, _ := s.client()
-	cr := creds(acct)
 	if alive(Spot) {
 		open, err := s.ListOpenOrders(ctx, &exchangev1.ListOpenOrdersRequest{Account: acct, MarketType: exchangev1.MarketType_MARKET_TYPE_SPOT})
 		if err != nil {
@@ -562,13 +561,9 @@ func (s *Server) accountSnapshot(ctx context.Context, acct *exchangev1.AccountRe
 			return nil, err
 		}
 		snap.Balances = append(snap.Balances, bs...)
-		fb, err := c.signed(ctx, Spot, http.MethodPost, pathFundingAsset, nil, 1, cr)
+		fs, err := call(ctx, c, rest{m: Spot, method: http.MethodPost, path: pathFundingAsset, weight: 1, acct: acct, what: "funding assets"}, ParseFundingAssets)
 		if err != nil {
 			return nil, err
-		}
-		fs, err := ParseFundingAssets(fb)
-		if err != nil {
-			return nil, parseErr("funding assets", err)
 		}
 		snap.Balances = append(snap.Balances, fs...)
 	}

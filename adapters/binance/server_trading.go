@@ -72,7 +72,8 @@ func (s *Server) PlaceOrder(ctx context.Context, req *exchangev1.PlaceOrderReque
 		}
 	}
 	c, _ := s.client()
-	body, err := c.write(ctx, m, http.MethodPost, orderPath(m), q, 1, creds(req.GetAccount()))
+	o, err := writeCall(ctx, c, rest{m: m, method: http.MethodPost, path: orderPath(m), q: q, weight: 1, acct: req.GetAccount(), what: "order"},
+		inMarket(m, ParseOrder))
 	if err != nil {
 		if req.GetClientOrderId() != "" && duplicateClientID(m, err) {
 			// Binance refuses a client order id already used by an open order: answer with that order, so a
@@ -83,10 +84,6 @@ func (s *Server) PlaceOrder(ctx context.Context, req *exchangev1.PlaceOrderReque
 			}
 		}
 		return nil, err
-	}
-	o, err := ParseOrder(m, body)
-	if err != nil {
-		return nil, parseErr("order", err)
 	}
 	return &exchangev1.PlaceOrderResponse{Order: o}, nil
 }
@@ -176,16 +173,13 @@ func orderParams(m Market, req *exchangev1.PlaceOrderRequest) (url.Values, error
 // lookupClientID reads the order a client order id names on a symbol: nil (and no error) when Binance knows none.
 func (s *Server) lookupClientID(ctx context.Context, m Market, acct *exchangev1.AccountRef, symbol, cid string) (*wireOrder, error) {
 	c, _ := s.client()
-	body, err := c.signed(ctx, m, http.MethodGet, orderPath(m), url.Values{"symbol": {symbol}, "origClientOrderId": {cid}}, 4, creds(acct))
+	w, err := call[wireOrder](ctx, c, rest{m: m, method: http.MethodGet, path: orderPath(m),
+		q: url.Values{"symbol": {symbol}, "origClientOrderId": {cid}}, weight: 4, acct: acct, what: "order"}, nil)
 	if err != nil {
 		if reason := sdk.DetailOf(err).GetReason(); reason == exchangev1.ErrorReason_ERROR_REASON_ORDER_NOT_FOUND {
 			return nil, nil
 		}
 		return nil, err
-	}
-	var w wireOrder
-	if err := decodeJSON(body, &w, "order"); err != nil {
-		return nil, parseErr("order", err)
 	}
 	return &w, nil
 }
@@ -1104,26 +1098,18 @@ func (s *Server) checkMarginMode(ctx context.Context, acct *exchangev1.AccountRe
 	if act == modeStrict {
 		return mismatch("the request acts on what exists in that mode")
 	}
-	pb, err := c.signed(ctx, Futures, http.MethodGet, pathFutPositionRisk, url.Values{"symbol": {symbol}}, 5, cr)
+	ps, err := call(ctx, c, rest{m: Futures, method: http.MethodGet, path: pathFutPositionRisk, q: url.Values{"symbol": {symbol}}, weight: 5, acct: acct, what: "positionRisk"}, ParsePositionRisk)
 	if err != nil {
 		return err
-	}
-	ps, err := ParsePositionRisk(pb)
-	if err != nil {
-		return parseErr("positionRisk", err)
 	}
 	for _, p := range ps {
 		if q, err := decimal.NewFromString(p.GetQty()); err == nil && !q.IsZero() {
 			return mismatch("it has an open position")
 		}
 	}
-	ob, err := c.signed(ctx, Futures, http.MethodGet, pathFutOpenOrders, url.Values{"symbol": {symbol}}, 1, cr)
+	open, err := call[[]wireOrder](ctx, c, rest{m: Futures, method: http.MethodGet, path: pathFutOpenOrders, q: url.Values{"symbol": {symbol}}, weight: 1, acct: acct, what: "openOrders"}, nil)
 	if err != nil {
 		return err
-	}
-	var open []wireOrder
-	if err := decodeJSON(ob, &open, "openOrders"); err != nil {
-		return parseErr("openOrders", err)
 	}
 	if len(open) > 0 {
 		return mismatch("it has open orders")
@@ -1418,7 +1404,6 @@ func (s *Server) GetMaxOrderSize(ctx context.Context, req *exchangev1.GetMaxOrde
 		return q.String()
 	}
 	c, _ := s.client()
-	cr := creds(req.GetAccount())
 	if m == Spot {
 		bs, err := call(ctx, c, rest{m: Spot, method: http.MethodGet, path: pathSpotAccount, q: url.Values{"omitZeroBalances": {"true"}}, weight: 20, acct: req.GetAccount(), what: "account"}, ParseSpotAccount)
 		if err != nil {
@@ -1434,13 +1419,9 @@ func (s *Server) GetMaxOrderSize(ctx context.Context, req *exchangev1.GetMaxOrde
 		}
 		return &exchangev1.GetMaxOrderSizeResponse{MaxBuyQty: grid(free(in.GetQuote()).Div(buyPrice)), MaxSellQty: grid(free(in.GetBase()))}, nil
 	}
-	fb, err := c.signed(ctx, Futures, http.MethodGet, pathFutAccount, nil, 5, cr)
+	fa, err := call(ctx, c, rest{m: Futures, method: http.MethodGet, path: pathFutAccount, weight: 5, acct: req.GetAccount(), what: "futures account"}, ParseFuturesAccount)
 	if err != nil {
 		return nil, err
-	}
-	fa, err := ParseFuturesAccount(fb)
-	if err != nil {
-		return nil, parseErr("futures account", err)
 	}
 	lev, err := s.GetLeverage(ctx, &exchangev1.GetLeverageRequest{Account: req.GetAccount(), Symbol: req.GetSymbol()})
 	if err != nil {

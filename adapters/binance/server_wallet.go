@@ -185,18 +185,14 @@ func (s *Server) transfer(ctx context.Context, req *exchangev1.TransferRequest) 
 	}
 	c, _ := s.client()
 	sent := c.serverNow(Spot).UnixMilli()
-	body, err := c.write(ctx, Spot, http.MethodPost, pathTransfer, url.Values{"type": {typ}, "asset": {asset}, "amount": {amount}}, 900,
-		creds(req.GetAccount()))
+	id, err := writeCall(ctx, c, rest{m: Spot, method: http.MethodPost, path: pathTransfer,
+		q: url.Values{"type": {typ}, "asset": {asset}, "amount": {amount}}, weight: 900, acct: req.GetAccount(), what: "transfer"}, ParseTransferID)
 	if err != nil {
 		if req.GetClientId() != "" && sdk.DetailOf(err).GetReason() == exchangev1.ErrorReason_ERROR_REASON_UNKNOWN_OUTCOME {
 			// Transfer holds s.transfers.mu for calls with a client id.
 			s.transfers.markLost(req.GetAccount().GetApiKey()+"\x00"+req.GetClientId(), lostTransfer{typ: typ, asset: asset, amount: amount, sent: sent})
 		}
 		return nil, err
-	}
-	id, err := ParseTransferID(body)
-	if err != nil {
-		return nil, parseErr("transfer", err)
 	}
 	// A tranId means the universal transfer is booked; Binance settles it synchronously.
 	return &exchangev1.TransferResponse{Transfer: &exchangev1.TransferRecord{Id: id, ClientId: req.GetClientId(), Asset: asset,
@@ -446,13 +442,10 @@ func (s *Server) GetConvertQuote(ctx context.Context, req *exchangev1.GetConvert
 		q.Set("toAmount", a)
 	}
 	c, _ := s.client()
-	body, err := c.signed(ctx, Spot, http.MethodPost, pathConvertQuote, q, 200, creds(req.GetAccount()))
+	qt, err := call(ctx, c, rest{m: Spot, method: http.MethodPost, path: pathConvertQuote, q: q, weight: 200, acct: req.GetAccount(), what: "convert quote"},
+		func(b []byte) (*exchangev1.ConvertQuote, error) { return ParseConvertQuote(b, from, to) })
 	if err != nil {
 		return nil, err
-	}
-	qt, err := ParseConvertQuote(body, from, to)
-	if err != nil {
-		return nil, parseErr("convert quote", err)
 	}
 	return &exchangev1.GetConvertQuoteResponse{Quote: qt}, nil
 }
@@ -532,7 +525,6 @@ const maxConvertWalk = 20
 // GetBalances: trading = spot account balances plus the USDT-M account; funding = the funding wallet.
 func (s *Server) GetBalances(ctx context.Context, req *exchangev1.GetBalancesRequest) (*exchangev1.GetBalancesResponse, error) {
 	c, _ := s.client()
-	cr := creds(req.GetAccount())
 	out := &exchangev1.GetBalancesResponse{}
 	w := req.GetWallet()
 	if w == exchangev1.WalletType_WALLET_TYPE_UNSPECIFIED || w == exchangev1.WalletType_WALLET_TYPE_TRADING {
@@ -541,13 +533,9 @@ func (s *Server) GetBalances(ctx context.Context, req *exchangev1.GetBalancesReq
 			return nil, err
 		}
 		out.Balances = append(out.Balances, bs...)
-		fb, err := c.signed(ctx, Futures, http.MethodGet, pathFutAccount, nil, 5, cr)
+		fa, err := call(ctx, c, rest{m: Futures, method: http.MethodGet, path: pathFutAccount, weight: 5, acct: req.GetAccount(), what: "futures account"}, ParseFuturesAccount)
 		if err != nil {
 			return nil, err
-		}
-		fa, err := ParseFuturesAccount(fb)
-		if err != nil {
-			return nil, parseErr("futures account", err)
 		}
 		out.Equity, out.UnrealizedPnl, out.AvailableMargin = fa.Equity, fa.UnrealizedPnl, fa.AvailableMargin
 	}
