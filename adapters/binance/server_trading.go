@@ -1,6 +1,7 @@
 package binance
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -10,6 +11,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/shopspring/decimal"
 
@@ -1037,15 +1039,9 @@ func compareID(a, b string) int {
 	x, errA := strconv.ParseInt(a, 10, 64)
 	y, errB := strconv.ParseInt(b, 10, 64)
 	if errA == nil && errB == nil {
-		return compareInt64(x, y)
+		return cmp.Compare(x, y)
 	}
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	return strings.Compare(a, b)
 }
 
 // modeAction says what checkMarginMode may do when a request's margin mode differs from the symbol's.

@@ -1,6 +1,7 @@
 package binance
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"net/url"
@@ -231,15 +232,7 @@ func (s *Server) ListTransfers(ctx context.Context, req *exchangev1.ListTransfer
 	return &exchangev1.ListTransfersResponse{Transfers: page, NextCursor: next}, nil
 }
 
-func compareInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
+func compareInt64(a, b int64) int { return cmp.Compare(a, b) }
 
 // GetDepositAddress returns the deposit address of a coin on a network (the coin's default network when none is
 // given; capital config names it).
