@@ -1,7 +1,9 @@
 package okx_test
 
 import (
+	"context"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -9,6 +11,29 @@ import (
 
 	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
 )
+
+var (
+	deadmanOnce sync.Once
+	deadmanErr  error
+)
+
+// deadman is the account of deadmanKey, given 1,000 USDT in its trading account once per test binary.
+func deadman(t *testing.T, w *world) *exchangev1.AccountRef {
+	t.Helper()
+	acct := &exchangev1.AccountRef{AccountId: "dm", ApiKey: deadmanKey, ApiSecret: "dm-secret", Passphrase: "dm-pass"}
+	deadmanOnce.Do(func() {
+		ctx := context.Background()
+		if _, deadmanErr = w.v.Deposit(ctx, deadmanAccount, "USDT", decimal.Zero); deadmanErr != nil {
+			return
+		}
+		_, deadmanErr = w.c.Transfer(ctx, &exchangev1.TransferRequest{Account: acct, Asset: "USDT", Amount: "1000",
+			From: exchangev1.WalletType_WALLET_TYPE_FUNDING, To: exchangev1.WalletType_WALLET_TYPE_TRADING})
+	})
+	if deadmanErr != nil {
+		t.Fatal(deadmanErr)
+	}
+	return acct
+}
 
 func uniq(prefix string) string { return prefix + strconv.FormatInt(time.Now().UnixNano()%1e12, 10) }
 
@@ -102,14 +127,7 @@ func TestBatchPlaceAndCancel(t *testing.T) {
 func TestCancelAllAfter(t *testing.T) {
 	w := shared(t)
 	ctx := t.Context()
-	acct := &exchangev1.AccountRef{AccountId: "dm", ApiKey: deadmanKey, ApiSecret: "dm-secret", Passphrase: "dm-pass"}
-	if _, err := w.v.Deposit(ctx, deadmanAccount, "USDT", decimal.Zero); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.c.Transfer(ctx, &exchangev1.TransferRequest{Account: acct, Asset: "USDT", Amount: "1000",
-		From: exchangev1.WalletType_WALLET_TYPE_FUNDING, To: exchangev1.WalletType_WALLET_TYPE_TRADING}); err != nil {
-		t.Fatal(err)
-	}
+	acct := deadman(t, w)
 	spot := exchangev1.MarketType_MARKET_TYPE_SPOT
 	bid, _ := bestBid(t, w, spot, "BTC-USDT")
 	px := bid.Mul(decimal.RequireFromString("0.8")).Round(1)
@@ -152,5 +170,49 @@ func TestCancelAllAfter(t *testing.T) {
 			t.Fatalf("order still %v after the switch ran out", g.GetOrder().GetStatus())
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestAccountStreamAlgoOrders: the private orders-algo channel (instType ANY) carries algo orders to the account
+// stream: a placed stop is WAITING, then CANCELLED once cancelled.
+func TestAccountStreamAlgoOrders(t *testing.T) {
+	w := shared(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	acct := deadman(t, w)
+	st, err := w.c.StreamAccount(ctx, &exchangev1.StreamAccountRequest{Account: acct})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := st.Recv()
+	if err != nil || first.GetSnapshot() == nil {
+		t.Fatalf("first event %v %v, want a snapshot", first, err)
+	}
+	spot := exchangev1.MarketType_MARKET_TYPE_SPOT
+	_, ask := bestBid(t, w, spot, "BTC-USDT")
+	trig := ask.Mul(decimal.RequireFromString("1.5")).Round(1)
+	g, err := w.c.PlaceAlgoOrder(ctx, &exchangev1.PlaceAlgoOrderRequest{Account: acct, MarketType: spot, Symbol: "BTC-USDT",
+		Side: exchangev1.Side_SIDE_BUY, Type: exchangev1.OrderType_ORDER_TYPE_STOP_MARKET, TriggerPrice: trig.String(), Qty: "0.0001"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := g.GetAlgoOrder().GetAlgoId()
+	want := exchangev1.AlgoOrderStatus_ALGO_ORDER_STATUS_WAITING
+	for {
+		ev, err := st.Recv() // bounded by ctx
+		if err != nil {
+			t.Fatalf("waiting for algo order %s %v: %v", id, want, err)
+		}
+		a := ev.GetAlgoOrder()
+		if a.GetAlgoId() != id || a.GetStatus() != want {
+			continue
+		}
+		if want == exchangev1.AlgoOrderStatus_ALGO_ORDER_STATUS_CANCELLED {
+			return
+		}
+		if _, err := w.c.CancelAlgoOrder(ctx, &exchangev1.CancelAlgoOrderRequest{Account: acct, MarketType: spot, Symbol: "BTC-USDT", AlgoId: id}); err != nil {
+			t.Fatal(err)
+		}
+		want = exchangev1.AlgoOrderStatus_ALGO_ORDER_STATUS_CANCELLED
 	}
 }

@@ -39,9 +39,50 @@ type algoBook struct {
 	byLeg map[uint64]*algo
 	order []*algo // creation order, bounded
 	next  uint64
+	// watchers are the orders-algo subscriptions: each gets every change of its account's algo orders.
+	watchers map[uint64]algoWatcher
+	nextW    uint64
 }
 
-func newAlgoBook() *algoBook { return &algoBook{byID: map[string]*algo{}, byLeg: map[uint64]*algo{}} }
+// algoWatcher receives the row of an algo order after each change; send must not block.
+type algoWatcher struct {
+	account string
+	send    func(a *algo, row obj)
+}
+
+func newAlgoBook() *algoBook {
+	return &algoBook{byID: map[string]*algo{}, byLeg: map[uint64]*algo{}, watchers: map[uint64]algoWatcher{}}
+}
+
+// watch registers w until the returned function is called.
+func (b *algoBook) watch(w algoWatcher) func() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.nextW++
+	id := b.nextW
+	b.watchers[id] = w
+	return func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		delete(b.watchers, id)
+	}
+}
+
+// notifyAlgo sends an algo order's current row to the watchers of its account (the orders-algo channel).
+func (s *Server) notifyAlgo(a *algo) {
+	s.algos.mu.Lock()
+	row := s.algoObj(a)
+	var ws []algoWatcher
+	for _, w := range s.algos.watchers {
+		if w.account == a.account {
+			ws = append(ws, w)
+		}
+	}
+	s.algos.mu.Unlock()
+	for _, w := range ws {
+		w.send(a, row)
+	}
+}
 
 const maxAlgos = 10_000
 
@@ -111,9 +152,13 @@ func (s *Server) onAlgoLeg(ctx context.Context, o venue.Order) {
 			}
 		}
 	}
+	changed := a.state != "live"
 	s.algos.mu.Unlock()
 	for _, l := range cancel {
 		_, _ = s.v.Cancel(ctx, a.account, a.i.v.ID, l, "")
+	}
+	if changed {
+		s.notifyAlgo(a)
 	}
 }
 
@@ -252,6 +297,7 @@ func (s *Server) placeAlgo(q *request) (result, *apiError) {
 	a.id = strconv.FormatUint(900_000_000_000+s.algos.next, 10)
 	s.algos.mu.Unlock()
 	s.algos.add(a)
+	s.notifyAlgo(a)
 	item["algoId"] = a.id
 	return s.itemResults([]obj{item}, []*itemErr{nil}), nil
 }
@@ -295,6 +341,7 @@ func (s *Server) cancelAlgos(q *request) (result, *apiError) {
 		for _, l := range legs {
 			_, _ = s.v.Cancel(q.r.Context(), q.account, a.i.v.ID, l, "")
 		}
+		s.notifyAlgo(a)
 	}
 	return s.itemResults(items, errs), nil
 }

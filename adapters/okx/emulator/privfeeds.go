@@ -127,3 +127,18 @@ func (c *wsConn) accountFeed(a map[string]string, acct string) feed {
 		}
 	}
 }
+
+// algoFeed pushes the account's algo orders (conditional and oco) on every change: placed, triggered, cancelled.
+// instType may be ANY, SPOT or SWAP, as on OKX.
+func (c *wsConn) algoFeed(a map[string]string, acct string) feed {
+	return func(ctx context.Context, ready func()) {
+		stop := c.s.algos.watch(algoWatcher{account: acct, send: func(g *algo, row obj) {
+			if instMatch(a, g.i) {
+				c.send(push(a, []obj{row}))
+			}
+		}})
+		defer stop()
+		ready()
+		<-ctx.Done()
+	}
+}

@@ -316,6 +316,12 @@ func (c *wsConn) subscribe(a map[string]string) {
 			f = c.positionFeed(a, acct)
 		case "account":
 			f = c.accountFeed(a, acct)
+		case "orders-algo":
+			if t := strings.ToUpper(a["instType"]); t == "" {
+				c.sendError("60012", "Invalid request: instType is required")
+				return
+			}
+			f = c.algoFeed(a, acct)
 		}
 	}
 	if f == nil {
