@@ -103,19 +103,28 @@ func TestClientSignsRequests(t *testing.T) {
 
 func TestLimiterSpacesRequests(t *testing.T) {
 	l := newLimiter()
-	start := time.Now()
-	for range 6 { // 5 per 2 s: the sixth waits about 0.4 s
-		if err := l.wait(context.Background(), "k", 5); err != nil {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	l.now = func() time.Time { return now } // the test moves the clock; a cancelled context shows a wait
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	for range 5 { // 5 per 2 s: the bucket holds five tokens
+		if err := l.wait(done, "k", 5); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if el := time.Since(start); el < 300*time.Millisecond {
-		t.Fatalf("six requests at 5/2s took %s", el)
+	if err := l.wait(done, "k", 5); err == nil {
+		t.Fatal("a sixth request at 5/2s went through without waiting")
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if err := l.wait(ctx, "k", 5); err == nil {
-		t.Fatal("wait ignored a cancelled context")
+	now = now.Add(399 * time.Millisecond)
+	if err := l.wait(done, "k", 5); err == nil {
+		t.Fatal("a token came back before 0.4 s")
+	}
+	now = now.Add(time.Millisecond)
+	if err := l.wait(done, "k", 5); err != nil {
+		t.Fatalf("no token after 0.4 s: %v", err)
+	}
+	if err := l.wait(done, "other", 5); err != nil {
+		t.Fatalf("keys share a bucket: %v", err)
 	}
 }
 

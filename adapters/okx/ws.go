@@ -188,7 +188,8 @@ func (w *wsConn) session(ctx context.Context, first bool) error {
 	start := time.Now()
 
 	// The pinger sends a text "ping" when nothing arrived for idle, and drops the connection when a further idle
-	// period passes in silence.
+	// period passes after that ping in silence. The drop always follows a ping that was written, however late the
+	// ticker runs: a slow scheduler delays the check, never skips the ping.
 	var last atomic.Int64
 	last.Store(time.Now().UnixNano())
 	sctx, stop := context.WithCancel(ctx)
@@ -199,21 +200,27 @@ func (w *wsConn) session(ctx context.Context, first bool) error {
 		defer wg.Done()
 		tick := time.NewTicker(max(w.idle/4, 10*time.Millisecond))
 		defer tick.Stop()
+		var pinged time.Time // when the ping for the current silence went out; zero when none did
 		for {
 			select {
 			case <-sctx.Done():
 				return
 			case <-tick.C:
-				quiet := time.Since(time.Unix(0, last.Load()))
+				heard := time.Unix(0, last.Load())
+				if !pinged.IsZero() && heard.After(pinged) {
+					pinged = time.Time{} // something arrived after the ping
+				}
 				switch {
-				case quiet > 2*w.idle:
-					w.log.Warn("okx: websocket silent, closing", "url", w.url, "quiet", quiet)
-					c.CloseNow()
-					return
-				case quiet > w.idle:
+				case time.Since(heard) <= w.idle:
+				case pinged.IsZero():
 					wctx, cancel := context.WithTimeout(sctx, 5*time.Second)
 					_ = c.Write(wctx, websocket.MessageText, []byte("ping"))
 					cancel()
+					pinged = time.Now()
+				case time.Since(pinged) > w.idle:
+					w.log.Warn("okx: websocket silent after a ping, closing", "url", w.url, "quiet", time.Since(heard))
+					c.CloseNow()
+					return
 				}
 			}
 		}

@@ -295,7 +295,7 @@ func TestPositionsLeverageModeAndOCO(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.step(time.Second)
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second) // generous: the watcher runs on its own goroutine
 	for {
 		hist := h.signed("GET", "/api/v5/trade/orders-algo-history?ordType=oco&state=effective", nil).objects(t)
 		if len(hist) == 1 && hist[0]["ordId"] != "" {

@@ -304,13 +304,10 @@ func TestWSErrorsPingIdleAndDrop(t *testing.T) {
 	if m := w.readObj(); m["event"] != "error" || m["code"] != "60018" {
 		t.Fatalf("bad inst: %v", m)
 	}
-	// Idle: nothing either way for longer than the timeout closes the connection.
-	start := time.Now()
+	// Idle: nothing either way for longer than the timeout closes the connection (the read is bounded by the
+	// harness's context, far above the 400 ms timeout).
 	if _, _, err := w.c.Read(w.ct); err == nil {
 		t.Fatal("idle connection stayed open")
-	}
-	if d := time.Since(start); d < 300*time.Millisecond || d > 5*time.Second {
-		t.Errorf("closed after %s", d)
 	}
 	// Drop hook.
 	w2 := h.dial("/ws/v5/business")
