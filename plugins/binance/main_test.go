@@ -71,5 +71,16 @@ func TestPluginBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 	acct := &exchangev1.AccountRef{ApiKey: emulator.DemoAPIKey, ApiSecret: emulator.DemoAPISecret}
-	conformance.Test(t, p.Exchange, conformance.Options{Account: acct, StreamWait: 20 * time.Second, CheckTimeout: 2 * time.Minute})
+	f, err := os.Open("conformance.expect")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustPass, err := conformance.ParseExpect(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every check the plugin must pass, the unknown-outcome section against the emulator's fault endpoint included.
+	conformance.Test(t, p.Exchange, conformance.Options{Account: acct, StreamWait: 20 * time.Second, CheckTimeout: 2 * time.Minute,
+		MustPass: mustPass, FaultURL: ts.URL})
 }
