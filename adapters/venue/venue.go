@@ -382,15 +382,26 @@ func (v *Venue) Run(ctx context.Context) error {
 
 // AdvanceTo runs the simulation in fixed steps up to t (simulated time; tests drive it with a ManualClock). Funding
 // settlement and mark-price liquidations happen here too, also when the synthetic market is off.
+//
+// Each step takes the lock on its own: readers (an all-symbol tickers call, say) wait for one step, never for a whole
+// catch-up of many missed steps on a busy machine. Every reader still sees the venue at a step boundary.
 func (v *Venue) AdvanceTo(t time.Time) {
+	for v.advanceOne(t) {
+	}
+}
+
+// advanceOne runs the next step when it is due by t and reports whether it ran one.
+func (v *Venue) advanceOne(t time.Time) bool {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	step := v.cfg.StepInterval
-	for !v.simTime.Add(step).After(t) {
-		v.simTime = v.simTime.Add(step)
-		v.stepLocked(v.simTime)
-		v.flushLocked()
+	next := v.simTime.Add(v.cfg.StepInterval)
+	if next.After(t) {
+		return false
 	}
+	v.simTime = next
+	v.stepLocked(next)
+	v.flushLocked()
+	return true
 }
 
 func (v *Venue) stepLocked(now time.Time) {
