@@ -46,7 +46,8 @@ func newWorld() (*world, error) {
 	go func() { _ = v.Run(context.Background()) }() // lives for the test binary
 	emu, err := emulator.New(emulator.Config{Venue: v, DisableRateLimits: true, Credentials: []emulator.Credentials{
 		{APIKey: readOnlyKey, Secret: "ro-secret", Passphrase: "ro-pass", Account: emulator.DemoAccount, Perm: "read_only", IPs: []string{"127.0.0.1", "10.0.0.7"}},
-		{APIKey: deadmanKey, Secret: "dm-secret", Passphrase: "dm-pass", Account: deadmanAccount}},
+		{APIKey: deadmanKey, Secret: "dm-secret", Passphrase: "dm-pass", Account: deadmanAccount},
+		{APIKey: historyKey, Secret: "h-secret", Passphrase: "h-pass", Account: historyAccount}},
 		MinCancelAllAfter: time.Second})
 	if err != nil {
 		return nil, err
@@ -80,6 +81,9 @@ const readOnlyKey = "okx-read-only-key"
 const (
 	deadmanKey     = "okx-deadman-key"
 	deadmanAccount = "okx-deadman"
+	// historyKey's account holds only what the history tests put there.
+	historyKey     = "okx-history-key"
+	historyAccount = "okx-history"
 )
 
 // shared returns one world per test binary (history generation is the slow part).

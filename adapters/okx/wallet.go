@@ -340,6 +340,15 @@ func (s *Server) ListTransfers(ctx context.Context, req *exchangev1.ListTransfer
 	return out, nil
 }
 
+// assetQuery is the currency filter of an asset history endpoint.
+func assetQuery(ccy string) url.Values {
+	q := url.Values{}
+	if ccy != "" {
+		q.Set("ccy", ccy)
+	}
+	return q
+}
+
 func historyQuery(p *exchangev1.HistoryPage, ccy string) url.Values {
 	q := url.Values{}
 	if ccy != "" {
@@ -427,10 +436,6 @@ func (s *Server) ListDeposits(ctx context.Context, req *exchangev1.ListDepositsR
 	if err != nil {
 		return nil, err
 	}
-	data, err := s.client().Get(ctx, "/api/v5/asset/deposit-history", historyQuery(req.GetPage(), req.GetAsset()), creds)
-	if err != nil {
-		return nil, err
-	}
 	type row struct {
 		DepID string `json:"depId"`
 		Ccy   string `json:"ccy"`
@@ -441,11 +446,12 @@ func (s *Server) ListDeposits(ctx context.Context, req *exchangev1.ListDepositsR
 		State string `json:"state"`
 		Ts    string `json:"ts"`
 	}
-	rows, err := decodeList[row](data)
+	rows, next, err := timePage(ctx, s, creds, "/api/v5/asset/deposit-history", assetQuery(req.GetAsset()), req.GetPage(),
+		func(r row) (int64, error) { return parseMs("ts", r.Ts) }, func(r row) string { return r.DepID })
 	if err != nil {
-		return nil, internalf("deposit-history: %v", err)
+		return nil, err
 	}
-	out := &exchangev1.ListDepositsResponse{}
+	out := &exchangev1.ListDepositsResponse{NextCursor: next}
 	for _, r := range rows {
 		amt, err := canonStr("amt", r.Amt)
 		ts, err2 := parseMs("ts", r.Ts)
@@ -505,10 +511,6 @@ func (s *Server) ListWithdrawals(ctx context.Context, req *exchangev1.ListWithdr
 	if err != nil {
 		return nil, err
 	}
-	data, err := s.client().Get(ctx, "/api/v5/asset/withdrawal-history", historyQuery(req.GetPage(), req.GetAsset()), creds)
-	if err != nil {
-		return nil, err
-	}
 	type row struct {
 		WdID     string `json:"wdId"`
 		ClientID string `json:"clientId"`
@@ -524,11 +526,12 @@ func (s *Server) ListWithdrawals(ctx context.Context, req *exchangev1.ListWithdr
 		State    string `json:"state"`
 		Ts       string `json:"ts"`
 	}
-	rows, err := decodeList[row](data)
+	rows, next, err := timePage(ctx, s, creds, "/api/v5/asset/withdrawal-history", assetQuery(req.GetAsset()), req.GetPage(),
+		func(r row) (int64, error) { return parseMs("ts", r.Ts) }, func(r row) string { return r.WdID })
 	if err != nil {
-		return nil, internalf("withdrawal-history: %v", err)
+		return nil, err
 	}
-	out := &exchangev1.ListWithdrawalsResponse{}
+	out := &exchangev1.ListWithdrawalsResponse{NextCursor: next}
 	for _, r := range rows {
 		amt, err1 := canonStr("amt", r.Amt)
 		fee, err2 := canonStr("fee", r.Fee)
@@ -694,15 +697,12 @@ func (s *Server) ListConverts(ctx context.Context, req *exchangev1.ListConvertsR
 	if err != nil {
 		return nil, err
 	}
-	data, err := s.client().Get(ctx, "/api/v5/asset/convert/history", historyQuery(req.GetPage(), ""), creds)
+	rows, next, err := timePage(ctx, s, creds, "/api/v5/asset/convert/history", url.Values{}, req.GetPage(),
+		func(r rawConvertTrade) (int64, error) { return parseMs("ts", r.Ts) }, func(r rawConvertTrade) string { return r.TradeID })
 	if err != nil {
 		return nil, err
 	}
-	rows, err := decodeList[rawConvertTrade](data)
-	if err != nil {
-		return nil, internalf("convert history: %v", err)
-	}
-	out := &exchangev1.ListConvertsResponse{}
+	out := &exchangev1.ListConvertsResponse{NextCursor: next}
 	for _, r := range rows {
 		rec, err := convertRecord(r)
 		if err != nil {

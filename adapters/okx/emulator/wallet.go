@@ -105,14 +105,24 @@ func (s *Server) depositAddress(q *request) (result, *apiError) {
 		"verifiedName": "", "selected": true}}}, nil
 }
 
-func (s *Server) walletTxs(q *request, deposits bool) []obj {
+// inWindow applies OKX's history paging: after returns rows older than it, before rows newer than it (Unix ms).
+func inWindow(ts, after, before int64) bool {
+	return (after == 0 || ts < after) && (before == 0 || ts > before)
+}
+
+// walletTxs lists deposits or withdrawals newest first: at most limit (100) rows inside after/before.
+func (s *Server) walletTxs(q *request, deposits bool) ([]obj, *apiError) {
+	after, before, limit, aerr := paging(q, 100, 100)
+	if aerr != nil {
+		return nil, aerr
+	}
 	txs, _ := s.v.WalletHistory(q.account)
 	ccy := strings.ToUpper(q.get("ccy"))
 	rows := []obj{}
-	for k := len(txs) - 1; k >= 0 && len(rows) < 100; k-- {
+	for k := len(txs) - 1; k >= 0 && len(rows) < limit; k-- {
 		t := txs[k]
 		isDep := !strings.HasPrefix(t.ID, "wd")
-		if isDep != deposits || (ccy != "" && t.Asset != ccy) {
+		if isDep != deposits || (ccy != "" && t.Asset != ccy) || !inWindow(t.Time, after, before) {
 			continue
 		}
 		if deposits {
@@ -126,15 +136,17 @@ func (s *Server) walletTxs(q *request, deposits bool) []obj {
 				"wdId": t.ID})
 		}
 	}
-	return rows
+	return rows, nil
 }
 
 func (s *Server) depositHistory(q *request) (result, *apiError) {
-	return result{data: s.walletTxs(q, true)}, nil
+	rows, aerr := s.walletTxs(q, true)
+	return result{data: rows}, aerr
 }
 
 func (s *Server) withdrawalHistory(q *request) (result, *apiError) {
-	return result{data: s.walletTxs(q, false)}, nil
+	rows, aerr := s.walletTxs(q, false)
+	return result{data: rows}, aerr
 }
 
 func (s *Server) withdrawal(q *request) (result, *apiError) {
@@ -268,13 +280,21 @@ func publicConvert(row obj) obj {
 	return out
 }
 
+// convertHistory lists the account's converts newest first: at most limit (100) rows inside after/before.
 func (s *Server) convertHistory(q *request) (result, *apiError) {
+	after, before, limit, aerr := paging(q, 100, 100)
+	if aerr != nil {
+		return result{}, aerr
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rows := []obj{}
-	for k := len(s.converts) - 1; k >= 0 && len(rows) < 100; k-- {
-		if s.converts[k]["account"] == q.account {
-			rows = append(rows, publicConvert(s.converts[k]))
+	for k := len(s.converts) - 1; k >= 0 && len(rows) < limit; k-- {
+		c := s.converts[k]
+		tss, _ := c["ts"].(string)
+		ts, _ := strconv.ParseInt(tss, 10, 64)
+		if c["account"] == q.account && inWindow(ts, after, before) {
+			rows = append(rows, publicConvert(c))
 		}
 	}
 	return result{data: rows}, nil
