@@ -3,6 +3,7 @@ package main_test
 import (
 	"context"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -49,12 +50,23 @@ func TestPluginBinary(t *testing.T) {
 		t.Fatalf("describe: %v %v", err, d)
 	}
 	settings := emulator.PluginSettings(ts.URL)
-	settings["rest_timeout"] = "30s" // generous: the race detector and parallel packages share two cores
+	settings["rest_timeout"] = "90s" // generous: the race detector and parallel packages share two cores
 	if _, err := p.Exchange.Configure(ctx, &exchangev1.ConfigureRequest{Settings: settings}); err != nil {
 		t.Fatal(err)
 	}
+	f, err := os.Open("conformance.expect")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustPass, err := conformance.ParseExpect(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every check the plugin must pass, the unknown-outcome section against the emulator's fault endpoint included.
 	conformance.Test(t, p.Exchange, conformance.Options{
 		Account:    &exchangev1.AccountRef{AccountId: "demo", ApiKey: emulator.DemoAPIKey, ApiSecret: emulator.DemoAPISecret, Passphrase: emulator.DemoPassphrase},
-		StreamWait: 20 * time.Second, CheckTimeout: 40 * time.Second,
+		StreamWait: 20 * time.Second, CheckTimeout: 2 * time.Minute,
+		MustPass: mustPass, FaultURL: ts.URL,
 	})
 }
