@@ -562,11 +562,17 @@ func (s *Server) accountSnapshot(ctx context.Context, acct *exchangev1.AccountRe
 			return nil, err
 		}
 		snap.OpenOrders = append(snap.OpenOrders, oo.GetOrders()...)
-		ao, err := s.ListAlgoOrders(ctx, &exchangev1.ListAlgoOrdersRequest{Account: acct, MarketType: mt})
-		if err != nil {
-			return nil, err
+		for cursor := ""; ; {
+			ao, err := s.ListAlgoOrders(ctx, &exchangev1.ListAlgoOrdersRequest{Account: acct, MarketType: mt,
+				Page: &exchangev1.HistoryPage{Cursor: cursor}})
+			if err != nil {
+				return nil, err
+			}
+			snap.AlgoOrders = append(snap.AlgoOrders, ao.GetAlgoOrders()...)
+			if cursor = ao.GetNextCursor(); cursor == "" {
+				break
+			}
 		}
-		snap.AlgoOrders = append(snap.AlgoOrders, ao.GetAlgoOrders()...)
 	}
 	ps, err := s.ListPositions(ctx, &exchangev1.ListPositionsRequest{Account: acct})
 	if err != nil {

@@ -939,7 +939,8 @@ func (s *Server) CancelAlgoOrder(ctx context.Context, req *exchangev1.CancelAlgo
 		MarketType: in.MarketType, Status: exchangev1.AlgoOrderStatus_ALGO_ORDER_STATUS_CANCELLED}}, nil
 }
 
-// ListAlgoOrders lists waiting conditional and OCO orders, and with include_history the finished ones too.
+// ListAlgoOrders lists waiting conditional and OCO orders, and with include_history the finished ones too: the
+// newest first by algoId, paged with an opaque cursor (see algoPage).
 func (s *Server) ListAlgoOrders(ctx context.Context, req *exchangev1.ListAlgoOrdersRequest) (*exchangev1.ListAlgoOrdersResponse, error) {
 	creds, err := credsOf(req.GetAccount())
 	if err != nil {
@@ -957,47 +958,32 @@ func (s *Server) ListAlgoOrders(ctx context.Context, req *exchangev1.ListAlgoOrd
 	if in != nil {
 		base.Set("instId", in.InstID)
 	}
-	calls := []struct {
-		path  string
-		state string
-	}{{"/api/v5/trade/orders-algo-pending", ""}}
+	srcs := []*idSource{{path: "/api/v5/trade/orders-algo-pending", query: base}}
 	if req.GetIncludeHistory() {
+		// orders-algo-history takes one state per call.
 		for _, st := range []string{"effective", "canceled", "order_failed"} {
-			calls = append(calls, struct{ path, state string }{"/api/v5/trade/orders-algo-history", st})
+			q := url.Values{"state": {st}}
+			for k, v := range base {
+				q[k] = v
+			}
+			srcs = append(srcs, &idSource{path: "/api/v5/trade/orders-algo-history", query: q})
 		}
 	}
-	out := &exchangev1.ListAlgoOrdersResponse{}
-	for _, c := range calls {
-		q := url.Values{}
-		for k, v := range base {
-			q[k] = v
-		}
-		if c.state != "" {
-			q.Set("state", c.state)
-		}
-		data, err := s.client().Get(ctx, c.path, q, creds)
+	rows, next, err := algoPage(ctx, s, creds, srcs, req.GetPage())
+	if err != nil {
+		return nil, err
+	}
+	out := &exchangev1.ListAlgoOrdersResponse{NextCursor: next}
+	for _, r := range rows {
+		conv, err := s.convFor(ctx, r.InstID)
 		if err != nil {
 			return nil, err
 		}
-		rows, err := decodeList[rawAlgo](data)
+		a, err := algoProto(r, conv)
 		if err != nil {
-			return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "%s: %v", c.path, err)
+			return nil, internalf("algo order %s: %v", r.AlgoID, err)
 		}
-		for _, r := range rows {
-			conv, err := s.convFor(ctx, r.InstID)
-			if err != nil {
-				return nil, err
-			}
-			a, err := algoProto(r, conv)
-			if err != nil {
-				return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "%s: %v", c.path, err)
-			}
-			out.AlgoOrders = append(out.AlgoOrders, a)
-		}
-	}
-	slices.SortStableFunc(out.AlgoOrders, func(a, b *exchangev1.AlgoOrder) int { return cmpInt(b.CreatedTime, a.CreatedTime) })
-	if l := int(req.GetPage().GetLimit()); l > 0 && len(out.AlgoOrders) > l {
-		out.AlgoOrders = out.AlgoOrders[:l]
+		out.AlgoOrders = append(out.AlgoOrders, a)
 	}
 	return out, nil
 }

@@ -294,48 +294,45 @@ func (s *Server) Transfer(ctx context.Context, req *exchangev1.TransferRequest) 
 	return &exchangev1.TransferResponse{Transfer: rec}, nil
 }
 
-// ListTransfers reads funding-account bills of transfers with the trading account, newest first.
+// ListTransfers reads the funding account's bills (asset/bills) and keeps the transfers with the trading account,
+// newest first, paged by time and bill id.
 func (s *Server) ListTransfers(ctx context.Context, req *exchangev1.ListTransfersRequest) (*exchangev1.ListTransfersResponse, error) {
 	creds, err := credsOf(req.GetAccount())
 	if err != nil {
 		return nil, err
 	}
 	type bill struct {
-		BillID string `json:"billId"`
-		Ccy    string `json:"ccy"`
-		BalChg string `json:"balChg"`
-		Type   string `json:"type"`
-		Ts     string `json:"ts"`
+		BillID   string `json:"billId"`
+		ClientID string `json:"clientId"`
+		Ccy      string `json:"ccy"`
+		BalChg   string `json:"balChg"`
+		Type     string `json:"type"`
+		Ts       string `json:"ts"`
 	}
-	out := &exchangev1.ListTransfersResponse{}
-	for _, typ := range []string{billFromTrading, billToTrading} {
-		q := historyQuery(req.GetPage(), req.GetAsset())
-		q.Set("type", typ)
-		data, err := s.client().Get(ctx, "/api/v5/asset/bills", q, creds)
-		if err != nil {
-			return nil, err
-		}
-		rows, err := decodeList[bill](data)
+	// asset/bills filters one type per call; both directions come from one walk over the account's bills.
+	rows, next, err := timePage(ctx, s, creds, "/api/v5/asset/bills", assetQuery(req.GetAsset()), req.GetPage(),
+		func(r bill) (int64, error) { return parseMs("ts", r.Ts) }, func(r bill) string { return r.BillID },
+		func(r bill) bool { return r.Type == billFromTrading || r.Type == billToTrading })
+	if err != nil {
+		return nil, err
+	}
+	out := &exchangev1.ListTransfersResponse{NextCursor: next}
+	for _, r := range rows {
+		amt, _, err := parseDec("balChg", r.BalChg)
 		if err != nil {
 			return nil, internalf("bills: %v", err)
 		}
-		for _, r := range rows {
-			amt, _, err := parseDec("balChg", r.BalChg)
-			if err != nil {
-				return nil, internalf("bills: %v", err)
-			}
-			ts, _ := parseMs("ts", r.Ts)
-			rec := &exchangev1.TransferRecord{Id: r.BillID, Asset: r.Ccy, Amount: canon(amt.Abs()), Status: exchangev1.TransferStatus_TRANSFER_STATUS_SUCCESS, Time: ts,
-				From: exchangev1.WalletType_WALLET_TYPE_TRADING, To: exchangev1.WalletType_WALLET_TYPE_FUNDING}
-			if r.Type == billToTrading {
-				rec.From, rec.To = rec.To, rec.From
-			}
-			out.Transfers = append(out.Transfers, rec)
+		ts, err := parseMs("ts", r.Ts)
+		if err != nil {
+			return nil, internalf("bills: %v", err)
 		}
-	}
-	slices.SortStableFunc(out.Transfers, func(a, b *exchangev1.TransferRecord) int { return cmpInt(b.Time, a.Time) })
-	if l := int(req.GetPage().GetLimit()); l > 0 && len(out.Transfers) > l {
-		out.Transfers = out.Transfers[:l]
+		rec := &exchangev1.TransferRecord{Id: r.BillID, ClientId: r.ClientID, Asset: r.Ccy, Amount: canon(amt.Abs()),
+			Status: exchangev1.TransferStatus_TRANSFER_STATUS_SUCCESS, Time: ts,
+			From: exchangev1.WalletType_WALLET_TYPE_TRADING, To: exchangev1.WalletType_WALLET_TYPE_FUNDING}
+		if r.Type == billToTrading {
+			rec.From, rec.To = rec.To, rec.From
+		}
+		out.Transfers = append(out.Transfers, rec)
 	}
 	return out, nil
 }
@@ -345,23 +342,6 @@ func assetQuery(ccy string) url.Values {
 	q := url.Values{}
 	if ccy != "" {
 		q.Set("ccy", ccy)
-	}
-	return q
-}
-
-func historyQuery(p *exchangev1.HistoryPage, ccy string) url.Values {
-	q := url.Values{}
-	if ccy != "" {
-		q.Set("ccy", ccy)
-	}
-	if p.GetLimit() > 0 {
-		q.Set("limit", strconv.Itoa(int(min(p.GetLimit(), 100))))
-	}
-	if p.GetEndTime() > 0 {
-		q.Set("after", msStr(p.GetEndTime()))
-	}
-	if p.GetStartTime() > 0 {
-		q.Set("before", msStr(p.GetStartTime()))
 	}
 	return q
 }
@@ -447,7 +427,7 @@ func (s *Server) ListDeposits(ctx context.Context, req *exchangev1.ListDepositsR
 		Ts    string `json:"ts"`
 	}
 	rows, next, err := timePage(ctx, s, creds, "/api/v5/asset/deposit-history", assetQuery(req.GetAsset()), req.GetPage(),
-		func(r row) (int64, error) { return parseMs("ts", r.Ts) }, func(r row) string { return r.DepID })
+		func(r row) (int64, error) { return parseMs("ts", r.Ts) }, func(r row) string { return r.DepID }, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -527,7 +507,7 @@ func (s *Server) ListWithdrawals(ctx context.Context, req *exchangev1.ListWithdr
 		Ts       string `json:"ts"`
 	}
 	rows, next, err := timePage(ctx, s, creds, "/api/v5/asset/withdrawal-history", assetQuery(req.GetAsset()), req.GetPage(),
-		func(r row) (int64, error) { return parseMs("ts", r.Ts) }, func(r row) string { return r.WdID })
+		func(r row) (int64, error) { return parseMs("ts", r.Ts) }, func(r row) string { return r.WdID }, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -698,7 +678,7 @@ func (s *Server) ListConverts(ctx context.Context, req *exchangev1.ListConvertsR
 		return nil, err
 	}
 	rows, next, err := timePage(ctx, s, creds, "/api/v5/asset/convert/history", url.Values{}, req.GetPage(),
-		func(r rawConvertTrade) (int64, error) { return parseMs("ts", r.Ts) }, func(r rawConvertTrade) string { return r.TradeID })
+		func(r rawConvertTrade) (int64, error) { return parseMs("ts", r.Ts) }, func(r rawConvertTrade) string { return r.TradeID }, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -86,9 +86,12 @@ func (s *Server) notifyAlgo(a *algo) {
 
 const maxAlgos = 10_000
 
+// add numbers a and keeps it; ids grow in the order algo orders are listed.
 func (b *algoBook) add(a *algo) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.next++
+	a.id = strconv.FormatUint(900_000_000_000+b.next, 10)
 	b.byID[a.id] = a
 	for _, l := range a.legs {
 		b.byLeg[l] = a
@@ -292,10 +295,6 @@ func (s *Server) placeAlgo(q *request) (result, *apiError) {
 		}
 		a.legs = append(a.legs, o.ID)
 	}
-	s.algos.mu.Lock()
-	s.algos.next++
-	a.id = strconv.FormatUint(900_000_000_000+s.algos.next, 10)
-	s.algos.mu.Unlock()
 	s.algos.add(a)
 	s.notifyAlgo(a)
 	item["algoId"] = a.id
@@ -369,6 +368,7 @@ func tsOrEmpty(t int64) string {
 	return ms(t)
 }
 
+// listAlgos is orders-algo-pending (pending) or orders-algo-history: newest first, paged by algoId.
 func (s *Server) listAlgos(q *request, pending bool) (result, *apiError) {
 	ot := q.get("ordType")
 	if ot == "" {
@@ -379,12 +379,20 @@ func (s *Server) listAlgos(q *request, pending bool) (result, *apiError) {
 	if !pending && state == "" && q.get("algoId") == "" {
 		return result{}, errEmpty("state")
 	}
+	// after and before are algo ids: rows older (smaller id) than after, newer than before.
+	after, before, limit, aerr := paging(q, 100, 100)
+	if aerr != nil {
+		return result{}, aerr
+	}
 	s.algos.mu.Lock()
 	defer s.algos.mu.Unlock()
 	rows := []obj{}
-	for k := len(s.algos.order) - 1; k >= 0 && len(rows) < 100; k-- {
+	for k := len(s.algos.order) - 1; k >= 0 && len(rows) < limit; k-- {
 		a := s.algos.order[k]
 		if a.account != q.account || (id != "" && a.i.id != id) {
+			continue
+		}
+		if n, _ := strconv.ParseInt(a.id, 10, 64); !inWindow(n, after, before) {
 			continue
 		}
 		okType := false

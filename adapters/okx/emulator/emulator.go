@@ -106,6 +106,7 @@ type Server struct {
 	conns    map[*wsConn]struct{}
 	algos    *algoBook
 	converts []obj // convert trade history, newest last, bounded
+	bills    []obj // funding account bills (transfers with the trading account), newest last, bounded
 	tags     map[uint64]string
 	nextID   uint64
 }

@@ -18,6 +18,7 @@ func (s *Server) walletRoutes() {
 	s.route("POST", "/api/v5/asset/convert/estimate-quote", 10, true, s.convertQuote)
 	s.route("POST", "/api/v5/asset/convert/trade", 10, true, s.convertTrade)
 	s.route("GET", "/api/v5/asset/convert/history", 6, true, s.convertHistory)
+	s.route("GET", "/api/v5/asset/bills", 6, true, s.assetBills)
 }
 
 func splitComma(s string) []string {
@@ -86,8 +87,71 @@ func (s *Server) transfer(q *request) (result, *apiError) {
 	if err != nil {
 		return result{}, bizErr(err)
 	}
+	s.addBill(q.account, e, r.ClientID, from)
 	return result{data: []obj{{"transId": strconv.FormatUint(e.ID, 10), "ccy": e.Asset, "clientId": r.ClientID,
 		"from": r.From, "amt": dec(amt), "to": r.To}}}, nil
+}
+
+// OKX funding bill types of transfers with the trading account.
+const (
+	billFromTrading = "130" // into the funding account
+	billToTrading   = "131" // out of the funding account
+)
+
+// maxBills bounds the bills the server keeps (OKX keeps a month of them).
+const maxBills = 1000
+
+// addBill records a transfer as the funding account's bill: balChg is signed (negative when funds leave it) and
+// bal is the funding balance just after.
+func (s *Server) addBill(account string, e venue.LedgerEntry, clientID string, from venue.Wallet) {
+	typ, chg := billFromTrading, e.Amount
+	if from == venue.Funding {
+		typ, chg = billToTrading, e.Amount.Neg()
+	}
+	bal := "0"
+	if bs, err := s.v.Balances(account, venue.Funding); err == nil {
+		for _, b := range bs {
+			if b.Asset == e.Asset {
+				bal = dec(b.Total)
+			}
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextID++
+	s.bills = append(s.bills, obj{"billId": strconv.FormatUint(s.nextID, 10), "ccy": e.Asset, "clientId": clientID,
+		"balChg": dec(chg), "bal": bal, "type": typ, "ts": ms(e.Time), "notes": "", "account": account})
+	if len(s.bills) > maxBills {
+		s.bills = s.bills[1:]
+	}
+}
+
+// assetBills is GET /api/v5/asset/bills: the funding account's bills newest first, at most limit (100) inside
+// after/before (Unix ms), filtered by ccy and type.
+func (s *Server) assetBills(q *request) (result, *apiError) {
+	after, before, limit, aerr := paging(q, 100, 100)
+	if aerr != nil {
+		return result{}, aerr
+	}
+	ccy, typ := strings.ToUpper(q.get("ccy")), q.get("type")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rows := []obj{}
+	for k := len(s.bills) - 1; k >= 0 && len(rows) < limit; k-- {
+		b := s.bills[k]
+		ts, _ := strconv.ParseInt(b["ts"].(string), 10, 64)
+		if b["account"] != q.account || (ccy != "" && b["ccy"] != ccy) || (typ != "" && b["type"] != typ) || !inWindow(ts, after, before) {
+			continue
+		}
+		row := obj{}
+		for k, v := range b {
+			if k != "account" {
+				row[k] = v
+			}
+		}
+		rows = append(rows, row)
+	}
+	return result{data: rows}, nil
 }
 
 const chainSuffix = "-SIM"
