@@ -6,6 +6,8 @@ import (
 	"encoding/base64"
 	"strconv"
 	"time"
+
+	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
 )
 
 // Credentials of one OKX API key.
@@ -33,4 +35,13 @@ func RESTTimestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04
 func LoginSign(secret string, unixSeconds int64) (timestamp, sign string) {
 	timestamp = strconv.FormatInt(unixSeconds, 10)
 	return timestamp, Sign(secret, timestamp, "GET", "/users/self/verify", "")
+}
+
+// credsOf reads OKX credentials from an AccountRef.
+func credsOf(a *exchangev1.AccountRef) (*Credentials, error) {
+	c := &Credentials{APIKey: a.GetApiKey(), Secret: a.GetApiSecret(), Passphrase: a.GetPassphrase()}
+	if !c.Valid() {
+		return nil, errNoAccount
+	}
+	return c, nil
 }

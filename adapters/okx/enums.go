@@ -228,3 +228,33 @@ func candleChannelOf(interval string) (string, bool) {
 	}
 	return "candle" + b, true
 }
+
+func transferStatusOf(state string) exchangev1.TransferStatus {
+	switch state {
+	case "success":
+		return exchangev1.TransferStatus_TRANSFER_STATUS_SUCCESS
+	case "failed":
+		return exchangev1.TransferStatus_TRANSFER_STATUS_FAILED
+	}
+	return exchangev1.TransferStatus_TRANSFER_STATUS_PENDING
+}
+
+func depositStatusOf(state string) exchangev1.TransferStatus {
+	switch state {
+	case "2":
+		return exchangev1.TransferStatus_TRANSFER_STATUS_SUCCESS
+	case "0", "1", "8", "11", "12", "13", "14", "17":
+		return exchangev1.TransferStatus_TRANSFER_STATUS_PENDING
+	}
+	return exchangev1.TransferStatus_TRANSFER_STATUS_FAILED
+}
+
+func withdrawalStatusOf(state string) exchangev1.TransferStatus {
+	switch state {
+	case "2":
+		return exchangev1.TransferStatus_TRANSFER_STATUS_SUCCESS
+	case "-1", "-2", "-3":
+		return exchangev1.TransferStatus_TRANSFER_STATUS_FAILED
+	}
+	return exchangev1.TransferStatus_TRANSFER_STATUS_PENDING
+}

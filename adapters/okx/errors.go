@@ -126,3 +126,7 @@ func apiError(code, msg string) *sdk.Error {
 	}
 	return sdk.ExchangeError(r, code, msg)
 }
+
+func internalf(format string, args ...any) error {
+	return sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, format, args...)
+}

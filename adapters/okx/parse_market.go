@@ -1,7 +1,6 @@
 package okx
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,93 +11,8 @@ import (
 	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
 )
 
-// envelope is OKX's REST response: {"code":"0","msg":"","data":[...]}.
-type envelope struct {
-	Code string          `json:"code"`
-	Msg  string          `json:"msg"`
-	Data json.RawMessage `json:"data"`
-}
-
-// itemStatus is the per-item result of order and batch endpoints.
-type itemStatus struct {
-	SCode string `json:"sCode"`
-	SMsg  string `json:"sMsg"`
-}
-
 // errMalformed marks a body that is not what OKX sends.
 var errMalformed = errors.New("okx: malformed response")
-
-// ParseEnvelope decodes a REST body. A non-"0" code becomes a typed error carrying OKX's code and message; for
-// order endpoints the first failing item's sCode/sMsg are used when present.
-func ParseEnvelope(body []byte) (json.RawMessage, error) {
-	var env envelope
-	if err := json.Unmarshal(body, &env); err != nil {
-		return nil, fmt.Errorf("%w: %v", errMalformed, err)
-	}
-	if env.Code == "" {
-		return nil, fmt.Errorf("%w: no code in %q", errMalformed, truncate(body))
-	}
-	if env.Code != "0" {
-		var items []itemStatus
-		if json.Unmarshal(env.Data, &items) == nil {
-			for _, it := range items {
-				if it.SCode != "" && it.SCode != "0" {
-					return nil, apiError(it.SCode, it.SMsg)
-				}
-			}
-		}
-		return nil, apiError(env.Code, env.Msg)
-	}
-	if len(bytes.TrimSpace(env.Data)) == 0 || bytes.Equal(bytes.TrimSpace(env.Data), []byte("null")) {
-		return json.RawMessage("[]"), nil
-	}
-	return env.Data, nil
-}
-
-// batchItems is the data of a batch answer whose top-level code is "0", "1" or "2" and whose every item carries
-// an sCode; ok is false for any other body (a whole-request error).
-func batchItems(body []byte) (json.RawMessage, bool) {
-	var env envelope
-	if json.Unmarshal(body, &env) != nil || (env.Code != "0" && env.Code != "1" && env.Code != "2") {
-		return nil, false
-	}
-	var items []itemStatus
-	if json.Unmarshal(env.Data, &items) != nil || len(items) == 0 {
-		return nil, false
-	}
-	for _, it := range items {
-		if it.SCode == "" {
-			return nil, false
-		}
-	}
-	return env.Data, true
-}
-
-// decodeList decodes the data array of an envelope.
-func decodeList[T any](data json.RawMessage) ([]T, error) {
-	var out []T
-	if err := json.Unmarshal(data, &out); err != nil {
-		return nil, fmt.Errorf("%w: %v", errMalformed, err)
-	}
-	return out, nil
-}
-
-// checkItems returns the first per-item failure of an order endpoint's data.
-func checkItems(items []itemStatus) error {
-	for _, it := range items {
-		if it.SCode != "" && it.SCode != "0" {
-			return apiError(it.SCode, it.SMsg)
-		}
-	}
-	return nil
-}
-
-func truncate(b []byte) string {
-	if len(b) > 200 {
-		return string(b[:200]) + "..."
-	}
-	return string(b)
-}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Instruments

@@ -13,10 +13,6 @@ import (
 	"github.com/exhub/exhub/plugin-sdk/sdk"
 )
 
-func internalf(format string, args ...any) error {
-	return sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, format, args...)
-}
-
 // ListAssets lists currencies and their networks (/asset/currencies).
 func (s *Server) ListAssets(ctx context.Context, req *exchangev1.ListAssetsRequest) (*exchangev1.ListAssetsResponse, error) {
 	creds, err := credsOf(req.GetAccount())
@@ -120,97 +116,6 @@ func (s *Server) GetBalances(ctx context.Context, req *exchangev1.GetBalancesReq
 	return out, nil
 }
 
-type rawBalanceDetail struct {
-	Ccy       string `json:"ccy"`
-	Eq        string `json:"eq"`
-	CashBal   string `json:"cashBal"`
-	AvailBal  string `json:"availBal"`
-	AvailEq   string `json:"availEq"`
-	FrozenBal string `json:"frozenBal"`
-	Upl       string `json:"upl"`
-}
-
-type rawAccountBalance struct {
-	TotalEq string             `json:"totalEq"`
-	Details []rawBalanceDetail `json:"details"`
-}
-
-// ParseTradingBalance parses /account/balance (and the account channel): per-currency balances of the trading
-// wallet, total equity, unrealized PnL and the USDT available margin.
-func ParseTradingBalance(data []byte) (bs []*exchangev1.Balance, equity, upl, avail string, err error) {
-	rows, err := decodeList[rawAccountBalance](data)
-	if err != nil {
-		return nil, "", "", "", err
-	}
-	sumUpl := decimal.Zero
-	for _, r := range rows {
-		if equity, err = canonStr("totalEq", r.TotalEq); err != nil {
-			return nil, "", "", "", err
-		}
-		for _, d := range r.Details {
-			b, err := balanceOf(d.Ccy, exchangev1.WalletType_WALLET_TYPE_TRADING, d.CashBal, d.AvailBal, d.FrozenBal)
-			if err != nil {
-				return nil, "", "", "", err
-			}
-			bs = append(bs, b)
-			if u, ok, err := parseDec("upl", d.Upl); err == nil && ok {
-				sumUpl = sumUpl.Add(u)
-			}
-			if d.Ccy == "USDT" {
-				avail = b.Available
-				if v, err := canonStr("availEq", d.AvailEq); err == nil && v != "" {
-					avail = v
-				}
-			}
-		}
-	}
-	return bs, equity, canon(sumUpl), avail, nil
-}
-
-// ParseFundingBalances parses /asset/balances.
-func ParseFundingBalances(data []byte) ([]*exchangev1.Balance, error) {
-	type row struct {
-		Ccy       string `json:"ccy"`
-		Bal       string `json:"bal"`
-		AvailBal  string `json:"availBal"`
-		FrozenBal string `json:"frozenBal"`
-	}
-	rows, err := decodeList[row](data)
-	if err != nil {
-		return nil, err
-	}
-	var out []*exchangev1.Balance
-	for _, r := range rows {
-		b, err := balanceOf(r.Ccy, exchangev1.WalletType_WALLET_TYPE_FUNDING, r.Bal, r.AvailBal, r.FrozenBal)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, b)
-	}
-	return out, nil
-}
-
-// balanceOf builds a balance; a missing available amount is total minus frozen.
-func balanceOf(ccy string, w exchangev1.WalletType, total, avail, frozen string) (*exchangev1.Balance, error) {
-	t, _, err1 := parseDec("total", total)
-	a, okA, err2 := parseDec("available", avail)
-	f, _, err3 := parseDec("frozen", frozen)
-	for _, err := range []error{err1, err2, err3} {
-		if err != nil {
-			return nil, err
-		}
-	}
-	if ccy == "" {
-		return nil, errMalformed
-	}
-	if !okA {
-		a = t.Sub(f)
-	}
-	a = decimal.Max(decimal.Zero, decimal.Min(a, t))
-	f = decimal.Max(decimal.Zero, decimal.Min(f, t))
-	return &exchangev1.Balance{Asset: ccy, Wallet: w, Total: canon(t), Available: canon(a), Locked: canon(f)}, nil
-}
-
 func walletID(w exchangev1.WalletType) (string, error) {
 	switch w {
 	case exchangev1.WalletType_WALLET_TYPE_FUNDING:
@@ -219,16 +124,6 @@ func walletID(w exchangev1.WalletType) (string, error) {
 		return accountTrading, nil
 	}
 	return "", sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "wallet", "wallet is required")
-}
-
-func transferStatusOf(state string) exchangev1.TransferStatus {
-	switch state {
-	case "success":
-		return exchangev1.TransferStatus_TRANSFER_STATUS_SUCCESS
-	case "failed":
-		return exchangev1.TransferStatus_TRANSFER_STATUS_FAILED
-	}
-	return exchangev1.TransferStatus_TRANSFER_STATUS_PENDING
 }
 
 func positiveAmount(field, s string) (decimal.Decimal, error) {
@@ -390,26 +285,6 @@ func (s *Server) GetDepositAddress(ctx context.Context, req *exchangev1.GetDepos
 	return &exchangev1.GetDepositAddressResponse{Asset: req.GetAsset(), Network: networkOf(req.GetAsset(), pick.Chain), Address: pick.Addr, Memo: memo}, nil
 }
 
-func depositStatusOf(state string) exchangev1.TransferStatus {
-	switch state {
-	case "2":
-		return exchangev1.TransferStatus_TRANSFER_STATUS_SUCCESS
-	case "0", "1", "8", "11", "12", "13", "14", "17":
-		return exchangev1.TransferStatus_TRANSFER_STATUS_PENDING
-	}
-	return exchangev1.TransferStatus_TRANSFER_STATUS_FAILED
-}
-
-func withdrawalStatusOf(state string) exchangev1.TransferStatus {
-	switch state {
-	case "2":
-		return exchangev1.TransferStatus_TRANSFER_STATUS_SUCCESS
-	case "-1", "-2", "-3":
-		return exchangev1.TransferStatus_TRANSFER_STATUS_FAILED
-	}
-	return exchangev1.TransferStatus_TRANSFER_STATUS_PENDING
-}
-
 // ListDeposits reads deposit-history, newest first.
 func (s *Server) ListDeposits(ctx context.Context, req *exchangev1.ListDepositsRequest) (*exchangev1.ListDepositsResponse, error) {
 	creds, err := credsOf(req.GetAccount())
@@ -537,20 +412,6 @@ func (s *Server) ListWithdrawals(ctx context.Context, req *exchangev1.ListWithdr
 // stableQuotes are the currencies a conversion is quoted in when one side is one of them.
 var stableQuotes = []string{"USDT", "USDC"}
 
-type rawConvertQuote struct {
-	QuoteID   string `json:"quoteId"`
-	BaseCcy   string `json:"baseCcy"`
-	QuoteCcy  string `json:"quoteCcy"`
-	Side      string `json:"side"`
-	RfqSz     string `json:"rfqSz"`
-	RfqSzCcy  string `json:"rfqSzCcy"`
-	CnvtPx    string `json:"cnvtPx"`
-	BaseSz    string `json:"baseSz"`
-	QuoteSz   string `json:"quoteSz"`
-	TTLMs     string `json:"ttlMs"`
-	QuoteTime string `json:"quoteTime"`
-}
-
 // GetConvertQuote asks estimate-quote. OKX quotes a pair base/quote with a side: buying the target asset with a
 // stablecoin is side buy of target/stable; anything else sells the source asset.
 func (s *Server) GetConvertQuote(ctx context.Context, req *exchangev1.GetConvertQuoteRequest) (*exchangev1.GetConvertQuoteResponse, error) {
@@ -603,44 +464,6 @@ func (s *Server) GetConvertQuote(ctx context.Context, req *exchangev1.GetConvert
 	s.state.mu.Unlock()
 	return &exchangev1.GetConvertQuoteResponse{Quote: &exchangev1.ConvertQuote{QuoteId: r.QuoteID, FromAsset: from, ToAsset: to,
 		FromAmount: canon(fromAmt), ToAmount: canon(toAmt), Price: canon(toAmt.DivRound(fromAmt, 12)), ExpiresTime: qt + ttl}}, nil
-}
-
-type rawConvertTrade struct {
-	TradeID     string `json:"tradeId"`
-	QuoteID     string `json:"quoteId"`
-	State       string `json:"state"`
-	BaseCcy     string `json:"baseCcy"`
-	QuoteCcy    string `json:"quoteCcy"`
-	Side        string `json:"side"`
-	FillPx      string `json:"fillPx"`
-	FillBaseSz  string `json:"fillBaseSz"`
-	FillQuoteSz string `json:"fillQuoteSz"`
-	Ts          string `json:"ts"`
-}
-
-func convertRecord(r rawConvertTrade) (*exchangev1.ConvertRecord, error) {
-	b, _, err1 := parseDec("fillBaseSz", r.FillBaseSz)
-	q, _, err2 := parseDec("fillQuoteSz", r.FillQuoteSz)
-	ts, err3 := parseMs("ts", r.Ts)
-	if err1 != nil || err2 != nil || err3 != nil {
-		return nil, errMalformed
-	}
-	rec := &exchangev1.ConvertRecord{Id: r.TradeID, QuoteId: r.QuoteID, FromAsset: r.BaseCcy, ToAsset: r.QuoteCcy,
-		FromAmount: canon(b), ToAmount: canon(q), Time: ts, Status: exchangev1.TransferStatus_TRANSFER_STATUS_PENDING}
-	if r.Side == "buy" {
-		rec.FromAsset, rec.ToAsset, rec.FromAmount, rec.ToAmount = r.QuoteCcy, r.BaseCcy, canon(q), canon(b)
-	}
-	if fa, _, _ := parseDec("from", rec.FromAmount); fa.IsPositive() {
-		ta, _, _ := parseDec("to", rec.ToAmount)
-		rec.Price = canon(ta.DivRound(fa, 12))
-	}
-	switch r.State {
-	case "fullyFilled":
-		rec.Status = exchangev1.TransferStatus_TRANSFER_STATUS_SUCCESS
-	case "rejected":
-		rec.Status = exchangev1.TransferStatus_TRANSFER_STATUS_FAILED
-	}
-	return rec, nil
 }
 
 // Convert executes a quote obtained from GetConvertQuote by this plugin.
