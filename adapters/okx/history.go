@@ -76,13 +76,9 @@ func timePage[T any](ctx context.Context, s *Server, creds *Credentials, path st
 		if p.GetStartTime() > 0 {
 			q.Set("before", msStr(p.GetStartTime()-1))
 		}
-		data, err := s.client().Get(ctx, path, q, creds)
+		rows, err := call[T](ctx, s, path, q, creds)
 		if err != nil {
 			return nil, "", err
-		}
-		rows, err := decodeList[T](data)
-		if err != nil {
-			return nil, "", internalf("%s: %v", path, err)
 		}
 		passed := at == nil
 		progressed := false
@@ -194,13 +190,9 @@ func algoPage(ctx context.Context, s *Server, creds *Credentials, srcs []*idSour
 			if src.after != "" {
 				q.Set("after", src.after)
 			}
-			data, err := s.client().Get(ctx, src.path, q, creds)
+			rows, err := call[rawAlgo](ctx, s, src.path, q, creds)
 			if err != nil {
 				return nil, "", err
-			}
-			rows, err := decodeList[rawAlgo](data)
-			if err != nil {
-				return nil, "", internalf("%s: %v", src.path, err)
 			}
 			for _, r := range rows {
 				if !validID(r.AlgoID) || (src.after != "" && cmpID(r.AlgoID, src.after) >= 0) {

@@ -179,16 +179,22 @@ func (c *Client) Post(ctx context.Context, path string, body any, creds *Credent
 
 // Do sends one request and returns the envelope's data. Errors are typed contract errors.
 func (c *Client) Do(ctx context.Context, method, path string, q url.Values, body any, creds *Credentials) (json.RawMessage, error) {
-	return c.do(ctx, method, path, q, body, creds, false)
+	return c.do(ctx, method, path, q, body, creds, false, isNonIdempotent(method, path))
+}
+
+// Write sends a non-idempotent POST exactly once: never retried, and a failure after the request left is
+// UNKNOWN_OUTCOME.
+func (c *Client) Write(ctx context.Context, path string, body any, creds *Credentials) (json.RawMessage, error) {
+	return c.do(ctx, http.MethodPost, path, nil, body, creds, false, true)
 }
 
 // PostBatch sends a batch endpoint's request (batch-orders, cancel-batch-orders) and returns its per-item data
 // also when OKX answers code "1" (every item failed) or "2" (some failed): each item's sCode/sMsg says how it went.
 func (c *Client) PostBatch(ctx context.Context, path string, body any, creds *Credentials) (json.RawMessage, error) {
-	return c.do(ctx, http.MethodPost, path, nil, body, creds, true)
+	return c.do(ctx, http.MethodPost, path, nil, body, creds, true, isNonIdempotent(http.MethodPost, path))
 }
 
-func (c *Client) do(ctx context.Context, method, path string, q url.Values, body any, creds *Credentials, batch bool) (json.RawMessage, error) {
+func (c *Client) do(ctx context.Context, method, path string, q url.Values, body any, creds *Credentials, batch, unsafe bool) (json.RawMessage, error) {
 	reqPath := path
 	if len(q) > 0 {
 		reqPath += "?" + q.Encode()
@@ -213,7 +219,6 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, body
 		n = defaultLimit
 	}
 	backoff := c.BaseBackoff
-	unsafe := isNonIdempotent(method, path)
 	for attempt := 0; ; attempt++ {
 		if err := c.lim.wait(ctx, key, n); err != nil {
 			return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE, "%s: %v", path, err)
@@ -447,4 +452,36 @@ func itemsOK(data []byte) error {
 		return sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "malformed acknowledgement: %v", err)
 	}
 	return checkItems(items)
+}
+
+// call runs an idempotent GET (signed when creds is set, retried on OKX's busy answers) and decodes the data array
+// into rows of T; an answer that does not decode is INTERNAL naming the path.
+func call[T any](ctx context.Context, s *Server, path string, q url.Values, creds *Credentials) ([]T, error) {
+	data, err := s.client().Get(ctx, path, q, creds)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := decodeList[T](data)
+	if err != nil {
+		return nil, internalf("%s: %v", path, err)
+	}
+	return rows, nil
+}
+
+// writeCall sends a non-idempotent POST exactly once (Client.Write), fails on an item's sCode, and decodes the
+// first row of the answer into T; an answer without one is INTERNAL naming the path.
+func writeCall[T any](ctx context.Context, s *Server, path string, body any, creds *Credentials) (T, error) {
+	var zero T
+	data, err := s.client().Write(ctx, path, body, creds)
+	if err != nil {
+		return zero, err
+	}
+	if err := itemsOK(data); err != nil {
+		return zero, err
+	}
+	rows, err := decodeList[T](data)
+	if err != nil || len(rows) == 0 {
+		return zero, internalf("%s: malformed acknowledgement", path)
+	}
+	return rows[0], nil
 }

@@ -168,7 +168,7 @@ func (s *Server) PlaceOrder(ctx context.Context, req *exchangev1.PlaceOrderReque
 			return &exchangev1.PlaceOrderResponse{Order: o}, err
 		}
 	}
-	data, err := s.client().Post(ctx, "/api/v5/trade/order", p.body, creds)
+	ack, err := writeCall[orderAck](ctx, s, "/api/v5/trade/order", p.body, creds)
 	if err != nil {
 		if p.cid != "" && reasonOf(err) == exchangev1.ErrorReason_ERROR_REASON_DUPLICATE_CLIENT_ORDER_ID {
 			if o, ferr := s.existingOrder(ctx, creds, p.in, req); ferr != nil || o != nil {
@@ -177,14 +177,7 @@ func (s *Server) PlaceOrder(ctx context.Context, req *exchangev1.PlaceOrderReque
 		}
 		return nil, err
 	}
-	acks, err := decodeList[orderAck](data)
-	if err != nil || len(acks) == 0 {
-		return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "order: malformed acknowledgement")
-	}
-	if err := checkItems([]itemStatus{acks[0].itemStatus}); err != nil {
-		return nil, err
-	}
-	return &exchangev1.PlaceOrderResponse{Order: s.placedOrder(ctx, creds, p, req, acks[0])}, nil
+	return &exchangev1.PlaceOrderResponse{Order: s.placedOrder(ctx, creds, p, req, ack)}, nil
 }
 
 // orderAck is one item of the answer of trade/order and trade/batch-orders.
@@ -648,13 +641,9 @@ func (s *Server) ListFills(ctx context.Context, req *exchangev1.ListFillsRequest
 	if err != nil {
 		return nil, err
 	}
-	data, err := s.client().Get(ctx, "/api/v5/trade/fills", q, creds)
+	rows, err := call[rawFill](ctx, s, "/api/v5/trade/fills", q, creds)
 	if err != nil {
 		return nil, err
-	}
-	rows, err := decodeList[rawFill](data)
-	if err != nil {
-		return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "fills: %v", err)
 	}
 	resp := &exchangev1.ListFillsResponse{}
 	for _, r := range rows {
@@ -831,22 +820,14 @@ func (s *Server) placeAlgo(ctx context.Context, creds *Credentials, a AlgoReques
 	if err != nil {
 		return "", err
 	}
-	data, err := s.client().Post(ctx, "/api/v5/trade/order-algo", body, creds)
+	type ack struct {
+		AlgoID string `json:"algoId"`
+	}
+	acked, err := writeCall[ack](ctx, s, "/api/v5/trade/order-algo", body, creds)
 	if err != nil {
 		return "", err
 	}
-	type ack struct {
-		itemStatus
-		AlgoID string `json:"algoId"`
-	}
-	acks, err := decodeList[ack](data)
-	if err != nil || len(acks) == 0 {
-		return "", sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "order-algo: malformed acknowledgement")
-	}
-	if err := checkItems([]itemStatus{acks[0].itemStatus}); err != nil {
-		return "", err
-	}
-	return acks[0].AlgoID, nil
+	return acked.AlgoID, nil
 }
 
 // PlaceOCO places a take-profit / stop-loss pair on a position as one OKX "oco" algo order.
@@ -870,13 +851,9 @@ func (s *Server) fetchAlgo(ctx context.Context, creds *Credentials, in *Instrume
 
 // fetchAlgoBy reads one algo order by algoId or algoClOrdId.
 func (s *Server) fetchAlgoBy(ctx context.Context, creds *Credentials, in *Instrument, q url.Values) (*exchangev1.AlgoOrder, error) {
-	data, err := s.client().Get(ctx, "/api/v5/trade/order-algo", q, creds)
+	rows, err := call[rawAlgo](ctx, s, "/api/v5/trade/order-algo", q, creds)
 	if err != nil {
 		return nil, err
-	}
-	rows, err := decodeList[rawAlgo](data)
-	if err != nil {
-		return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "order-algo: %v", err)
 	}
 	if len(rows) == 0 {
 		return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_ORDER_NOT_FOUND, "algo order %s not found", q.Encode())
@@ -987,13 +964,9 @@ func (s *Server) positions(ctx context.Context, creds *Credentials, instID strin
 	if instID != "" {
 		q.Set("instId", instID)
 	}
-	data, err := s.client().Get(ctx, "/api/v5/account/positions", q, creds)
+	rows, err := call[rawPosition](ctx, s, "/api/v5/account/positions", q, creds)
 	if err != nil {
 		return nil, err
-	}
-	rows, err := decodeList[rawPosition](data)
-	if err != nil {
-		return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "positions: %v", err)
 	}
 	var out []*exchangev1.Position
 	for _, r := range rows {
@@ -1091,13 +1064,9 @@ func (s *Server) ClosePosition(ctx context.Context, req *exchangev1.ClosePositio
 	if cid == "" {
 		cid = "cls" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	}
-	data, err := s.client().Post(ctx, "/api/v5/trade/close-position",
-		map[string]any{"instId": in.InstID, "posSide": posSide, "mgnMode": mgn, "autoCxl": true, "clOrdId": cid}, creds)
-	if err != nil {
+	if _, err := writeCall[map[string]any](ctx, s, "/api/v5/trade/close-position",
+		map[string]any{"instId": in.InstID, "posSide": posSide, "mgnMode": mgn, "autoCxl": true, "clOrdId": cid}, creds); err != nil {
 		return nil, err
-	}
-	if _, err := decodeList[map[string]any](data); err != nil {
-		return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "close-position: %v", err)
 	}
 	if o, err := s.fetchOrder(ctx, creds, in, "", cid); err == nil {
 		return &exchangev1.ClosePositionResponse{Order: o}, nil

@@ -162,21 +162,17 @@ func (s *Server) Transfer(ctx context.Context, req *exchangev1.TransferRequest) 
 		}
 		body["clientId"] = req.GetClientId()
 	}
-	data, err := s.client().Post(ctx, "/api/v5/asset/transfer", body, creds)
-	if err != nil {
-		return nil, err
-	}
 	type ack struct {
 		TransID  string `json:"transId"`
 		ClientID string `json:"clientId"`
 	}
-	acks, err := decodeList[ack](data)
-	if err != nil || len(acks) == 0 {
-		return nil, internalf("transfer: malformed acknowledgement")
+	a, err := writeCall[ack](ctx, s, "/api/v5/asset/transfer", body, creds)
+	if err != nil {
+		return nil, err
 	}
-	rec := &exchangev1.TransferRecord{Id: acks[0].TransID, ClientId: req.GetClientId(), Asset: req.GetAsset(), Amount: canon(amt),
+	rec := &exchangev1.TransferRecord{Id: a.TransID, ClientId: req.GetClientId(), Asset: req.GetAsset(), Amount: canon(amt),
 		From: req.GetFrom(), To: req.GetTo(), Status: exchangev1.TransferStatus_TRANSFER_STATUS_PENDING}
-	if sd, err := s.client().Get(ctx, "/api/v5/asset/transfer-state", url.Values{"transId": {acks[0].TransID}}, creds); err == nil {
+	if sd, err := s.client().Get(ctx, "/api/v5/asset/transfer-state", url.Values{"transId": {a.TransID}}, creds); err == nil {
 		type st struct {
 			State string `json:"state"`
 			Ts    string `json:"ts"`
@@ -343,20 +339,16 @@ func (s *Server) Withdraw(ctx context.Context, req *exchangev1.WithdrawRequest) 
 	if req.GetClientId() != "" {
 		body["clientId"] = req.GetClientId()
 	}
-	data, err := s.client().Post(ctx, "/api/v5/asset/withdrawal", body, creds)
-	if err != nil {
-		return nil, err
-	}
 	type ack struct {
 		WdID  string `json:"wdId"`
 		Chain string `json:"chain"`
 	}
-	acks, err := decodeList[ack](data)
-	if err != nil || len(acks) == 0 {
-		return nil, internalf("withdrawal: malformed acknowledgement")
+	a, err := writeCall[ack](ctx, s, "/api/v5/asset/withdrawal", body, creds)
+	if err != nil {
+		return nil, err
 	}
-	return &exchangev1.WithdrawResponse{Withdrawal: &exchangev1.WithdrawalRecord{Id: acks[0].WdID, ClientId: req.GetClientId(), Asset: req.GetAsset(),
-		Network: networkOf(req.GetAsset(), acks[0].Chain), Amount: canon(amt), Address: req.GetAddress(), Memo: req.GetMemo(),
+	return &exchangev1.WithdrawResponse{Withdrawal: &exchangev1.WithdrawalRecord{Id: a.WdID, ClientId: req.GetClientId(), Asset: req.GetAsset(),
+		Network: networkOf(req.GetAsset(), a.Chain), Amount: canon(amt), Address: req.GetAddress(), Memo: req.GetMemo(),
 		Status: exchangev1.TransferStatus_TRANSFER_STATUS_PENDING}}, nil
 }
 
@@ -478,16 +470,12 @@ func (s *Server) Convert(ctx context.Context, req *exchangev1.ConvertRequest) (*
 	if !ok {
 		return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "quote_id", "unknown or expired quote %q", req.GetQuoteId())
 	}
-	data, err := s.client().Post(ctx, "/api/v5/asset/convert/trade", map[string]string{"quoteId": req.GetQuoteId(), "baseCcy": q.baseCcy,
-		"quoteCcy": q.quoteCcy, "side": q.side, "sz": q.sz, "szCcy": q.szCcy}, creds)
+	row, err := writeCall[rawConvertTrade](ctx, s, "/api/v5/asset/convert/trade", map[string]string{"quoteId": req.GetQuoteId(),
+		"baseCcy": q.baseCcy, "quoteCcy": q.quoteCcy, "side": q.side, "sz": q.sz, "szCcy": q.szCcy}, creds)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := decodeList[rawConvertTrade](data)
-	if err != nil || len(rows) == 0 {
-		return nil, internalf("convert trade: malformed response")
-	}
-	rec, err := convertRecord(rows[0])
+	rec, err := convertRecord(row)
 	if err != nil {
 		return nil, internalf("convert trade: %v", err)
 	}
