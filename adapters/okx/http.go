@@ -485,3 +485,16 @@ func writeCall[T any](ctx context.Context, s *Server, path string, body any, cre
 	}
 	return rows[0], nil
 }
+
+// callOne is call for endpoints that answer one row; an answer without one is INTERNAL naming the path.
+func callOne[T any](ctx context.Context, s *Server, path string, q url.Values, creds *Credentials) (T, error) {
+	rows, err := call[T](ctx, s, path, q, creds)
+	if err == nil && len(rows) == 0 {
+		err = internalf("%s: malformed response", path)
+	}
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return rows[0], nil
+}

@@ -88,15 +88,11 @@ func (s *Server) instrument(ctx context.Context, mt exchangev1.MarketType, symbo
 }
 
 func (s *Server) serverTime(ctx context.Context) (int64, error) {
-	data, err := s.client().Get(ctx, "/api/v5/public/time", nil, nil)
+	row, err := callOne[rawTime](ctx, s, "/api/v5/public/time", nil, nil)
 	if err != nil {
 		return 0, err
 	}
-	rows, err := decodeList[rawTime](data)
-	if err != nil || len(rows) == 0 {
-		return 0, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "time: malformed response")
-	}
-	ts, err := parseMs("ts", rows[0].Ts)
+	ts, err := parseMs("ts", row.Ts)
 	if err != nil {
 		return 0, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "time: %v", err)
 	}
@@ -409,15 +405,11 @@ func (s *Server) GetTrades(ctx context.Context, req *exchangev1.GetTradesRequest
 }
 
 func (s *Server) fundingRate(ctx context.Context, instID string) (rawFunding, error) {
-	data, err := s.client().Get(ctx, "/api/v5/public/funding-rate", url.Values{"instId": {instID}}, nil)
+	row, err := callOne[rawFunding](ctx, s, "/api/v5/public/funding-rate", url.Values{"instId": {instID}}, nil)
 	if err != nil {
 		return rawFunding{}, err
 	}
-	rows, err := decodeList[rawFunding](data)
-	if err != nil || len(rows) == 0 {
-		return rawFunding{}, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "funding-rate %s: malformed response", instID)
-	}
-	return rows[0], nil
+	return row, nil
 }
 
 func (s *Server) swap(ctx context.Context, symbol string) (*Instrument, error) {

@@ -851,14 +851,11 @@ func (s *Server) fetchAlgo(ctx context.Context, creds *Credentials, in *Instrume
 
 // fetchAlgoBy reads one algo order by algoId or algoClOrdId.
 func (s *Server) fetchAlgoBy(ctx context.Context, creds *Credentials, in *Instrument, q url.Values) (*exchangev1.AlgoOrder, error) {
-	rows, err := call[rawAlgo](ctx, s, "/api/v5/trade/order-algo", q, creds)
+	row, err := callOne[rawAlgo](ctx, s, "/api/v5/trade/order-algo", q, creds)
 	if err != nil {
 		return nil, err
 	}
-	if len(rows) == 0 {
-		return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_ORDER_NOT_FOUND, "algo order %s not found", q.Encode())
-	}
-	return algoProto(rows[0], in.FromOKXSize)
+	return algoProto(row, in.FromOKXSize)
 }
 
 // algoDiffers names the first parameter in which an existing algo order differs from a request ("" when none).
@@ -1100,23 +1097,19 @@ func (s *Server) GetLeverage(ctx context.Context, req *exchangev1.GetLeverageReq
 	} else if err != nil {
 		return nil, err
 	}
-	data, err := s.client().Get(ctx, "/api/v5/account/leverage-info", url.Values{"instId": {in.InstID}, "mgnMode": {mgn}}, creds)
-	if err != nil {
-		return nil, err
-	}
-	type row struct {
+	type leverageInfo struct {
 		Lever   string `json:"lever"`
 		MgnMode string `json:"mgnMode"`
 	}
-	rows, err := decodeList[row](data)
-	if err != nil || len(rows) == 0 {
-		return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "leverage-info: malformed response")
+	row, err := callOne[leverageInfo](ctx, s, "/api/v5/account/leverage-info", url.Values{"instId": {in.InstID}, "mgnMode": {mgn}}, creds)
+	if err != nil {
+		return nil, err
 	}
-	lev, err := canonStr("lever", rows[0].Lever)
+	lev, err := canonStr("lever", row.Lever)
 	if err != nil {
 		return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "leverage-info: %v", err)
 	}
-	return &exchangev1.GetLeverageResponse{Leverage: lev, MaxLeverage: in.Proto().MaxLeverage, MarginMode: marginModeOf(rows[0].MgnMode)}, nil
+	return &exchangev1.GetLeverageResponse{Leverage: lev, MaxLeverage: in.Proto().MaxLeverage, MarginMode: marginModeOf(row.MgnMode)}, nil
 }
 
 // SetLeverage sets the leverage for the instrument in a margin mode (isolated hedge-mode positions get both sides).
@@ -1183,15 +1176,11 @@ type accountConfig struct {
 }
 
 func (s *Server) accountConfig(ctx context.Context, creds *Credentials) (accountConfig, error) {
-	data, err := s.client().Get(ctx, "/api/v5/account/config", nil, creds)
+	row, err := callOne[accountConfig](ctx, s, "/api/v5/account/config", nil, creds)
 	if err != nil {
 		return accountConfig{}, err
 	}
-	rows, err := decodeList[accountConfig](data)
-	if err != nil || len(rows) == 0 {
-		return accountConfig{}, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "account config: malformed response")
-	}
-	return rows[0], nil
+	return row, nil
 }
 
 func (s *Server) positionMode(ctx context.Context, creds *Credentials) (string, error) {
@@ -1280,20 +1269,16 @@ func (s *Server) GetMaxOrderSize(ctx context.Context, req *exchangev1.GetMaxOrde
 	if req.GetPrice() != "" {
 		q.Set("px", req.GetPrice())
 	}
-	data, err := s.client().Get(ctx, "/api/v5/account/max-size", q, creds)
-	if err != nil {
-		return nil, err
-	}
-	type row struct {
+	type maxSize struct {
 		MaxBuy  string `json:"maxBuy"`
 		MaxSell string `json:"maxSell"`
 	}
-	rows, err := decodeList[row](data)
-	if err != nil || len(rows) == 0 {
-		return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "max-size: malformed response")
+	row, err := callOne[maxSize](ctx, s, "/api/v5/account/max-size", q, creds)
+	if err != nil {
+		return nil, err
 	}
-	buy, _, err1 := parseDec("maxBuy", rows[0].MaxBuy)
-	sell, _, err2 := parseDec("maxSell", rows[0].MaxSell)
+	buy, _, err1 := parseDec("maxBuy", row.MaxBuy)
+	sell, _, err2 := parseDec("maxSell", row.MaxSell)
 	if err1 != nil || err2 != nil {
 		return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "max-size: malformed response")
 	}

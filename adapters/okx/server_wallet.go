@@ -19,10 +19,6 @@ func (s *Server) ListAssets(ctx context.Context, req *exchangev1.ListAssetsReque
 	if err != nil {
 		return nil, err
 	}
-	data, err := s.client().Get(ctx, "/api/v5/asset/currencies", nil, creds)
-	if err != nil {
-		return nil, err
-	}
 	type row struct {
 		Ccy       string `json:"ccy"`
 		Name      string `json:"name"`
@@ -36,9 +32,9 @@ func (s *Server) ListAssets(ctx context.Context, req *exchangev1.ListAssetsReque
 		NeedTag   bool   `json:"needTag"`
 		MinDepCfm string `json:"minDepArrivalConfirm"`
 	}
-	rows, err := decodeList[row](data)
+	rows, err := call[row](ctx, s, "/api/v5/asset/currencies", nil, creds)
 	if err != nil {
-		return nil, internalf("currencies: %v", err)
+		return nil, err
 	}
 	byCcy := map[string]*exchangev1.Asset{}
 	var out []*exchangev1.Asset
@@ -243,10 +239,6 @@ func (s *Server) GetDepositAddress(ctx context.Context, req *exchangev1.GetDepos
 	if err != nil {
 		return nil, err
 	}
-	data, err := s.client().Get(ctx, "/api/v5/asset/deposit-address", url.Values{"ccy": {req.GetAsset()}}, creds)
-	if err != nil {
-		return nil, err
-	}
 	type row struct {
 		Ccy      string `json:"ccy"`
 		Chain    string `json:"chain"`
@@ -255,9 +247,9 @@ func (s *Server) GetDepositAddress(ctx context.Context, req *exchangev1.GetDepos
 		Memo     string `json:"memo"`
 		Selected bool   `json:"selected"`
 	}
-	rows, err := decodeList[row](data)
+	rows, err := call[row](ctx, s, "/api/v5/asset/deposit-address", url.Values{"ccy": {req.GetAsset()}}, creds)
 	if err != nil {
-		return nil, internalf("deposit-address: %v", err)
+		return nil, err
 	}
 	var pick *row
 	want := chainOf(req.GetAsset(), req.GetNetwork())
