@@ -314,7 +314,20 @@ type Plan struct {
 	From, To   int64
 	// Periods of the derivatives series to fill (must be among the plugin's analytics periods).
 	Periods []string
+	// Part limits the backfill to candles or to the derivatives series; PartAll (the zero value) runs both.
+	Part Part
 }
+
+// Part is a part of a symbol's backfill. Candles and the derivatives series are read from different exchange
+// endpoints with their own rate limits, so a caller can run the two parts side by side.
+type Part uint8
+
+const (
+	PartAll Part = iota
+	PartCandles
+	// PartSeries: funding, open interest, long/short and taker volume (SWAP only; nothing for spot).
+	PartSeries
+)
 
 // Symbol runs every backfill the plugin's capabilities allow for one symbol: candles always, and for SWAP the
 // funding, open interest, long/short and taker volume series it offers. Errors of one series are logged and the
@@ -338,9 +351,11 @@ func (b *Backfiller) Symbol(ctx context.Context, src Source, d *exchangev1.Descr
 				"gaps", r.Gaps, "pages", r.Pages, "rows", r.Rows)
 		}
 	}
-	r, err := b.Candles(ctx, src, p.Exchange, p.MarketType, p.Symbol, p.From, p.To, limits.GetCandles())
-	run("candles_1m", r, err)
-	if p.MarketType != exchangev1.MarketType_MARKET_TYPE_SWAP || ctx.Err() != nil {
+	if p.Part != PartSeries {
+		r, err := b.Candles(ctx, src, p.Exchange, p.MarketType, p.Symbol, p.From, p.To, limits.GetCandles())
+		run("candles_1m", r, err)
+	}
+	if p.Part == PartCandles || p.MarketType != exchangev1.MarketType_MARKET_TYPE_SWAP || ctx.Err() != nil {
 		return total, errors.Join(first, ctx.Err())
 	}
 	an := caps.GetAnalytics()

@@ -39,6 +39,7 @@ type env struct {
 	src    *counting
 	desc   *exchangev1.DescribeResponse
 	swap   string
+	other  string // a second SWAP symbol
 	nowMin int64
 }
 
@@ -63,14 +64,16 @@ func setup(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var swap string
+	var swap, other string
 	for _, in := range ins.GetInstruments() {
 		if strings.HasPrefix(in.GetSymbol(), "BTC") {
 			swap = in.GetSymbol()
+		} else if other == "" {
+			other = in.GetSymbol()
 		}
 	}
 	src := &counting{ExchangeClient: client}
-	return &env{srv: srv, db: db, src: src, desc: desc, swap: swap, nowMin: time.Now().UnixMilli() / 60_000 * 60_000,
+	return &env{srv: srv, db: db, src: src, desc: desc, swap: swap, other: other, nowMin: time.Now().UnixMilli() / 60_000 * 60_000,
 		bf: &Backfiller{Conn: srv.Conn, Database: db, Writer: w}}
 }
 
@@ -203,6 +206,40 @@ func TestSymbolDerivativesSeries(t *testing.T) {
 		Symbol: e.swap, From: from, To: to, Periods: []string{"5m", "1h"}})
 	if err != nil || r2.Rows != 0 {
 		t.Fatalf("second run %+v %v: want nothing new", r2, err)
+	}
+}
+
+// A part runs only its own series: candles without the derivatives series, and the series without candles.
+func TestSymbolParts(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	from, to := e.nowMin-86_400_000, e.nowMin
+	plan := Plan{Exchange: "ref", MarketType: exchangev1.MarketType_MARKET_TYPE_SWAP, Symbol: e.swap, From: from, To: to,
+		Periods: []string{"1h"}, Part: PartSeries}
+	if _, err := e.bf.Symbol(ctx, e.src, e.desc, plan); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.src.candleCalls.Load(); n != 0 {
+		t.Fatalf("the series part fetched candles %d times", n)
+	}
+	if n := e.count(t, "SELECT count() FROM DB.open_interest FINAL WHERE period = '1h'"); n == 0 {
+		t.Fatal("the series part wrote no open interest")
+	}
+	if n := e.count(t, "SELECT count() FROM DB.candles_1m FINAL"); n != 0 {
+		t.Fatalf("the series part wrote %d candles", n)
+	}
+	other := Plan{Exchange: "ref", MarketType: exchangev1.MarketType_MARKET_TYPE_SWAP, Symbol: e.other, From: from, To: to,
+		Periods: []string{"1h"}, Part: PartCandles}
+	if _, err := e.bf.Symbol(ctx, e.src, e.desc, other); err != nil {
+		t.Fatal(err)
+	}
+	if e.src.candleCalls.Load() == 0 || e.count(t, "SELECT count() FROM DB.candles_1m FINAL WHERE symbol = ?", e.other) == 0 {
+		t.Fatal("the candles part wrote no candles")
+	}
+	for _, q := range []string{"open_interest", "funding_rates", "taker_volume"} {
+		if n := e.count(t, "SELECT count() FROM DB."+q+" FINAL WHERE symbol = ?", e.other); n != 0 {
+			t.Fatalf("the candles part wrote %d rows of %s", n, q)
+		}
 	}
 }
 

@@ -392,20 +392,44 @@ func (s *Service) backfillOnce(ctx context.Context, bf *backfill.Backfiller, ex 
 	// backfill could land after live ingest stored the closed one and, being newer, replace it for good.
 	to := start.UnixMilli()/60_000*60_000 - 1
 	from := to - int64(s.cfg.BackfillDays)*86_400_000
-	var rows int
 	s.update(ex.Slug(), func(st *ExchangeStatus) { st.BackfillInstruments, st.BackfillDone = len(ins), 0 })
-	for _, in := range ins {
-		if ctx.Err() != nil {
-			return
-		}
-		r, err := bf.Symbol(ctx, c, d, backfill.Plan{Exchange: ex.Slug(), MarketType: in.mt, Symbol: in.symbol,
-			From: from, To: to, Periods: s.cfg.BackfillPeriods})
-		rows += r.Rows
-		s.update(ex.Slug(), func(st *ExchangeStatus) { st.BackfillDone++; st.BackfillRows += uint64(r.Rows) })
-		if err != nil && ctx.Err() == nil {
-			log.Warn("analytics: backfill incomplete", "symbol", in.symbol, "err", err)
-		}
+	// Candles and the derivatives series come from different endpoints with their own rate limits: one goroutine
+	// walks the instruments for each, so the default markets' candles never wait behind another market's series.
+	parts := []backfill.Part{backfill.PartCandles, backfill.PartSeries}
+	remaining := make([]atomic.Int32, len(ins)) // parts still to run per instrument
+	for i := range remaining {
+		remaining[i].Store(int32(len(parts)))
+	}
+	var rows atomic.Int64
+	var wg sync.WaitGroup
+	for _, part := range parts {
+		wg.Add(1)
+		go func() { // owned by backfillOnce: one per part, ends with the pass or ctx
+			defer wg.Done()
+			for i, in := range ins {
+				if ctx.Err() != nil {
+					return
+				}
+				r, err := bf.Symbol(ctx, c, d, backfill.Plan{Exchange: ex.Slug(), MarketType: in.mt, Symbol: in.symbol,
+					From: from, To: to, Periods: s.cfg.BackfillPeriods, Part: part})
+				rows.Add(int64(r.Rows))
+				done := remaining[i].Add(-1) == 0
+				s.update(ex.Slug(), func(st *ExchangeStatus) {
+					if done {
+						st.BackfillDone++
+					}
+					st.BackfillRows += uint64(r.Rows)
+				})
+				if err != nil && ctx.Err() == nil {
+					log.Warn("analytics: backfill incomplete", "symbol", in.symbol, "err", err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return
 	}
 	s.update(ex.Slug(), func(st *ExchangeStatus) { st.BackfillPasses++; st.BackfillLastPass = time.Now().UnixMilli() })
-	log.Info("analytics backfill pass done", "instruments", len(ins), "rows", rows, "duration_ms", time.Since(start).Milliseconds())
+	log.Info("analytics backfill pass done", "instruments", len(ins), "rows", rows.Load(), "duration_ms", time.Since(start).Milliseconds())
 }
