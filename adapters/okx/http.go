@@ -498,3 +498,13 @@ func callOne[T any](ctx context.Context, s *Server, path string, q url.Values, c
 	}
 	return rows[0], nil
 }
+
+// ack sends an idempotent POST (a cancel, an amend: retried on OKX's rate limit like a read) and fails on an
+// item's sCode.
+func ack(ctx context.Context, s *Server, path string, body any, creds *Credentials) error {
+	data, err := s.client().Post(ctx, path, body, creds)
+	if err != nil {
+		return err
+	}
+	return itemsOK(data)
+}

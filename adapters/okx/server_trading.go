@@ -333,23 +333,43 @@ func orderDiffers(req *exchangev1.PlaceOrderRequest, o *exchangev1.Order) string
 	return ""
 }
 
-// AmendOrder changes price and/or size (OKX amend-order).
-func (s *Server) AmendOrder(ctx context.Context, req *exchangev1.AmendOrderRequest) (*exchangev1.AmendOrderResponse, error) {
+// orderRef is a request naming one order by id or client id.
+type orderRef interface {
+	GetAccount() *exchangev1.AccountRef
+	GetMarketType() exchangev1.MarketType
+	GetSymbol() string
+	GetOrderId() string
+	GetClientOrderId() string
+}
+
+// orderTarget resolves the credentials and instrument of the order a request names, and the body naming it to
+// OKX (ordId, else clOrdId).
+func (s *Server) orderTarget(ctx context.Context, req orderRef) (*Credentials, *Instrument, map[string]any, error) {
 	creds, err := credsOf(req.GetAccount())
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	in, err := s.resolveOrderInst(ctx, creds, req.GetMarketType(), req.GetSymbol(), req.GetOrderId())
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	body := map[string]any{"instId": in.InstID}
-	if req.GetOrderId() != "" {
+	switch {
+	case req.GetOrderId() != "":
 		body["ordId"] = req.GetOrderId()
-	} else if req.GetClientOrderId() != "" {
+	case req.GetClientOrderId() != "":
 		body["clOrdId"] = req.GetClientOrderId()
-	} else {
-		return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "order_id", "order_id or client_order_id is required")
+	default:
+		return nil, nil, nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "order_id", "order_id or client_order_id is required")
+	}
+	return creds, in, body, nil
+}
+
+// AmendOrder changes price and/or size (OKX amend-order).
+func (s *Server) AmendOrder(ctx context.Context, req *exchangev1.AmendOrderRequest) (*exchangev1.AmendOrderResponse, error) {
+	creds, in, body, err := s.orderTarget(ctx, req)
+	if err != nil {
+		return nil, err
 	}
 	if req.GetPrice() != "" {
 		px, ok, err := parseDec("price", req.GetPrice())
@@ -372,11 +392,7 @@ func (s *Server) AmendOrder(ctx context.Context, req *exchangev1.AmendOrderReque
 		}
 		body["newSz"] = canon(sz)
 	}
-	data, err := s.client().Post(ctx, "/api/v5/trade/amend-order", body, creds)
-	if err != nil {
-		return nil, err
-	}
-	if err := itemsOK(data); err != nil {
+	if err := ack(ctx, s, "/api/v5/trade/amend-order", body, creds); err != nil {
 		return nil, err
 	}
 	o, err := s.fetchOrder(ctx, creds, in, req.GetOrderId(), req.GetClientOrderId())
@@ -388,27 +404,11 @@ func (s *Server) AmendOrder(ctx context.Context, req *exchangev1.AmendOrderReque
 
 // CancelOrder cancels one order and returns its final state.
 func (s *Server) CancelOrder(ctx context.Context, req *exchangev1.CancelOrderRequest) (*exchangev1.CancelOrderResponse, error) {
-	creds, err := credsOf(req.GetAccount())
+	creds, in, body, err := s.orderTarget(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	in, err := s.resolveOrderInst(ctx, creds, req.GetMarketType(), req.GetSymbol(), req.GetOrderId())
-	if err != nil {
-		return nil, err
-	}
-	body := map[string]any{"instId": in.InstID}
-	if req.GetOrderId() != "" {
-		body["ordId"] = req.GetOrderId()
-	} else if req.GetClientOrderId() != "" {
-		body["clOrdId"] = req.GetClientOrderId()
-	} else {
-		return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "order_id", "order_id or client_order_id is required")
-	}
-	data, err := s.client().Post(ctx, "/api/v5/trade/cancel-order", body, creds)
-	if err != nil {
-		return nil, err
-	}
-	if err := itemsOK(data); err != nil {
+	if err := ack(ctx, s, "/api/v5/trade/cancel-order", body, creds); err != nil {
 		return nil, err
 	}
 	o, err := s.fetchOrder(ctx, creds, in, req.GetOrderId(), req.GetClientOrderId())
@@ -893,11 +893,7 @@ func (s *Server) CancelAlgoOrder(ctx context.Context, req *exchangev1.CancelAlgo
 	if req.GetAlgoId() == "" {
 		return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "algo_id", "algo_id is required")
 	}
-	data, err := s.client().Post(ctx, "/api/v5/trade/cancel-algos", []map[string]string{{"instId": in.InstID, "algoId": req.GetAlgoId()}}, creds)
-	if err != nil {
-		return nil, err
-	}
-	if err := itemsOK(data); err != nil {
+	if err := ack(ctx, s, "/api/v5/trade/cancel-algos", []map[string]string{{"instId": in.InstID, "algoId": req.GetAlgoId()}}, creds); err != nil {
 		return nil, err
 	}
 	if a, err := s.fetchAlgo(ctx, creds, in, req.GetAlgoId()); err == nil {
