@@ -468,21 +468,29 @@ func (s *Server) ordersProto(ctx context.Context, creds *Credentials, rows []raw
 	return out, nil
 }
 
-// CancelAllOrders cancels every open order of a market type (or one symbol) with cancel-batch-orders, 20 a call.
-func (s *Server) CancelAllOrders(ctx context.Context, req *exchangev1.CancelAllOrdersRequest) (*exchangev1.CancelAllOrdersResponse, error) {
-	creds, err := credsOf(req.GetAccount())
+// openOrders reads the pending orders of a market type, or of one symbol when named.
+func (s *Server) openOrders(ctx context.Context, acct *exchangev1.AccountRef, mt exchangev1.MarketType, symbol string) (*Credentials, []rawOrder, error) {
+	creds, err := credsOf(acct)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	mt := req.GetMarketType()
 	var in *Instrument
-	if req.GetSymbol() != "" {
-		if in, err = s.instrument(ctx, mt, req.GetSymbol()); err != nil {
-			return nil, err
+	if symbol != "" {
+		if in, err = s.instrument(ctx, mt, symbol); err != nil {
+			return nil, nil, err
 		}
 		mt = in.MarketType
 	}
 	rows, err := s.pendingOrders(ctx, creds, mt, in)
+	if err != nil {
+		return nil, nil, err
+	}
+	return creds, rows, nil
+}
+
+// CancelAllOrders cancels every open order of a market type (or one symbol) with cancel-batch-orders, 20 a call.
+func (s *Server) CancelAllOrders(ctx context.Context, req *exchangev1.CancelAllOrdersRequest) (*exchangev1.CancelAllOrdersResponse, error) {
+	creds, rows, err := s.openOrders(ctx, req.GetAccount(), req.GetMarketType(), req.GetSymbol())
 	if err != nil {
 		return nil, err
 	}
@@ -532,19 +540,7 @@ func (s *Server) GetOrder(ctx context.Context, req *exchangev1.GetOrderRequest) 
 
 // ListOpenOrders lists live and partially filled orders.
 func (s *Server) ListOpenOrders(ctx context.Context, req *exchangev1.ListOpenOrdersRequest) (*exchangev1.ListOpenOrdersResponse, error) {
-	creds, err := credsOf(req.GetAccount())
-	if err != nil {
-		return nil, err
-	}
-	mt := req.GetMarketType()
-	var in *Instrument
-	if req.GetSymbol() != "" {
-		if in, err = s.instrument(ctx, mt, req.GetSymbol()); err != nil {
-			return nil, err
-		}
-		mt = in.MarketType
-	}
-	rows, err := s.pendingOrders(ctx, creds, mt, in)
+	creds, rows, err := s.openOrders(ctx, req.GetAccount(), req.GetMarketType(), req.GetSymbol())
 	if err != nil {
 		return nil, err
 	}
