@@ -184,7 +184,7 @@ func TestHistoryPagesThroughARange(t *testing.T) {
 		for _, o := range h.GetOrders() {
 			if ids[o.GetOrderId()] {
 				n++
-				end = max(end, o.GetCreatedTime())
+				end = max(end, o.GetCreatedTime(), o.GetUpdatedTime()) // fills come at most at the last update
 			}
 		}
 		if n == len(ids) {

@@ -68,7 +68,7 @@ func TestUnknownOutcomeOnNonIdempotentCalls(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c, calls := serve(t, tc.h)
-			c.HTTP.Timeout = 200 * time.Millisecond
+			c.HTTP.Timeout = time.Second // generous: under load the request must reach the server before the client gives up
 			for _, p := range paths {
 				before := calls.Load()
 				_, err := c.Post(context.Background(), p, map[string]string{"clOrdId": "a1"}, testCreds)
