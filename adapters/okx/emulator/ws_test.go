@@ -46,7 +46,7 @@ type wsClient struct {
 
 func (h *harness) dial(path string) *wsClient {
 	h.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a bound for a whole test under load, not a timing check
 	h.t.Cleanup(cancel)
 	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(h.ts.URL, "http")+path, nil)
 	if err != nil {
