@@ -3,7 +3,6 @@ package okx
 import (
 	"context"
 	"log/slog"
-	"net/url"
 	"strconv"
 	"sync"
 	"time"
@@ -225,16 +224,8 @@ func ParseSettings(m map[string]string) (Settings, error) {
 	for k, v := range m {
 		switch k {
 		case "rest_url", "ws_public_url", "ws_private_url", "ws_business_url":
-			u, err := url.Parse(v)
-			if err != nil || u.Host == "" {
-				return st, badSetting(k, "%q is not an absolute URL", v)
-			}
-			want := map[string][]string{"rest_url": {"http", "https"}}[k]
-			if want == nil {
-				want = []string{"ws", "wss"}
-			}
-			if u.Scheme != want[0] && u.Scheme != want[1] {
-				return st, badSetting(k, "%q must use %s or %s", v, want[0], want[1])
+			if err := checkBaseURL(k, v); err != nil {
+				return st, err
 			}
 			switch k {
 			case "rest_url":

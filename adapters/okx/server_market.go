@@ -38,7 +38,7 @@ func (s *Server) instruments(ctx context.Context, instType string, force bool) (
 		return out, nil
 	}
 	c.mu.Unlock()
-	data, err := s.client().Get(ctx, "/api/v5/public/instruments", url.Values{"instType": {instType}}, nil)
+	data, err := s.client().Get(ctx, pathPublicInstruments, url.Values{"instType": {instType}}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +88,7 @@ func (s *Server) instrument(ctx context.Context, mt exchangev1.MarketType, symbo
 }
 
 func (s *Server) serverTime(ctx context.Context) (int64, error) {
-	row, err := callOne[rawTime](ctx, s, "/api/v5/public/time", nil, nil)
+	row, err := callOne[rawTime](ctx, s, pathPublicTime, nil, nil)
 	if err != nil {
 		return 0, err
 	}
@@ -171,9 +171,9 @@ func (s *Server) GetTickers(ctx context.Context, req *exchangev1.GetTickersReque
 		var data []byte
 		var err error
 		if len(want) == 1 {
-			data, err = c.Get(gctx, "/api/v5/market/ticker", url.Values{"instId": {req.GetSymbols()[0]}}, nil)
+			data, err = c.Get(gctx, pathMarketTicker, url.Values{"instId": {req.GetSymbols()[0]}}, nil)
 		} else {
-			data, err = c.Get(gctx, "/api/v5/market/tickers", url.Values{"instType": {it}}, nil)
+			data, err = c.Get(gctx, pathMarketTickers, url.Values{"instType": {it}}, nil)
 		}
 		if err != nil {
 			return err
@@ -195,7 +195,7 @@ func (s *Server) GetTickers(ctx context.Context, req *exchangev1.GetTickersReque
 			})
 		}
 		best("mark-price", func() error {
-			data, err := c.Get(gctx, "/api/v5/public/mark-price", url.Values{"instType": {instSwap}}, nil)
+			data, err := c.Get(gctx, pathPublicMarkPrice, url.Values{"instType": {instSwap}}, nil)
 			if err != nil {
 				return err
 			}
@@ -211,7 +211,7 @@ func (s *Server) GetTickers(ctx context.Context, req *exchangev1.GetTickersReque
 			return nil
 		})
 		best("index-tickers", func() error {
-			data, err := c.Get(gctx, "/api/v5/market/index-tickers", url.Values{"quoteCcy": {"USDT"}}, nil)
+			data, err := c.Get(gctx, pathMarketIndexTickers, url.Values{"quoteCcy": {"USDT"}}, nil)
 			if err != nil {
 				return err
 			}
@@ -227,7 +227,7 @@ func (s *Server) GetTickers(ctx context.Context, req *exchangev1.GetTickersReque
 			return nil
 		})
 		best("open-interest", func() error {
-			data, err := c.Get(gctx, "/api/v5/public/open-interest", url.Values{"instType": {instSwap}}, nil)
+			data, err := c.Get(gctx, pathPublicOpenInterest, url.Values{"instType": {instSwap}}, nil)
 			if err != nil {
 				return err
 			}
@@ -298,7 +298,7 @@ func (s *Server) GetOrderBook(ctx context.Context, req *exchangev1.GetOrderBookR
 		depth = 20
 	}
 	depth = min(depth, bookDepthLimit)
-	data, err := s.client().Get(ctx, "/api/v5/market/books", url.Values{"instId": {in.InstID}, "sz": {strconv.Itoa(depth)}}, nil)
+	data, err := s.client().Get(ctx, pathMarketBooks, url.Values{"instId": {in.InstID}, "sz": {strconv.Itoa(depth)}}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -338,7 +338,7 @@ func (s *Server) GetCandles(ctx context.Context, req *exchangev1.GetCandlesReque
 		after = req.GetEndTime() + 1 // OKX's after is exclusive: records older than it
 	}
 	var got []*exchangev1.Candle
-	path, pageMax := "/api/v5/market/candles", candlesPageLimit
+	path, pageMax := pathMarketCandles, candlesPageLimit
 	for len(got) < limit {
 		q := url.Values{"instId": {in.InstID}, "bar": {bar}, "limit": {strconv.Itoa(min(pageMax, limit-len(got)))}}
 		if req.GetEndTime() > 0 || len(got) > 0 {
@@ -362,16 +362,16 @@ func (s *Server) GetCandles(ctx context.Context, req *exchangev1.GetCandlesReque
 			}
 		}
 		if len(fresh) == 0 {
-			if path == "/api/v5/market/history-candles" {
+			if path == pathMarketHistoryCandles {
 				break
 			}
-			path, pageMax = "/api/v5/market/history-candles", historyCandlesPageLimit
+			path, pageMax = pathMarketHistoryCandles, historyCandlesPageLimit
 			continue
 		}
 		got = append(fresh, got...)
 		after = fresh[0].OpenTime
-		if path == "/api/v5/market/candles" && len(page) < min(pageMax, limit-len(got)+len(fresh)) {
-			path, pageMax = "/api/v5/market/history-candles", historyCandlesPageLimit
+		if path == pathMarketCandles && len(page) < min(pageMax, limit-len(got)+len(fresh)) {
+			path, pageMax = pathMarketHistoryCandles, historyCandlesPageLimit
 		}
 	}
 	if len(got) > limit {
@@ -390,7 +390,7 @@ func (s *Server) GetTrades(ctx context.Context, req *exchangev1.GetTradesRequest
 	if limit <= 0 || limit > tradesPageLimit {
 		limit = 100
 	}
-	data, err := s.client().Get(ctx, "/api/v5/market/trades", url.Values{"instId": {in.InstID}, "limit": {strconv.Itoa(limit)}}, nil)
+	data, err := s.client().Get(ctx, pathMarketTrades, url.Values{"instId": {in.InstID}, "limit": {strconv.Itoa(limit)}}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -405,7 +405,7 @@ func (s *Server) GetTrades(ctx context.Context, req *exchangev1.GetTradesRequest
 }
 
 func (s *Server) fundingRate(ctx context.Context, instID string) (rawFunding, error) {
-	row, err := callOne[rawFunding](ctx, s, "/api/v5/public/funding-rate", url.Values{"instId": {instID}}, nil)
+	row, err := callOne[rawFunding](ctx, s, pathPublicFundingRate, url.Values{"instId": {instID}}, nil)
 	if err != nil {
 		return rawFunding{}, err
 	}
@@ -436,12 +436,12 @@ func (s *Server) GetFundingRate(ctx context.Context, req *exchangev1.GetFundingR
 	if nft > ft && ft > 0 {
 		out.IntervalHours = int32((nft - ft) / 3_600_000)
 	}
-	if data, err := s.client().Get(ctx, "/api/v5/public/mark-price", url.Values{"instType": {instSwap}, "instId": {in.InstID}}, nil); err == nil {
+	if data, err := s.client().Get(ctx, pathPublicMarkPrice, url.Values{"instType": {instSwap}, "instId": {in.InstID}}, nil); err == nil {
 		if rs, err := decodeList[rawMark](data); err == nil && len(rs) > 0 {
 			out.MarkPrice, _ = canonStr("markPx", rs[0].MarkPx)
 		}
 	}
-	if data, err := s.client().Get(ctx, "/api/v5/market/index-tickers", url.Values{"instId": {in.Family}}, nil); err == nil {
+	if data, err := s.client().Get(ctx, pathMarketIndexTickers, url.Values{"instId": {in.Family}}, nil); err == nil {
 		if rs, err := decodeList[rawIndex](data); err == nil && len(rs) > 0 {
 			out.IndexPrice, _ = canonStr("idxPx", rs[0].IdxPx)
 		}
@@ -466,7 +466,7 @@ func (s *Server) GetFundingRateHistory(ctx context.Context, req *exchangev1.GetF
 	if req.GetStartTime() > 0 {
 		q.Set("before", msStr(req.GetStartTime()-1))
 	}
-	data, err := s.client().Get(ctx, "/api/v5/public/funding-rate-history", q, nil)
+	data, err := s.client().Get(ctx, pathPublicFundingRateHistory, q, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -526,12 +526,12 @@ func (s *Server) rubik(ctx context.Context, path string, sr *exchangev1.SeriesRe
 // GetOpenInterestHistory reads rubik's open interest and volume (USD) for the swap's currency. The base amount
 // is the USD value divided by the current mark price.
 func (s *Server) GetOpenInterestHistory(ctx context.Context, req *exchangev1.GetOpenInterestHistoryRequest) (*exchangev1.GetOpenInterestHistoryResponse, error) {
-	in, ts, vs, err := s.rubik(ctx, "/api/v5/rubik/stat/contracts/open-interest-volume", req.GetSeries(), nil, 2)
+	in, ts, vs, err := s.rubik(ctx, pathRubikStatContractsOpenInterestVolume, req.GetSeries(), nil, 2)
 	if err != nil {
 		return nil, err
 	}
 	mark := decimal.Zero
-	if data, err := s.client().Get(ctx, "/api/v5/public/mark-price", url.Values{"instType": {instSwap}, "instId": {in.InstID}}, nil); err == nil {
+	if data, err := s.client().Get(ctx, pathPublicMarkPrice, url.Values{"instType": {instSwap}, "instId": {in.InstID}}, nil); err == nil {
 		if rs, err := decodeList[rawMark](data); err == nil && len(rs) > 0 {
 			mark, _, _ = parseDec("markPx", rs[0].MarkPx)
 		}
@@ -554,7 +554,7 @@ func (s *Server) GetLongShortRatioHistory(ctx context.Context, req *exchangev1.G
 	default:
 		return nil, sdk.NotSupported("long/short ratio " + req.GetKind().String())
 	}
-	_, ts, vs, err := s.rubik(ctx, "/api/v5/rubik/stat/contracts/long-short-account-ratio", req.GetSeries(), nil, 1)
+	_, ts, vs, err := s.rubik(ctx, pathRubikStatContractsLongShortAccountRatio, req.GetSeries(), nil, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -575,7 +575,7 @@ func (s *Server) GetTakerVolumeHistory(ctx context.Context, req *exchangev1.GetT
 	if req.GetMarketType() == exchangev1.MarketType_MARKET_TYPE_SPOT {
 		it = instSpot
 	}
-	_, ts, vs, err := s.rubik(ctx, "/api/v5/rubik/stat/taker-volume", req.GetSeries(), url.Values{"instType": {it}}, 2)
+	_, ts, vs, err := s.rubik(ctx, pathRubikStatTakerVolume, req.GetSeries(), url.Values{"instType": {it}}, 2)
 	if err != nil {
 		return nil, err
 	}

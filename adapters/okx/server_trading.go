@@ -105,7 +105,7 @@ func (s *Server) fetchOrder(ctx context.Context, creds *Credentials, in *Instrum
 	default:
 		return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "order_id", "order_id or client_order_id is required")
 	}
-	data, err := s.client().Get(ctx, "/api/v5/trade/order", q, creds)
+	data, err := s.client().Get(ctx, pathTradeOrder, q, creds)
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +168,7 @@ func (s *Server) PlaceOrder(ctx context.Context, req *exchangev1.PlaceOrderReque
 			return &exchangev1.PlaceOrderResponse{Order: o}, err
 		}
 	}
-	ack, err := writeCall[orderAck](ctx, s, "/api/v5/trade/order", p.body, creds)
+	ack, err := writeCall[orderAck](ctx, s, pathTradeOrder, p.body, creds)
 	if err != nil {
 		if p.cid != "" && reasonOf(err) == exchangev1.ErrorReason_ERROR_REASON_DUPLICATE_CLIENT_ORDER_ID {
 			if o, ferr := s.existingOrder(ctx, creds, p.in, req); ferr != nil || o != nil {
@@ -392,7 +392,7 @@ func (s *Server) AmendOrder(ctx context.Context, req *exchangev1.AmendOrderReque
 		}
 		body["newSz"] = canon(sz)
 	}
-	if err := ack(ctx, s, "/api/v5/trade/amend-order", body, creds); err != nil {
+	if err := ack(ctx, s, pathTradeAmendOrder, body, creds); err != nil {
 		return nil, err
 	}
 	o, err := s.fetchOrder(ctx, creds, in, req.GetOrderId(), req.GetClientOrderId())
@@ -408,7 +408,7 @@ func (s *Server) CancelOrder(ctx context.Context, req *exchangev1.CancelOrderReq
 	if err != nil {
 		return nil, err
 	}
-	if err := ack(ctx, s, "/api/v5/trade/cancel-order", body, creds); err != nil {
+	if err := ack(ctx, s, pathTradeCancelOrder, body, creds); err != nil {
 		return nil, err
 	}
 	o, err := s.fetchOrder(ctx, creds, in, req.GetOrderId(), req.GetClientOrderId())
@@ -434,7 +434,7 @@ func (s *Server) pendingOrders(ctx context.Context, creds *Credentials, mt excha
 		if after != "" {
 			q.Set("after", after)
 		}
-		data, err := s.client().Get(ctx, "/api/v5/trade/orders-pending", q, creds)
+		data, err := s.client().Get(ctx, pathTradeOrdersPending, q, creds)
 		if err != nil {
 			return nil, err
 		}
@@ -500,7 +500,7 @@ func (s *Server) CancelAllOrders(ctx context.Context, req *exchangev1.CancelAllO
 		for i, r := range chunk {
 			body[i] = map[string]string{"instId": r.InstID, "ordId": r.OrdID}
 		}
-		data, err := s.client().Post(ctx, "/api/v5/trade/cancel-batch-orders", body, creds)
+		data, err := s.client().Post(ctx, pathTradeCancelBatchOrders, body, creds)
 		if err != nil {
 			return nil, err
 		}
@@ -604,7 +604,7 @@ func (s *Server) ListOrderHistory(ctx context.Context, req *exchangev1.ListOrder
 	if err != nil {
 		return nil, err
 	}
-	data, err := s.client().Get(ctx, "/api/v5/trade/orders-history", q, creds)
+	data, err := s.client().Get(ctx, pathTradeOrdersHistory, q, creds)
 	if err != nil {
 		return nil, err
 	}
@@ -637,7 +637,7 @@ func (s *Server) ListFills(ctx context.Context, req *exchangev1.ListFillsRequest
 	if err != nil {
 		return nil, err
 	}
-	rows, err := call[rawFill](ctx, s, "/api/v5/trade/fills", q, creds)
+	rows, err := call[rawFill](ctx, s, pathTradeFills, q, creds)
 	if err != nil {
 		return nil, err
 	}
@@ -819,7 +819,7 @@ func (s *Server) placeAlgo(ctx context.Context, creds *Credentials, a AlgoReques
 	type ack struct {
 		AlgoID string `json:"algoId"`
 	}
-	acked, err := writeCall[ack](ctx, s, "/api/v5/trade/order-algo", body, creds)
+	acked, err := writeCall[ack](ctx, s, pathTradeOrderAlgo, body, creds)
 	if err != nil {
 		return "", err
 	}
@@ -847,7 +847,7 @@ func (s *Server) fetchAlgo(ctx context.Context, creds *Credentials, in *Instrume
 
 // fetchAlgoBy reads one algo order by algoId or algoClOrdId.
 func (s *Server) fetchAlgoBy(ctx context.Context, creds *Credentials, in *Instrument, q url.Values) (*exchangev1.AlgoOrder, error) {
-	row, err := callOne[rawAlgo](ctx, s, "/api/v5/trade/order-algo", q, creds)
+	row, err := callOne[rawAlgo](ctx, s, pathTradeOrderAlgo, q, creds)
 	if err != nil {
 		return nil, err
 	}
@@ -889,7 +889,7 @@ func (s *Server) CancelAlgoOrder(ctx context.Context, req *exchangev1.CancelAlgo
 	if req.GetAlgoId() == "" {
 		return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "algo_id", "algo_id is required")
 	}
-	if err := ack(ctx, s, "/api/v5/trade/cancel-algos", []map[string]string{{"instId": in.InstID, "algoId": req.GetAlgoId()}}, creds); err != nil {
+	if err := ack(ctx, s, pathTradeCancelAlgos, []map[string]string{{"instId": in.InstID, "algoId": req.GetAlgoId()}}, creds); err != nil {
 		return nil, err
 	}
 	if a, err := s.fetchAlgo(ctx, creds, in, req.GetAlgoId()); err == nil {
@@ -918,7 +918,7 @@ func (s *Server) ListAlgoOrders(ctx context.Context, req *exchangev1.ListAlgoOrd
 	if in != nil {
 		base.Set("instId", in.InstID)
 	}
-	srcs := []*idSource{{path: "/api/v5/trade/orders-algo-pending", query: base}}
+	srcs := []*idSource{{path: pathTradeOrdersAlgoPending, query: base}}
 	if req.GetIncludeHistory() {
 		// orders-algo-history takes one state per call.
 		for _, st := range []string{"effective", "canceled", "order_failed"} {
@@ -926,7 +926,7 @@ func (s *Server) ListAlgoOrders(ctx context.Context, req *exchangev1.ListAlgoOrd
 			for k, v := range base {
 				q[k] = v
 			}
-			srcs = append(srcs, &idSource{path: "/api/v5/trade/orders-algo-history", query: q})
+			srcs = append(srcs, &idSource{path: pathTradeOrdersAlgoHistory, query: q})
 		}
 	}
 	rows, next, err := algoPage(ctx, s, creds, srcs, req.GetPage())
@@ -953,7 +953,7 @@ func (s *Server) positions(ctx context.Context, creds *Credentials, instID strin
 	if instID != "" {
 		q.Set("instId", instID)
 	}
-	rows, err := call[rawPosition](ctx, s, "/api/v5/account/positions", q, creds)
+	rows, err := call[rawPosition](ctx, s, pathAccountPositions, q, creds)
 	if err != nil {
 		return nil, err
 	}
@@ -1053,7 +1053,7 @@ func (s *Server) ClosePosition(ctx context.Context, req *exchangev1.ClosePositio
 	if cid == "" {
 		cid = "cls" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	}
-	if _, err := writeCall[map[string]any](ctx, s, "/api/v5/trade/close-position",
+	if _, err := writeCall[map[string]any](ctx, s, pathTradeClosePosition,
 		map[string]any{"instId": in.InstID, "posSide": posSide, "mgnMode": mgn, "autoCxl": true, "clOrdId": cid}, creds); err != nil {
 		return nil, err
 	}
@@ -1093,7 +1093,7 @@ func (s *Server) GetLeverage(ctx context.Context, req *exchangev1.GetLeverageReq
 		Lever   string `json:"lever"`
 		MgnMode string `json:"mgnMode"`
 	}
-	row, err := callOne[leverageInfo](ctx, s, "/api/v5/account/leverage-info", url.Values{"instId": {in.InstID}, "mgnMode": {mgn}}, creds)
+	row, err := callOne[leverageInfo](ctx, s, pathAccountLeverageInfo, url.Values{"instId": {in.InstID}, "mgnMode": {mgn}}, creds)
 	if err != nil {
 		return nil, err
 	}
@@ -1144,7 +1144,7 @@ func (s *Server) SetLeverage(ctx context.Context, req *exchangev1.SetLeverageReq
 		}
 	}
 	for _, b := range bodies {
-		if _, err := s.client().Post(ctx, "/api/v5/account/set-leverage", b, creds); err != nil {
+		if _, err := s.client().Post(ctx, pathAccountSetLeverage, b, creds); err != nil {
 			return nil, err
 		}
 	}
@@ -1168,7 +1168,7 @@ type accountConfig struct {
 }
 
 func (s *Server) accountConfig(ctx context.Context, creds *Credentials) (accountConfig, error) {
-	row, err := callOne[accountConfig](ctx, s, "/api/v5/account/config", nil, creds)
+	row, err := callOne[accountConfig](ctx, s, pathAccountConfig, nil, creds)
 	if err != nil {
 		return accountConfig{}, err
 	}
@@ -1237,7 +1237,7 @@ func (s *Server) SetPositionMode(ctx context.Context, req *exchangev1.SetPositio
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.client().Post(ctx, "/api/v5/account/set-position-mode", map[string]string{"posMode": m}, creds); err != nil {
+	if _, err := s.client().Post(ctx, pathAccountSetPositionMode, map[string]string{"posMode": m}, creds); err != nil {
 		return nil, err
 	}
 	return &exchangev1.SetPositionModeResponse{}, nil
@@ -1265,7 +1265,7 @@ func (s *Server) GetMaxOrderSize(ctx context.Context, req *exchangev1.GetMaxOrde
 		MaxBuy  string `json:"maxBuy"`
 		MaxSell string `json:"maxSell"`
 	}
-	row, err := callOne[maxSize](ctx, s, "/api/v5/account/max-size", q, creds)
+	row, err := callOne[maxSize](ctx, s, pathAccountMaxSize, q, creds)
 	if err != nil {
 		return nil, err
 	}
@@ -1340,7 +1340,7 @@ func (s *Server) BatchPlaceOrders(ctx context.Context, req *exchangev1.BatchPlac
 	for k, i := range send {
 		body[k] = plans[i].body
 	}
-	data, err := s.client().PostBatch(ctx, "/api/v5/trade/batch-orders", body, creds)
+	data, err := s.client().PostBatch(ctx, pathTradeBatchOrders, body, creds)
 	if err != nil {
 		return nil, err
 	}
@@ -1393,7 +1393,7 @@ func (s *Server) BatchCancelOrders(ctx context.Context, req *exchangev1.BatchCan
 	if len(send) == 0 {
 		return &exchangev1.BatchCancelOrdersResponse{Results: results}, nil
 	}
-	data, err := s.client().PostBatch(ctx, "/api/v5/trade/cancel-batch-orders", body, creds)
+	data, err := s.client().PostBatch(ctx, pathTradeCancelBatchOrders, body, creds)
 	if err != nil {
 		return nil, err
 	}
@@ -1438,7 +1438,7 @@ func (s *Server) CancelAllAfter(ctx context.Context, req *exchangev1.CancelAllAf
 	if ms < 0 {
 		return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "timeout_ms", "timeout_ms %d is negative", ms)
 	}
-	data, err := s.client().Post(ctx, "/api/v5/trade/cancel-all-after", map[string]string{"timeOut": strconv.FormatInt(secs, 10)}, creds)
+	data, err := s.client().Post(ctx, pathTradeCancelAllAfter, map[string]string{"timeOut": strconv.FormatInt(secs, 10)}, creds)
 	if err != nil {
 		return nil, err
 	}

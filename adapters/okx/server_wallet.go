@@ -32,7 +32,7 @@ func (s *Server) ListAssets(ctx context.Context, req *exchangev1.ListAssetsReque
 		NeedTag   bool   `json:"needTag"`
 		MinDepCfm string `json:"minDepArrivalConfirm"`
 	}
-	rows, err := call[row](ctx, s, "/api/v5/asset/currencies", nil, creds)
+	rows, err := call[row](ctx, s, pathAssetCurrencies, nil, creds)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +87,7 @@ func (s *Server) GetBalances(ctx context.Context, req *exchangev1.GetBalancesReq
 	out := &exchangev1.GetBalancesResponse{}
 	w := req.GetWallet()
 	if w == exchangev1.WalletType_WALLET_TYPE_UNSPECIFIED || w == exchangev1.WalletType_WALLET_TYPE_TRADING {
-		data, err := s.client().Get(ctx, "/api/v5/account/balance", nil, creds)
+		data, err := s.client().Get(ctx, pathAccountBalance, nil, creds)
 		if err != nil {
 			return nil, err
 		}
@@ -99,7 +99,7 @@ func (s *Server) GetBalances(ctx context.Context, req *exchangev1.GetBalancesReq
 		out.Equity, out.UnrealizedPnl, out.AvailableMargin = eq, upl, avail
 	}
 	if w == exchangev1.WalletType_WALLET_TYPE_UNSPECIFIED || w == exchangev1.WalletType_WALLET_TYPE_FUNDING {
-		data, err := s.client().Get(ctx, "/api/v5/asset/balances", nil, creds)
+		data, err := s.client().Get(ctx, pathAssetBalances, nil, creds)
 		if err != nil {
 			return nil, err
 		}
@@ -162,13 +162,13 @@ func (s *Server) Transfer(ctx context.Context, req *exchangev1.TransferRequest) 
 		TransID  string `json:"transId"`
 		ClientID string `json:"clientId"`
 	}
-	a, err := writeCall[ack](ctx, s, "/api/v5/asset/transfer", body, creds)
+	a, err := writeCall[ack](ctx, s, pathAssetTransfer, body, creds)
 	if err != nil {
 		return nil, err
 	}
 	rec := &exchangev1.TransferRecord{Id: a.TransID, ClientId: req.GetClientId(), Asset: req.GetAsset(), Amount: canon(amt),
 		From: req.GetFrom(), To: req.GetTo(), Status: exchangev1.TransferStatus_TRANSFER_STATUS_PENDING}
-	if sd, err := s.client().Get(ctx, "/api/v5/asset/transfer-state", url.Values{"transId": {a.TransID}}, creds); err == nil {
+	if sd, err := s.client().Get(ctx, pathAssetTransferState, url.Values{"transId": {a.TransID}}, creds); err == nil {
 		type st struct {
 			State string `json:"state"`
 			Ts    string `json:"ts"`
@@ -197,7 +197,7 @@ func (s *Server) ListTransfers(ctx context.Context, req *exchangev1.ListTransfer
 		Ts       string `json:"ts"`
 	}
 	// asset/bills filters one type per call; both directions come from one walk over the account's bills.
-	rows, next, err := timePage(ctx, s, creds, "/api/v5/asset/bills", assetQuery(req.GetAsset()), req.GetPage(),
+	rows, next, err := timePage(ctx, s, creds, pathAssetBills, assetQuery(req.GetAsset()), req.GetPage(),
 		func(r bill) (int64, error) { return parseMs("ts", r.Ts) }, func(r bill) string { return r.BillID },
 		func(r bill) bool { return r.Type == billFromTrading || r.Type == billToTrading })
 	if err != nil {
@@ -247,7 +247,7 @@ func (s *Server) GetDepositAddress(ctx context.Context, req *exchangev1.GetDepos
 		Memo     string `json:"memo"`
 		Selected bool   `json:"selected"`
 	}
-	rows, err := call[row](ctx, s, "/api/v5/asset/deposit-address", url.Values{"ccy": {req.GetAsset()}}, creds)
+	rows, err := call[row](ctx, s, pathAssetDepositAddress, url.Values{"ccy": {req.GetAsset()}}, creds)
 	if err != nil {
 		return nil, err
 	}
@@ -289,7 +289,7 @@ func (s *Server) ListDeposits(ctx context.Context, req *exchangev1.ListDepositsR
 		State string `json:"state"`
 		Ts    string `json:"ts"`
 	}
-	rows, next, err := timePage(ctx, s, creds, "/api/v5/asset/deposit-history", assetQuery(req.GetAsset()), req.GetPage(),
+	rows, next, err := timePage(ctx, s, creds, pathAssetDepositHistory, assetQuery(req.GetAsset()), req.GetPage(),
 		func(r row) (int64, error) { return parseMs("ts", r.Ts) }, func(r row) string { return r.DepID }, nil)
 	if err != nil {
 		return nil, err
@@ -335,7 +335,7 @@ func (s *Server) Withdraw(ctx context.Context, req *exchangev1.WithdrawRequest) 
 		WdID  string `json:"wdId"`
 		Chain string `json:"chain"`
 	}
-	a, err := writeCall[ack](ctx, s, "/api/v5/asset/withdrawal", body, creds)
+	a, err := writeCall[ack](ctx, s, pathAssetWithdrawal, body, creds)
 	if err != nil {
 		return nil, err
 	}
@@ -365,7 +365,7 @@ func (s *Server) ListWithdrawals(ctx context.Context, req *exchangev1.ListWithdr
 		State    string `json:"state"`
 		Ts       string `json:"ts"`
 	}
-	rows, next, err := timePage(ctx, s, creds, "/api/v5/asset/withdrawal-history", assetQuery(req.GetAsset()), req.GetPage(),
+	rows, next, err := timePage(ctx, s, creds, pathAssetWithdrawalHistory, assetQuery(req.GetAsset()), req.GetPage(),
 		func(r row) (int64, error) { return parseMs("ts", r.Ts) }, func(r row) string { return r.WdID }, nil)
 	if err != nil {
 		return nil, err
@@ -419,7 +419,7 @@ func (s *Server) GetConvertQuote(ctx context.Context, req *exchangev1.GetConvert
 	if err != nil {
 		return nil, err
 	}
-	data, err := s.client().Post(ctx, "/api/v5/asset/convert/estimate-quote", map[string]string{"baseCcy": base, "quoteCcy": quote,
+	data, err := s.client().Post(ctx, pathAssetConvertEstimateQuote, map[string]string{"baseCcy": base, "quoteCcy": quote,
 		"side": side, "rfqSz": canon(amt), "rfqSzCcy": szCcy}, creds)
 	if err != nil {
 		return nil, err
@@ -462,7 +462,7 @@ func (s *Server) Convert(ctx context.Context, req *exchangev1.ConvertRequest) (*
 	if !ok {
 		return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "quote_id", "unknown or expired quote %q", req.GetQuoteId())
 	}
-	row, err := writeCall[rawConvertTrade](ctx, s, "/api/v5/asset/convert/trade", map[string]string{"quoteId": req.GetQuoteId(),
+	row, err := writeCall[rawConvertTrade](ctx, s, pathAssetConvertTrade, map[string]string{"quoteId": req.GetQuoteId(),
 		"baseCcy": q.baseCcy, "quoteCcy": q.quoteCcy, "side": q.side, "sz": q.sz, "szCcy": q.szCcy}, creds)
 	if err != nil {
 		return nil, err
@@ -480,7 +480,7 @@ func (s *Server) ListConverts(ctx context.Context, req *exchangev1.ListConvertsR
 	if err != nil {
 		return nil, err
 	}
-	rows, next, err := timePage(ctx, s, creds, "/api/v5/asset/convert/history", url.Values{}, req.GetPage(),
+	rows, next, err := timePage(ctx, s, creds, pathAssetConvertHistory, url.Values{}, req.GetPage(),
 		func(r rawConvertTrade) (int64, error) { return parseMs("ts", r.Ts) }, func(r rawConvertTrade) string { return r.TradeID }, nil)
 	if err != nil {
 		return nil, err
