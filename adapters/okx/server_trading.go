@@ -590,27 +590,40 @@ func (s *Server) histScope(ctx context.Context, mt exchangev1.MarketType, symbol
 	return in.MarketType, in, nil
 }
 
-// ListOrderHistory lists completed orders (OKX keeps 7 days here), newest first; the cursor is the last ordId.
-func (s *Server) ListOrderHistory(ctx context.Context, req *exchangev1.ListOrderHistoryRequest) (*exchangev1.ListOrderHistoryResponse, error) {
+// historyRequest is a request for a page of trade history (orders, fills).
+type historyRequest interface {
+	GetAccount() *exchangev1.AccountRef
+	GetMarketType() exchangev1.MarketType
+	GetSymbol() string
+	GetPage() *exchangev1.HistoryPage
+}
+
+// tradeHistoryQuery resolves a trade history request to its credentials, OKX query and page size.
+func (s *Server) tradeHistoryQuery(ctx context.Context, req historyRequest) (*Credentials, url.Values, int, error) {
 	creds, err := credsOf(req.GetAccount())
 	if err != nil {
-		return nil, err
+		return nil, nil, 0, err
 	}
 	mt, in, err := s.histScope(ctx, req.GetMarketType(), req.GetSymbol())
 	if err != nil {
-		return nil, err
+		return nil, nil, 0, err
 	}
 	q, limit, err := pageQuery(mt, in, req.GetPage(), ordersPageLimit)
 	if err != nil {
-		return nil, err
+		return nil, nil, 0, err
 	}
-	data, err := s.client().Get(ctx, pathTradeOrdersHistory, q, creds)
+	return creds, q, limit, nil
+}
+
+// ListOrderHistory lists completed orders (OKX keeps 7 days here), newest first; the cursor is the last ordId.
+func (s *Server) ListOrderHistory(ctx context.Context, req *exchangev1.ListOrderHistoryRequest) (*exchangev1.ListOrderHistoryResponse, error) {
+	creds, q, limit, err := s.tradeHistoryQuery(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := ParseOrders(data)
+	rows, err := call[rawOrder](ctx, s, pathTradeOrdersHistory, q, creds)
 	if err != nil {
-		return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "orders-history: %v", err)
+		return nil, err
 	}
 	out, err := s.ordersProto(ctx, creds, rows)
 	if err != nil {
@@ -625,15 +638,7 @@ func (s *Server) ListOrderHistory(ctx context.Context, req *exchangev1.ListOrder
 
 // ListFills lists fills (OKX keeps 3 days here), newest first; the cursor is the last billId.
 func (s *Server) ListFills(ctx context.Context, req *exchangev1.ListFillsRequest) (*exchangev1.ListFillsResponse, error) {
-	creds, err := credsOf(req.GetAccount())
-	if err != nil {
-		return nil, err
-	}
-	mt, in, err := s.histScope(ctx, req.GetMarketType(), req.GetSymbol())
-	if err != nil {
-		return nil, err
-	}
-	q, limit, err := pageQuery(mt, in, req.GetPage(), ordersPageLimit)
+	creds, q, limit, err := s.tradeHistoryQuery(ctx, req)
 	if err != nil {
 		return nil, err
 	}
