@@ -195,11 +195,7 @@ func (s *Server) GetTickers(ctx context.Context, req *exchangev1.GetTickersReque
 			})
 		}
 		best("mark-price", func() error {
-			data, err := c.Get(gctx, pathPublicMarkPrice, url.Values{"instType": {instSwap}}, nil)
-			if err != nil {
-				return err
-			}
-			rs, err := decodeList[rawMark](data)
+			rs, err := call[rawMark](gctx, s, pathPublicMarkPrice, url.Values{"instType": {instSwap}}, nil)
 			if err != nil {
 				return err
 			}
@@ -211,11 +207,7 @@ func (s *Server) GetTickers(ctx context.Context, req *exchangev1.GetTickersReque
 			return nil
 		})
 		best("index-tickers", func() error {
-			data, err := c.Get(gctx, pathMarketIndexTickers, url.Values{"quoteCcy": {"USDT"}}, nil)
-			if err != nil {
-				return err
-			}
-			rs, err := decodeList[rawIndex](data)
+			rs, err := call[rawIndex](gctx, s, pathMarketIndexTickers, url.Values{"quoteCcy": {"USDT"}}, nil)
 			if err != nil {
 				return err
 			}
@@ -227,11 +219,7 @@ func (s *Server) GetTickers(ctx context.Context, req *exchangev1.GetTickersReque
 			return nil
 		})
 		best("open-interest", func() error {
-			data, err := c.Get(gctx, pathPublicOpenInterest, url.Values{"instType": {instSwap}}, nil)
-			if err != nil {
-				return err
-			}
-			rs, err := decodeList[rawOpenInterest](data)
+			rs, err := call[rawOpenInterest](gctx, s, pathPublicOpenInterest, url.Values{"instType": {instSwap}}, nil)
 			if err != nil {
 				return err
 			}
