@@ -587,6 +587,29 @@ func (s *Server) accountSnapshot(ctx context.Context, acct *exchangev1.AccountRe
 	return snap, nil
 }
 
+// channelRows decodes a private channel's rows and hands each, with its instrument's size conversion, to each;
+// rows of markets this plugin does not serve (futures, options) are skipped.
+func channelRows[R any](ctx context.Context, s *Server, data json.RawMessage, inst func(R) (instType, instID string), each func(R, sizeConv) error) error {
+	rows, err := decodeList[R](data)
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		it, id := inst(r)
+		if it != "" && marketTypeOf(it) == exchangev1.MarketType_MARKET_TYPE_UNSPECIFIED {
+			continue
+		}
+		cv, err := s.convFor(ctx, id)
+		if err != nil {
+			return err
+		}
+		if err := each(r, cv); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // accountEvents converts one private-channel message. A message it cannot read in full is an error: the stream
 // then reads the account again instead of skipping an order or a fill.
 func (s *Server) accountEvents(ctx context.Context, m *wsMsg) ([]*exchangev1.AccountEvent, error) {
@@ -594,68 +617,47 @@ func (s *Server) accountEvents(ctx context.Context, m *wsMsg) ([]*exchangev1.Acc
 	var out []*exchangev1.AccountEvent
 	switch m.Arg["channel"] {
 	case "orders":
-		rows, err := ParseOrders(m.Data)
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range rows {
-			if r.InstType != "" && marketTypeOf(r.InstType) == exchangev1.MarketType_MARKET_TYPE_UNSPECIFIED {
-				continue // a market this plugin does not serve (futures, options)
-			}
-			cv, err := s.convFor(ctx, r.InstID)
-			if err != nil {
-				return nil, err
-			}
+		err := channelRows(ctx, s, m.Data, func(r rawOrder) (string, string) { return r.InstType, r.InstID }, func(r rawOrder, cv sizeConv) error {
 			o, err := orderProto(r, cv)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			out = append(out, &exchangev1.AccountEvent{Time: o.UpdatedTime, Event: &exchangev1.AccountEvent_Order{Order: o}})
 			f, err := fillOf(r, cv)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if f != nil {
 				out = append(out, &exchangev1.AccountEvent{Time: f.Time, Event: &exchangev1.AccountEvent_Fill{Fill: f}})
 			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
 	case "orders-algo":
-		rows, err := decodeList[rawAlgo](m.Data)
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range rows {
-			if r.InstType != "" && marketTypeOf(r.InstType) == exchangev1.MarketType_MARKET_TYPE_UNSPECIFIED {
-				continue // a market this plugin does not serve (futures, options)
-			}
-			cv, err := s.convFor(ctx, r.InstID)
-			if err != nil {
-				return nil, err
-			}
+		err := channelRows(ctx, s, m.Data, func(r rawAlgo) (string, string) { return r.InstType, r.InstID }, func(r rawAlgo, cv sizeConv) error {
 			a, err := algoProto(r, cv)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			out = append(out, &exchangev1.AccountEvent{Time: a.UpdatedTime, Event: &exchangev1.AccountEvent_AlgoOrder{AlgoOrder: a}})
-		}
-	case "positions":
-		rows, err := decodeList[rawPosition](m.Data)
+			return nil
+		})
 		if err != nil {
 			return nil, err
 		}
-		for _, r := range rows {
-			if r.InstType != "" && marketTypeOf(r.InstType) == exchangev1.MarketType_MARKET_TYPE_UNSPECIFIED {
-				continue // a market this plugin does not serve (futures, options)
-			}
-			cv, err := s.convFor(ctx, r.InstID)
-			if err != nil {
-				return nil, err
-			}
+	case "positions":
+		err := channelRows(ctx, s, m.Data, func(r rawPosition) (string, string) { return r.InstType, r.InstID }, func(r rawPosition, cv sizeConv) error {
 			p, err := positionProto(r, cv)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			out = append(out, &exchangev1.AccountEvent{Time: p.UpdatedTime, Event: &exchangev1.AccountEvent_Position{Position: p}})
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
 	case "account":
 		bs, _, _, _, err := ParseTradingBalance(m.Data)
