@@ -41,7 +41,7 @@ func parseTsCursor(s string) (tsCursor, error) {
 // millisecond are told apart by id, so no row is missed or repeated when a page ends inside such a group. keep
 // (nil: every row) picks the rows the caller wants; the others only move the position on.
 func timePage[T any](ctx context.Context, s *Server, creds *Credentials, path string, base url.Values, p *exchangev1.HistoryPage,
-	rowTs func(T) (int64, error), rowID func(T) string, keep func(T) bool) ([]T, string, error) {
+	key func(T) (ts, id string), keep func(T) bool) ([]T, string, error) {
 	limit := int(p.GetLimit())
 	if limit <= 0 || limit > walletPageLimit {
 		limit = walletPageLimit
@@ -59,7 +59,7 @@ func timePage[T any](ctx context.Context, s *Server, creds *Credentials, path st
 		upper = p.GetEndTime() + 1
 	}
 	var out []T
-	var ts []int64
+	var pos []tsCursor // each returned row's position
 	for range walletPageCalls {
 		q := url.Values{}
 		for k, v := range base {
@@ -84,11 +84,12 @@ func timePage[T any](ctx context.Context, s *Server, creds *Credentials, path st
 		progressed := false
 		var last *tsCursor
 		for _, r := range rows {
-			t, err := rowTs(r)
+			tss, id := key(r)
+			t, err := parseMs("ts", tss)
 			if err != nil {
 				return nil, "", internalf("%s: %v", path, err)
 			}
-			last = &tsCursor{t, rowID(r)}
+			last = &tsCursor{t, id}
 			switch {
 			case (after > 0 && t >= after) || t < p.GetStartTime():
 				continue // outside the range asked for
@@ -99,11 +100,11 @@ func timePage[T any](ctx context.Context, s *Server, creds *Credentials, path st
 			passed = true
 			progressed = true
 			if keep == nil || keep(r) {
-				out, ts = append(out, r), append(ts, t)
+				out, pos = append(out, r), append(pos, *last)
 			}
 		}
 		if len(out) > limit {
-			return out[:limit], tsCursor{ts[limit-1], rowID(out[limit-1])}.String(), nil
+			return out[:limit], pos[limit-1].String(), nil
 		}
 		if len(rows) < walletPageLimit || last == nil || !progressed && at != nil && last.ts == at.ts && last.id == at.id {
 			return out, "", nil // the range is exhausted

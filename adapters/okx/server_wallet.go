@@ -198,7 +198,7 @@ func (s *Server) ListTransfers(ctx context.Context, req *exchangev1.ListTransfer
 	}
 	// asset/bills filters one type per call; both directions come from one walk over the account's bills.
 	rows, next, err := timePage(ctx, s, creds, pathAssetBills, assetQuery(req.GetAsset()), req.GetPage(),
-		func(r bill) (int64, error) { return parseMs("ts", r.Ts) }, func(r bill) string { return r.BillID },
+		func(r bill) (string, string) { return r.Ts, r.BillID },
 		func(r bill) bool { return r.Type == billFromTrading || r.Type == billToTrading })
 	if err != nil {
 		return nil, err
@@ -290,7 +290,7 @@ func (s *Server) ListDeposits(ctx context.Context, req *exchangev1.ListDepositsR
 		Ts    string `json:"ts"`
 	}
 	rows, next, err := timePage(ctx, s, creds, pathAssetDepositHistory, assetQuery(req.GetAsset()), req.GetPage(),
-		func(r row) (int64, error) { return parseMs("ts", r.Ts) }, func(r row) string { return r.DepID }, nil)
+		func(r row) (string, string) { return r.Ts, r.DepID }, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -366,7 +366,7 @@ func (s *Server) ListWithdrawals(ctx context.Context, req *exchangev1.ListWithdr
 		Ts       string `json:"ts"`
 	}
 	rows, next, err := timePage(ctx, s, creds, pathAssetWithdrawalHistory, assetQuery(req.GetAsset()), req.GetPage(),
-		func(r row) (int64, error) { return parseMs("ts", r.Ts) }, func(r row) string { return r.WdID }, nil)
+		func(r row) (string, string) { return r.Ts, r.WdID }, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -481,7 +481,7 @@ func (s *Server) ListConverts(ctx context.Context, req *exchangev1.ListConvertsR
 		return nil, err
 	}
 	rows, next, err := timePage(ctx, s, creds, pathAssetConvertHistory, url.Values{}, req.GetPage(),
-		func(r rawConvertTrade) (int64, error) { return parseMs("ts", r.Ts) }, func(r rawConvertTrade) string { return r.TradeID }, nil)
+		func(r rawConvertTrade) (string, string) { return r.Ts, r.TradeID }, nil)
 	if err != nil {
 		return nil, err
 	}
