@@ -2,7 +2,9 @@ package emulator
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -364,5 +366,79 @@ func TestWalletTransferWithdrawConvert(t *testing.T) {
 	}
 	if hs := h.signed("GET", "/api/v5/asset/convert/history", nil).objects(t); len(hs) != 1 {
 		t.Errorf("convert history %v", hs)
+	}
+}
+
+// TestBillsAndAlgoPaging: transfers are funding bills (130 in, 131 out, signed balChg), newest first, paged with
+// after/before in ms and filtered by type; algo lists page by algoId.
+func TestBillsAndAlgoPaging(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	for k, dir := range [][2]string{{"6", "18"}, {"18", "6"}, {"6", "18"}} {
+		h.signed("POST", "/api/v5/asset/transfer", map[string]any{"ccy": "USDT", "amt": "10", "from": dir[0], "to": dir[1],
+			"clientId": fmt.Sprintf("b%d", k)}).ok(t, nil)
+	}
+	bills := h.signed("GET", "/api/v5/asset/bills?ccy=USDT", nil)
+	checkShape(t, "bills", bills.raw)
+	all := bills.objects(t)
+	if len(all) != 3 || all[0]["clientId"] != "b2" || all[0]["type"] != "131" || all[0]["balChg"] != "-10" ||
+		all[1]["type"] != "130" || all[1]["balChg"] != "10" || all[2]["clientId"] != "b0" {
+		t.Fatalf("bills %v", all)
+	}
+	if in := h.signed("GET", "/api/v5/asset/bills?type=130", nil).objects(t); len(in) != 1 || in[0]["clientId"] != "b1" {
+		t.Fatalf("type 130: %v", in)
+	}
+	// after: strictly older than a time; before: strictly newer.
+	msOf := func(b map[string]any) int64 {
+		n, err := strconv.ParseInt(b["ts"].(string), 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	ts := all[1]["ts"].(string)
+	for _, b := range h.signed("GET", "/api/v5/asset/bills?after="+ts, nil).objects(t) {
+		if msOf(b) >= msOf(all[1]) {
+			t.Fatalf("after=%s gave %v", ts, b)
+		}
+	}
+	for _, b := range h.signed("GET", "/api/v5/asset/bills?before="+ts, nil).objects(t) {
+		if msOf(b) <= msOf(all[1]) {
+			t.Fatalf("before=%s gave %v", ts, b)
+		}
+	}
+	if one := h.signed("GET", "/api/v5/asset/bills?limit=1", nil).objects(t); len(one) != 1 || one[0]["billId"] != all[0]["billId"] {
+		t.Fatalf("limit 1: %v", one)
+	}
+
+	m, _ := h.v.Mark("BTC/USDT:PERP")
+	trig := m.Mark.Mul(decimal.RequireFromString("0.5")).Round(1).String()
+	var ids []string
+	for range 3 {
+		a := h.signed("POST", "/api/v5/trade/order-algo", map[string]any{"instId": "BTC-USDT", "tdMode": "cash", "side": "sell",
+			"ordType": "conditional", "sz": "0.001", "slTriggerPx": trig, "slOrdPx": "-1"})
+		var ar []map[string]any
+		a.ok(t, &ar)
+		ids = append(ids, ar[0]["algoId"].(string))
+	}
+	var got []string
+	after := ""
+	for range 5 {
+		q := "/api/v5/trade/orders-algo-pending?ordType=conditional&limit=1"
+		if after != "" {
+			q += "&after=" + after
+		}
+		page := h.signed("GET", q, nil).objects(t)
+		if len(page) == 0 {
+			break
+		}
+		after = page[0]["algoId"].(string)
+		got = append(got, after)
+	}
+	if !slices.Equal(got, []string{ids[2], ids[1], ids[0]}) {
+		t.Fatalf("algo pages %v, want %v newest first", got, ids)
+	}
+	if r := h.signed("GET", "/api/v5/trade/orders-algo-pending?ordType=conditional&before="+ids[0], nil).objects(t); len(r) != 2 {
+		t.Fatalf("before=%s: %v", ids[0], r)
 	}
 }
