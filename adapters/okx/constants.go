@@ -1,7 +1,8 @@
 // Package okx speaks OKX's v5 API (REST and WebSocket) for spot and USDT-margined perpetual swaps, and serves it
-// behind the exchange.v1 contract (Server). Files follow one concern each: constants, credentials and signing,
-// enums, parsing, URLs and settings, the HTTP client, the WebSocket client, books, contract sizes, errors, and the
-// server's market data, trading, wallet and streams.
+// behind the exchange.v1 contract (Server). Files follow the one layout of every exchange package: constants,
+// credentials (signing), enums, urls, errors, http (the REST client and its generic calls), history (cursor pages),
+// ws, book, contracts, parse_market/parse_trading/parse_wallet, and server plus server_market, server_trading,
+// server_wallet and server_stream.
 package okx
 
 import "time"
