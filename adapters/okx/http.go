@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -97,42 +98,41 @@ func isNonIdempotent(method, path string) bool {
 	return method != http.MethodGet && nonIdempotent[path]
 }
 
-// limiter is a token bucket per key: capacity n, refilled at n per 2 s. Waiting honours the context.
+// limiter keeps at most n requests per key inside any window of limitSpan (OKX: "n requests per 2 seconds"),
+// whether OKX counts in fixed or sliding windows: it remembers the times of the last n requests of each key and
+// lets one more go once the oldest is limitSpan old. Waiting honours the context.
 type limiter struct {
-	mu      sync.Mutex
-	buckets map[string]*bucket
-	now     func() time.Time
+	mu    sync.Mutex
+	sent  map[string][]time.Time // per key, the last n send times, oldest first
+	now   func() time.Time
+	slack time.Duration // added to the span: requests reach OKX a little after they leave
 }
 
-type bucket struct {
-	tokens float64
-	cap    float64
-	last   time.Time
+// limitSpan is OKX's rate limit window.
+const limitSpan = 2 * time.Second
+
+func newLimiter() *limiter {
+	return &limiter{sent: map[string][]time.Time{}, now: time.Now, slack: 50 * time.Millisecond}
 }
 
-func newLimiter() *limiter { return &limiter{buckets: map[string]*bucket{}, now: time.Now} }
-
-// wait takes one token for key, sleeping until one is available.
+// wait takes one slot for key, sleeping until one is free.
 func (l *limiter) wait(ctx context.Context, key string, n int) error {
 	for {
 		l.mu.Lock()
-		b, ok := l.buckets[key]
 		now := l.now()
-		if !ok {
-			if len(l.buckets) > 4096 { // bounded: forget idle buckets
-				clear(l.buckets)
-			}
-			b = &bucket{tokens: float64(n), cap: float64(n), last: now}
-			l.buckets[key] = b
+		ts, ok := l.sent[key]
+		if !ok && len(l.sent) >= 4096 { // bounded: forget every key's history rather than grow
+			clear(l.sent)
 		}
-		b.tokens = min(b.cap, b.tokens+now.Sub(b.last).Seconds()*b.cap/2)
-		b.last = now
-		if b.tokens >= 1 {
-			b.tokens--
+		if len(ts) < n || !now.Before(ts[len(ts)-n].Add(limitSpan+l.slack)) {
+			if len(ts) >= n {
+				ts = ts[len(ts)-n+1:]
+			}
+			l.sent[key] = append(slices.Clip(ts), now)
 			l.mu.Unlock()
 			return nil
 		}
-		wait := time.Duration((1 - b.tokens) * 2 / b.cap * float64(time.Second))
+		wait := ts[len(ts)-n].Add(limitSpan + l.slack).Sub(now)
 		l.mu.Unlock()
 		t := time.NewTimer(wait)
 		select {

@@ -107,21 +107,31 @@ func TestLimiterSpacesRequests(t *testing.T) {
 	l.now = func() time.Time { return now } // the test moves the clock; a cancelled context shows a wait
 	done, cancel := context.WithCancel(context.Background())
 	cancel()
-	for range 5 { // 5 per 2 s: the bucket holds five tokens
+	for range 5 { // 5 per 2 s
 		if err := l.wait(done, "k", 5); err != nil {
 			t.Fatal(err)
 		}
+		now = now.Add(100 * time.Millisecond)
 	}
 	if err := l.wait(done, "k", 5); err == nil {
-		t.Fatal("a sixth request at 5/2s went through without waiting")
+		t.Fatal("a sixth request inside 2 s went through without waiting")
 	}
-	now = now.Add(399 * time.Millisecond)
+	// The first request left at 0 s: a sixth may go once it is 2 s (and the slack) old, not before, and then a
+	// seventh waits for the second request's turn.
+	now = time.Date(2026, 1, 1, 0, 0, 2, 0, time.UTC).Add(l.slack - time.Millisecond)
 	if err := l.wait(done, "k", 5); err == nil {
-		t.Fatal("a token came back before 0.4 s")
+		t.Fatal("a slot came back before the oldest request was 2 s old")
 	}
 	now = now.Add(time.Millisecond)
 	if err := l.wait(done, "k", 5); err != nil {
-		t.Fatalf("no token after 0.4 s: %v", err)
+		t.Fatalf("no slot once the oldest request is 2 s old: %v", err)
+	}
+	if err := l.wait(done, "k", 5); err == nil {
+		t.Fatal("a seventh request went before the second one's turn")
+	}
+	now = now.Add(100 * time.Millisecond)
+	if err := l.wait(done, "k", 5); err != nil {
+		t.Fatalf("no slot at the second request's turn: %v", err)
 	}
 	if err := l.wait(done, "other", 5); err != nil {
 		t.Fatalf("keys share a bucket: %v", err)
