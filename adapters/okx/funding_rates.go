@@ -22,8 +22,9 @@ const (
 	fundingTTL = time.Minute
 	// fundingPerCall bounds the funding-rate requests of one GetTickers call (well under the 20 per 2 s limit).
 	fundingPerCall = 8
-	// fundingWait bounds how long GetTickers waits for those requests; what is late is left for the next call.
-	fundingWait = 2 * time.Second
+	// defaultFundingWait bounds how long GetTickers waits for those requests (Options.FundingWait); what is late is
+	// left for the next call.
+	defaultFundingWait = 2 * time.Second
 	// fundingMaxEntries bounds the cache (OKX lists a few hundred USDT swaps).
 	fundingMaxEntries = 2048
 )
@@ -121,12 +122,12 @@ func (c *fundingCache) candidates(want map[string]bool, volumes map[string]decim
 }
 
 // refreshFunding fetches the funding rates of ids concurrently (the client's limiter spaces them) and stores them.
-// Best effort: failures are logged, and the wait is bounded by fundingWait.
+// Best effort: failures are logged, and the wait is bounded by Options.FundingWait.
 func (s *Server) refreshFunding(ctx context.Context, ids []string) {
 	if len(ids) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, fundingWait)
+	ctx, cancel := context.WithTimeout(ctx, s.fundingWait)
 	defer cancel()
 	fc := s.fundingRates()
 	var wg sync.WaitGroup

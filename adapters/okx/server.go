@@ -38,13 +38,17 @@ func DefaultSettings() Settings {
 type Options struct {
 	Logger   *slog.Logger
 	Settings *Settings
+	// FundingWait bounds how long a GetTickers call waits for the funding rates it fetches (0: 2 s); what is late
+	// is left for the next call.
+	FundingWait time.Duration
 }
 
 // Server implements exchangev1.ExchangeServer for OKX spot and USDT swaps.
 type Server struct {
 	exchangev1.UnimplementedExchangeServer
 
-	log *slog.Logger
+	log         *slog.Logger
+	fundingWait time.Duration
 
 	mu       sync.RWMutex
 	settings Settings
@@ -70,7 +74,10 @@ func New(opts Options) *Server {
 		st = *opts.Settings
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{log: log, state: newAccountState(), ctx: ctx, cancel: cancel}
+	s := &Server{log: log, state: newAccountState(), ctx: ctx, cancel: cancel, fundingWait: opts.FundingWait}
+	if s.fundingWait <= 0 {
+		s.fundingWait = defaultFundingWait
+	}
 	s.apply(st)
 	return s
 }
