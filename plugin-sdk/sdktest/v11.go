@@ -295,18 +295,17 @@ func (s *Server) CheckCredentials(_ context.Context, req *exchangev1.CheckCreden
 // Batch orders
 
 // batchAccount checks that every order of a batch acts for the batch's account.
-func batchAccount(batch *exchangev1.AccountRef, own *exchangev1.AccountRef, i int) error {
-	if own == nil || proto.Equal(own, batch) {
-		return nil
-	}
-	return sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "orders",
-		"order %d names another account than the batch", i)
-}
-
-func batchSize(n int) error {
-	if n == 0 || n > batchMax {
+// checkBatch refuses an empty or oversized batch and an item that names another account than the batch.
+func checkBatch[T interface{ GetAccount() *exchangev1.AccountRef }](batch *exchangev1.AccountRef, items []T) error {
+	if n := len(items); n == 0 || n > batchMax {
 		return sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "orders",
 			"a batch holds 1 to %d orders, got %d", batchMax, n)
+	}
+	for i, it := range items {
+		if own := it.GetAccount(); own != nil && !proto.Equal(own, batch) {
+			return sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "orders",
+				"order %d names another account than the batch", i)
+		}
 	}
 	return nil
 }
@@ -322,13 +321,8 @@ func errorDetail(err error) *exchangev1.ErrorDetail {
 
 // BatchPlaceOrders places up to 10 orders in request order; each succeeds or fails on its own.
 func (s *Server) BatchPlaceOrders(_ context.Context, req *exchangev1.BatchPlaceOrdersRequest) (*exchangev1.BatchPlaceOrdersResponse, error) {
-	if err := batchSize(len(req.GetOrders())); err != nil {
+	if err := checkBatch(req.GetAccount(), req.GetOrders()); err != nil {
 		return nil, err
-	}
-	for i, o := range req.GetOrders() {
-		if err := batchAccount(req.GetAccount(), o.GetAccount(), i); err != nil {
-			return nil, err
-		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -366,13 +360,8 @@ func (s *Server) BatchPlaceOrders(_ context.Context, req *exchangev1.BatchPlaceO
 
 // BatchCancelOrders cancels up to 10 orders in request order; each succeeds or fails on its own.
 func (s *Server) BatchCancelOrders(_ context.Context, req *exchangev1.BatchCancelOrdersRequest) (*exchangev1.BatchCancelOrdersResponse, error) {
-	if err := batchSize(len(req.GetOrders())); err != nil {
+	if err := checkBatch(req.GetAccount(), req.GetOrders()); err != nil {
 		return nil, err
-	}
-	for i, o := range req.GetOrders() {
-		if err := batchAccount(req.GetAccount(), o.GetAccount(), i); err != nil {
-			return nil, err
-		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
