@@ -294,7 +294,6 @@ func (s *Server) CheckCredentials(_ context.Context, req *exchangev1.CheckCreden
 // ---------------------------------------------------------------------------------------------------------------
 // Batch orders
 
-// batchAccount checks that every order of a batch acts for the batch's account.
 // checkBatch refuses an empty or oversized batch and an item that names another account than the batch.
 func checkBatch[T interface{ GetAccount() *exchangev1.AccountRef }](batch *exchangev1.AccountRef, items []T) error {
 	if n := len(items); n == 0 || n > batchMax {
