@@ -1,30 +1,26 @@
-import createClient, { type Client } from "openapi-fetch";
+import createClient, { type Client, type Middleware } from "openapi-fetch";
+import createQueryClient from "openapi-react-query";
+import { ApiError, apiError, unwrap } from "~/lib/errors";
 import type { components, paths } from "./schema";
+
+export { ApiError };
 
 export type Exchange = components["schemas"]["Exchange"];
 
 // Requests give up after this long (the product's HTTP timeout).
 export const REQUEST_TIMEOUT_MS = 30_000;
 
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-    this.name = "ApiError";
-  }
-}
-
 type FetchFn = (input: Request) => Promise<Response>;
 
 let fetchOverride: FetchFn | undefined;
 let client: Client<paths> | undefined;
+let throwing: Client<paths> | undefined;
 
 // Replaces the transport (tests pass a fake); undefined restores the browser's fetch.
 export function setApiFetch(f: FetchFn | undefined): void {
   fetchOverride = f;
   client = undefined;
+  throwing = undefined;
 }
 
 function withTimeout(f: FetchFn): FetchFn {
@@ -47,22 +43,60 @@ function withTimeout(f: FetchFn): FetchFn {
     });
 }
 
-export function api(): Client<paths> {
-  client ??= createClient<paths>({
+function newClient(): Client<paths> {
+  return createClient<paths>({
     // The API is same-origin: the edge forwards /api to the BFF.
     baseUrl: window.location.origin,
     fetch: withTimeout(fetchOverride ?? ((req) => globalThis.fetch(req))),
   });
+}
+
+// The plain client: every call resolves to { data, error, response }; read
+// a failure with unwrap() or apiError() from ~/lib/errors.
+export function api(): Client<paths> {
+  client ??= newClient();
   return client;
 }
 
-export async function fetchExchanges(): Promise<Exchange[]> {
-  const { data, error, response } = await api().GET("/api/v1/exchanges");
-  if (error !== undefined || data === undefined) {
-    const detail = error && typeof error === "object" && "detail" in error ? String(error.detail) : response.statusText;
-    throw new ApiError(response.status, `GET /api/v1/exchanges: ${response.status} ${detail}`);
+// Turns every answer that is not 2xx into an ApiError carrying the problem
+// document, so queries and mutations always fail with the same error type
+// (and the retry rule can see the status).
+const throwOnError: Middleware = {
+  async onResponse({ request, response }) {
+    if (response.ok) return undefined;
+    let body: unknown;
+    const text = await response.clone().text();
+    try {
+      body = text === "" ? undefined : JSON.parse(text);
+    } catch {
+      body = text;
+    }
+    throw apiError(`${request.method} ${new URL(request.url).pathname}`, response, body);
+  },
+};
+
+function throwingClient(): Client<paths> {
+  if (!throwing) {
+    throwing = newClient();
+    throwing.use(throwOnError);
   }
-  return data.exchanges ?? [];
+  return throwing;
+}
+
+// The typed query hooks over the generated paths:
+//   $api.useQuery("get", "/api/v1/tickers", { params: { query } }, { refetchInterval })
+//   $api.queryOptions(...) for loaders and prefetching.
+// Query keys are [method, path, init], so invalidating ["get", path] covers
+// every query of that path (see ~/api/queries). Errors are ApiError.
+export const $api = createQueryClient<paths>(
+  new Proxy({} as Client<paths>, {
+    // Resolved per call, so setApiFetch (tests) takes effect at once.
+    get: (_t, key: keyof Client<paths>) => throwingClient()[key],
+  }),
+);
+
+export async function fetchExchanges(): Promise<Exchange[]> {
+  return unwrap("GET /api/v1/exchanges", await api().GET("/api/v1/exchanges")).exchanges ?? [];
 }
 
 export type Mover = components["schemas"]["Mover"];
@@ -70,26 +104,17 @@ export type Instrument = components["schemas"]["Instrument"];
 export type Ticker = components["schemas"]["Ticker"];
 export type MarketType = "SPOT" | "SWAP";
 
-function failed(what: string, response: Response, error: unknown): never {
-  const detail = error && typeof error === "object" && "detail" in error ? String(error.detail) : response.statusText;
-  throw new ApiError(response.status, `${what}: ${response.status} ${detail}`);
-}
-
 // The home page's biggest 24h movers (futures markets).
 export async function fetchMovers(limit = 5): Promise<Mover[]> {
-  const { data, error, response } = await api().GET("/api/v1/movers", { params: { query: { limit } } });
-  if (error !== undefined || data === undefined) failed("GET /api/v1/movers", response, error);
-  return data.movers ?? [];
+  return unwrap("GET /api/v1/movers", await api().GET("/api/v1/movers", { params: { query: { limit } } })).movers ?? [];
 }
 
 export async function fetchInstrumentList(exchange: string, type: MarketType): Promise<Instrument[]> {
-  const { data, error, response } = await api().GET("/api/v1/instruments", { params: { query: { exchange, type } } });
-  if (error !== undefined || data === undefined) failed("GET /api/v1/instruments", response, error);
-  return data.instruments ?? [];
+  const r = await api().GET("/api/v1/instruments", { params: { query: { exchange, type } } });
+  return unwrap("GET /api/v1/instruments", r).instruments ?? [];
 }
 
 export async function fetchTickerList(exchange: string, type: MarketType): Promise<Ticker[]> {
-  const { data, error, response } = await api().GET("/api/v1/tickers", { params: { query: { exchange, type } } });
-  if (error !== undefined || data === undefined) failed("GET /api/v1/tickers", response, error);
-  return data.tickers ?? [];
+  const r = await api().GET("/api/v1/tickers", { params: { query: { exchange, type } } });
+  return unwrap("GET /api/v1/tickers", r).tickers ?? [];
 }

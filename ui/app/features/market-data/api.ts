@@ -1,4 +1,5 @@
-import { api, ApiError, fetchInstrumentList, fetchTickerList, type Instrument, type Ticker } from "~/api/client";
+import { api, fetchInstrumentList, fetchTickerList, type Instrument, type Ticker } from "~/api/client";
+import { unwrap } from "~/lib/errors";
 import type { components } from "~/api/schema";
 import type { Period } from "./data";
 
@@ -12,17 +13,11 @@ export type { Instrument, Ticker };
 
 export type SeriesQuery = { exchange: string; symbol: string; period: Period; from: number; to: number };
 
-function fail(what: string, response: Response, error: unknown): never {
-  const detail = error && typeof error === "object" && "detail" in error ? String(error.detail) : response.statusText;
-  throw new ApiError(response.status, `${what}: ${response.status} ${detail}`);
-}
-
 export async function fetchOpenInterest(q: SeriesQuery, signal?: AbortSignal): Promise<OpenInterestPoint[]> {
-  const { data, error, response } = await api().GET("/api/v1/analytics/open-interest", {
+  const data = unwrap("GET /api/v1/analytics/open-interest", await api().GET("/api/v1/analytics/open-interest", {
     params: { query: q },
     signal,
-  });
-  if (error !== undefined || data === undefined) fail("GET /api/v1/analytics/open-interest", response, error);
+  }));
   return data.points ?? [];
 }
 
@@ -31,26 +26,23 @@ export async function fetchLongShort(
   kind: LongShortKind,
   signal?: AbortSignal,
 ): Promise<LongShortPoint[]> {
-  const { data, error, response } = await api().GET("/api/v1/analytics/long-short-ratio", {
+  const data = unwrap("GET /api/v1/analytics/long-short-ratio", await api().GET("/api/v1/analytics/long-short-ratio", {
     params: { query: { ...q, kind } },
     signal,
-  });
-  if (error !== undefined || data === undefined) fail("GET /api/v1/analytics/long-short-ratio", response, error);
+  }));
   return data.points ?? [];
 }
 
 export async function fetchTakerVolume(q: SeriesQuery, signal?: AbortSignal): Promise<TakerVolumePoint[]> {
-  const { data, error, response } = await api().GET("/api/v1/analytics/taker-volume", {
+  const data = unwrap("GET /api/v1/analytics/taker-volume", await api().GET("/api/v1/analytics/taker-volume", {
     params: { query: { ...q, type: "SWAP" } },
     signal,
-  });
-  if (error !== undefined || data === undefined) fail("GET /api/v1/analytics/taker-volume", response, error);
+  }));
   return data.points ?? [];
 }
 
 export async function fetchFunding(q: SeriesQuery, signal?: AbortSignal): Promise<FundingPoint[]> {
-  const { data, error, response } = await api().GET("/api/v1/analytics/funding-rate", { params: { query: q }, signal });
-  if (error !== undefined || data === undefined) fail("GET /api/v1/analytics/funding-rate", response, error);
+  const data = unwrap("GET /api/v1/analytics/funding-rate", await api().GET("/api/v1/analytics/funding-rate", { params: { query: q }, signal }));
   return data.points ?? [];
 }
 
@@ -59,13 +51,12 @@ export async function fetchFunding(q: SeriesQuery, signal?: AbortSignal): Promis
 export async function fetchPeriodCandles(q: SeriesQuery, signal?: AbortSignal): Promise<HistoryCandle[]> {
   const step = { "5m": 300_000, "15m": 900_000, "1h": 3_600_000, "4h": 14_400_000, "1d": 86_400_000 }[q.period];
   const limit = Math.min(5000, Math.ceil((q.to - q.from) / step));
-  const { data, error, response } = await api().GET("/api/v1/analytics/candles", {
+  const data = unwrap("GET /api/v1/analytics/candles", await api().GET("/api/v1/analytics/candles", {
     params: {
       query: { exchange: q.exchange, type: "SWAP", symbol: q.symbol, interval: q.period, end: q.to - 1, limit },
     },
     signal,
-  });
-  if (error !== undefined || data === undefined) fail("GET /api/v1/analytics/candles", response, error);
+  }));
   return (data.candles ?? []).filter((c) => c.openTime >= q.from);
 }
 

@@ -1,4 +1,5 @@
-import { api, ApiError, type Exchange } from "~/api/client";
+import { api, type Exchange } from "~/api/client";
+import { unwrap } from "~/lib/errors";
 import type { components } from "~/api/schema";
 
 export type Instrument = components["schemas"]["Instrument"];
@@ -8,20 +9,13 @@ export type Trade = components["schemas"]["Trade"];
 export type MarketType = "SPOT" | "SWAP";
 export type { Exchange };
 
-function fail(what: string, response: Response, error: unknown): never {
-  const detail = error && typeof error === "object" && "detail" in error ? String(error.detail) : response.statusText;
-  throw new ApiError(response.status, `${what}: ${response.status} ${detail}`);
-}
-
 export async function fetchInstruments(exchange: string, type: MarketType): Promise<Instrument[]> {
-  const { data, error, response } = await api().GET("/api/v1/instruments", { params: { query: { exchange, type } } });
-  if (error !== undefined || data === undefined) fail("GET /api/v1/instruments", response, error);
+  const data = unwrap("GET /api/v1/instruments", await api().GET("/api/v1/instruments", { params: { query: { exchange, type } } }));
   return data.instruments ?? [];
 }
 
 export async function fetchTickers(exchange: string, type: MarketType): Promise<Ticker[]> {
-  const { data, error, response } = await api().GET("/api/v1/tickers", { params: { query: { exchange, type } } });
-  if (error !== undefined || data === undefined) fail("GET /api/v1/tickers", response, error);
+  const data = unwrap("GET /api/v1/tickers", await api().GET("/api/v1/tickers", { params: { query: { exchange, type } } }));
   return data.tickers ?? [];
 }
 
@@ -33,16 +27,14 @@ export async function fetchCandles(q: {
   end?: number;
   limit: number;
 }): Promise<Candle[]> {
-  const { data, error, response } = await api().GET("/api/v1/candles", { params: { query: q } });
-  if (error !== undefined || data === undefined) fail("GET /api/v1/candles", response, error);
+  const data = unwrap("GET /api/v1/candles", await api().GET("/api/v1/candles", { params: { query: q } }));
   return data.candles ?? [];
 }
 
 export async function fetchTrades(exchange: string, type: MarketType, symbol: string, limit: number): Promise<Trade[]> {
-  const { data, error, response } = await api().GET("/api/v1/trades", {
+  const data = unwrap("GET /api/v1/trades", await api().GET("/api/v1/trades", {
     params: { query: { exchange, type, symbol, limit } },
-  });
-  if (error !== undefined || data === undefined) fail("GET /api/v1/trades", response, error);
+  }));
   return data.trades ?? [];
 }
 
