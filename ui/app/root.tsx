@@ -6,6 +6,7 @@ import "./app.css";
 import { AppShell } from "./components/AppShell";
 import { PageTitle } from "./components/PageTitle";
 import { activateLocale, initialLocale } from "./i18n";
+import { chunkFailure, type ChunkFailure } from "./lib/chunk-error";
 import { bootScript } from "./preferences";
 import { AppProviders } from "./providers";
 
@@ -62,8 +63,36 @@ export default function App() {
   );
 }
 
-function ErrorContent({ error }: { error: unknown }) {
+// A piece of the app that could not be downloaded: say so and offer a
+// reload, which fetches the current files.
+function ChunkErrorContent({ failure, reload }: { failure: ChunkFailure; reload: () => void }) {
   const { t } = useLingui();
+  const id = failure.id;
+  const what = failure.css ? t`Loading CSS chunk ${id} failed.` : t`Loading chunk ${id} failed.`;
+  const how = failure.address ? `(${failure.type}: ${failure.address})` : `(${failure.type})`;
+  return (
+    <div className="page" role="alert">
+      <PageTitle page={t`Error`} />
+      <h1>{t`Could not load this page`}</h1>
+      <p>
+        <Trans>Part of the app failed to download, usually because of the connection or a new version. Reload to try again.</Trans>
+      </p>
+      <p className="chunk-error-detail">
+        {what} <span>{how}</span>
+      </p>
+      <p>
+        <button type="button" className="button button--primary" onClick={reload}>
+          <Trans>Reload</Trans>
+        </button>
+      </p>
+    </div>
+  );
+}
+
+export function ErrorContent({ error, reload = () => window.location.reload() }: { error: unknown; reload?: () => void }) {
+  const { t } = useLingui();
+  const failure = chunkFailure(error);
+  if (failure) return <ChunkErrorContent failure={failure} reload={reload} />;
   const notFound = isRouteErrorResponse(error) && error.status === 404;
   if (import.meta.env.DEV) console.error(error);
   return (
