@@ -58,20 +58,46 @@ func call(t *testing.T, method, url string, headers map[string]string, body, out
 }
 
 type flow struct {
-	ID string `json:"id"`
+	ID        string    `json:"id"`
+	IssuedAt  time.Time `json:"issued_at"`
+	ExpiresAt time.Time `json:"expires_at"`
+	State     string    `json:"state"`
 	UI struct {
 		Action string `json:"action"`
 		Nodes  []struct {
 			Group      string `json:"group"`
 			Attributes struct {
-				Name string `json:"name"`
+				Name  string `json:"name"`
+				Value any    `json:"value"`
+				ID    string `json:"id"`
+				Text  struct {
+					Text string `json:"text"`
+				} `json:"text"`
 			} `json:"attributes"`
+			Messages []struct {
+				ID   int    `json:"id"`
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"messages"`
 		} `json:"nodes"`
 		Messages []struct {
 			ID   int    `json:"id"`
 			Text string `json:"text"`
 		} `json:"messages"`
 	} `json:"ui"`
+}
+
+// fieldErrors maps each form field to the ids of its error messages.
+func (f flow) fieldErrors() map[string][]int {
+	e := map[string][]int{}
+	for _, n := range f.UI.Nodes {
+		for _, m := range n.Messages {
+			if m.Type == "error" {
+				e[n.Attributes.Name] = append(e[n.Attributes.Name], m.ID)
+			}
+		}
+	}
+	return e
 }
 
 func (f flow) groups() map[string]bool {
@@ -89,8 +115,8 @@ type session struct {
 	AuthenticatedAt             time.Time `json:"authenticated_at"`
 	AuthenticatorAssuranceLevel string    `json:"authenticator_assurance_level"`
 	Identity                    struct {
-		ID     string            `json:"id"`
-		Traits map[string]string `json:"traits"`
+		ID     string         `json:"id"`
+		Traits map[string]any `json:"traits"`
 	} `json:"identity"`
 }
 
@@ -155,7 +181,7 @@ func TestRegistrationLoginWhoami(t *testing.T) {
 	code := call(t, http.MethodPost, k.PublicURL+"/self-service/registration?flow="+reg.ID, nil, map[string]any{
 		"method":   "password",
 		"password": password,
-		"traits":   map[string]string{"email": email, "phone": phone, "nickname": "satoshi"},
+		"traits":   map[string]any{"email": email, "phone": phone, "nickname": "satoshi", "terms": true},
 	}, &res)
 	if code != http.StatusOK {
 		t.Fatalf("register: status %d, response %+v\n%s", code, res, k.Log())
@@ -182,9 +208,9 @@ func TestRegistrationLoginWhoami(t *testing.T) {
 		t.Fatalf("assurance level %q after password registration, want aal1", me.AuthenticatorAssuranceLevel)
 	}
 
-	// Registration queued a verification e-mail. With no SMTP server (demo)
-	// it stays in the courier queue, readable through the admin API; its code
-	// completes the verification flow.
+	// Registration queued a verification e-mail (and an SMS). Start's courier
+	// delivers nowhere, so it stays in the courier queue, readable through the
+	// admin API; its code completes the verification flow.
 	mailedCode, flowID := verificationMail(t, k, email)
 	var verified struct {
 		State string `json:"state"`
@@ -194,17 +220,22 @@ func TestRegistrationLoginWhoami(t *testing.T) {
 		t.Fatalf("verify with the mailed code: status %d, state %q\n%s", status, verified.State, k.Log())
 	}
 	var ident struct {
-		Traits              map[string]string `json:"traits"`
+		Traits              map[string]any `json:"traits"`
 		VerifiableAddresses []struct {
 			Value    string `json:"value"`
+			Via      string `json:"via"`
 			Verified bool   `json:"verified"`
 		} `json:"verifiable_addresses"`
 	}
 	if status := call(t, http.MethodGet, k.AdminURL+"/admin/identities/"+me.Identity.ID, nil, nil, &ident); status != http.StatusOK {
 		t.Fatalf("admin get identity: status %d", status)
 	}
-	if ident.Traits["email"] != email || len(ident.VerifiableAddresses) != 1 ||
-		ident.VerifiableAddresses[0].Value != email || !ident.VerifiableAddresses[0].Verified {
+	// Both addresses are verifiable: the e-mail now verified, the phone (by SMS) not yet.
+	isVerified := map[string]bool{}
+	for _, a := range ident.VerifiableAddresses {
+		isVerified[a.Via+":"+a.Value] = a.Verified
+	}
+	if ident.Traits["email"] != email || len(isVerified) != 2 || !isVerified["email:"+email] || isVerified["sms:"+phone] {
 		t.Fatalf("identity after verification: %+v", ident)
 	}
 
@@ -272,15 +303,24 @@ func TestRegistrationLoginWhoami(t *testing.T) {
 func TestRegistrationRejectsBadTraits(t *testing.T) {
 	t.Parallel()
 	k := kratostest.Start(t)
+	const good = "Tr4de!Hub#2026"
 	cases := []struct {
 		name   string
-		traits map[string]string
+		traits map[string]any
 		pass   string
+		field  string // the form field that carries the error
 	}{
-		{"missing email", map[string]string{"nickname": "x"}, "Tr4de!Hub#2026"},
-		{"malformed phone", map[string]string{"email": randomEmail(t), "phone": "0901234"}, "Tr4de!Hub#2026"},
-		{"short password", map[string]string{"email": randomEmail(t)}, "Ab1!"},
-		{"unknown trait", map[string]string{"email": randomEmail(t), "role": "admin"}, "Tr4de!Hub#2026"},
+		{"neither email nor phone", map[string]any{"nickname": "x", "terms": true}, good, "traits.email"},
+		{"phone not in E.164 form", map[string]any{"phone": "0901234567", "terms": true}, good, "traits.phone"},
+		{"phone too short to be a number", map[string]any{"phone": "+8190123", "terms": true}, good, "traits.phone"},
+		{"malformed email", map[string]any{"email": "not-an-address", "terms": true}, good, "traits.email"},
+		{"terms not accepted", map[string]any{"email": randomEmail(t), "terms": false}, good, "traits.terms"},
+		{"terms missing", map[string]any{"email": randomEmail(t)}, good, "traits.terms"},
+		{"unsupported locale", map[string]any{"email": randomEmail(t), "terms": true, "locale": "ko-KR"}, good, "traits.locale"},
+		{"lower-case referral code", map[string]any{"email": randomEmail(t), "terms": true, "referral_code": "kol2026"}, good, "traits.referral_code"},
+		{"nickname over 32 characters", map[string]any{"email": randomEmail(t), "terms": true, "nickname": strings.Repeat("n", 33)}, good, "traits.nickname"},
+		{"short password", map[string]any{"email": randomEmail(t), "terms": true}, "Ab1!", "password"},
+		{"unknown trait", map[string]any{"email": randomEmail(t), "terms": true, "role": "admin"}, good, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -288,14 +328,42 @@ func TestRegistrationRejectsBadTraits(t *testing.T) {
 			if code := call(t, http.MethodGet, k.PublicURL+"/self-service/registration/api", nil, nil, &f); code != http.StatusOK {
 				t.Fatalf("create registration flow: status %d", code)
 			}
-			var res authResult
+			var res struct {
+				authResult
+				flow
+			}
 			code := call(t, http.MethodPost, k.PublicURL+"/self-service/registration?flow="+f.ID, nil, map[string]any{
 				"method": "password", "password": tc.pass, "traits": tc.traits,
 			}, &res)
 			if code != http.StatusBadRequest || res.SessionToken != "" {
 				t.Fatalf("status %d token %q, want 400 and no session", code, res.SessionToken)
 			}
+			if tc.field != "" && len(res.fieldErrors()[tc.field]) == 0 {
+				t.Fatalf("no error on %s; field errors %v, flow messages %v", tc.field, res.fieldErrors(), res.UI.Messages)
+			}
 		})
+	}
+
+	// Either identifier alone is enough, with every optional trait valid.
+	for _, traits := range []map[string]any{
+		{"email": randomEmail(t), "terms": true},
+		{"phone": "+818011112222", "terms": true, "locale": "ja-JP", "referral_code": "KOL2026", "nickname": strings.Repeat("n", 32)},
+	} {
+		var f flow
+		if code := call(t, http.MethodGet, k.PublicURL+"/self-service/registration/api", nil, nil, &f); code != http.StatusOK {
+			t.Fatalf("create registration flow: status %d", code)
+		}
+		var res authResult
+		if code := call(t, http.MethodPost, k.PublicURL+"/self-service/registration?flow="+f.ID, nil, map[string]any{
+			"method": "password", "password": good, "traits": traits,
+		}, &res); code != http.StatusOK {
+			t.Fatalf("register with %v: status %d\n%s", traits, code, k.Log())
+		}
+		for key, want := range traits {
+			if got := res.Session.Identity.Traits[key]; got != want {
+				t.Errorf("trait %s = %v, want %v", key, got, want)
+			}
+		}
 	}
 }
 
@@ -311,7 +379,7 @@ func TestConfigFromRepoRoot(t *testing.T) {
 	email := randomEmail(t)
 	var res authResult
 	code := call(t, http.MethodPost, k.PublicURL+"/self-service/registration?flow="+reg.ID, nil, map[string]any{
-		"method": "password", "password": "Tr4de!Hub#2026", "traits": map[string]string{"email": email},
+		"method": "password", "password": "Tr4de!Hub#2026", "traits": map[string]any{"email": email, "terms": true},
 	}, &res)
 	if code != http.StatusOK || res.Session.Identity.Traits["email"] != email {
 		t.Fatalf("register from the repository root: status %d, %+v\n%s", code, res, k.Log())

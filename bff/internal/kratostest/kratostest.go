@@ -1,10 +1,11 @@
-// Package kratostest starts a real Ory Kratos server for tests.
+// Package kratostest starts a real Ory Kratos server for tests, alone (Start)
+// or with a real Mailpit inbox receiving its e-mail and SMS (StartWithInbox).
 //
 // It builds nothing: it runs the binary named by EXHUB_KRATOS_BIN, or
 // bin/kratos at the repository root, with the repository's configuration
 // (bff/kratos/kratos.yml) on free loopback ports and a fresh SQLite database in
-// a temporary directory. A missing binary fails the test with the command that
-// builds it.
+// a temporary directory; the inbox runs EXHUB_MAILPIT_BIN or bin/mailpit. A
+// missing binary fails the test with the command that provides it.
 package kratostest
 
 import (
@@ -33,6 +34,7 @@ const (
 	rootModule   = "module github.com/exhub/exhub\n"
 	configPath   = "bff/kratos/kratos.yml"
 	schemaPath   = "bff/kratos/identity.schema.json"
+	smsBodyPath  = "bff/kratos/sms.jsonnet"
 	readyTimeout = 30 * time.Second
 	stopTimeout  = 10 * time.Second
 )
@@ -105,16 +107,78 @@ func FreePort() (int, error) {
 // absolute file URL (IDENTITY_SCHEMAS), which works from any directory.
 // extraEnv entries (KEY=value) override the configuration, e.g.
 // "SESSION_LIFESPAN=1h".
+//
+// Its e-mail and SMS go nowhere (a closed loopback port), so a demo inbox
+// running on this machine never sees test messages; they stay in the courier
+// queue (admin API /admin/courier/messages). Use StartWithInbox to receive them.
 func Start(t testing.TB, extraEnv ...string) *Server {
 	t.Helper()
-	return start(t, false, extraEnv)
+	return start(t, false, nowhere(t, extraEnv))
 }
 
 // StartFromRoot is Start with the repository root as working directory and
-// the configuration's own relative schema path, as `make run` starts Kratos.
+// the configuration's own relative schema and SMS body paths, as `make run`
+// starts Kratos.
 func StartFromRoot(t testing.TB, extraEnv ...string) *Server {
 	t.Helper()
-	return start(t, true, extraEnv)
+	dead, err := FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Only the addresses change: the channel keeps the configuration's
+	// relative body path, which must resolve from the repository root.
+	env := append([]string{
+		fmt.Sprintf("COURIER_SMTP_CONNECTION_URI=smtp://127.0.0.1:%d/?disable_starttls=true", dead),
+		fmt.Sprintf(`COURIER_CHANNELS=[{"id":"sms","type":"http","request_config":{"url":"http://127.0.0.1:%d/api/v1/send","method":"POST","body":"file://./%s","headers":{"Content-Type":"application/json"}}}]`, dead, smsBodyPath),
+	}, extraEnv...)
+	return start(t, true, env)
+}
+
+// StartWithInbox starts a Mailpit inbox, then Kratos sending its e-mail to the
+// inbox's SMTP port and its SMS to the inbox's send API, as the demo stack does.
+// Read codes with inbox.WaitForCode(t, emailOrPhone).
+func StartWithInbox(t testing.TB, extraEnv ...string) (*Server, *Inbox) {
+	t.Helper()
+	inbox := StartInbox(t)
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := append(CourierEnv(root, inbox.SMTPAddr, inbox.URL), extraEnv...)
+	return start(t, false, env), inbox
+}
+
+// CourierEnv points Kratos' courier at an inbox: e-mail over SMTP to smtpAddr
+// (host:port), SMS through the HTTP channel to httpURL's /api/v1/send, with the
+// repository's SMS body template by absolute path.
+func CourierEnv(root, smtpAddr, httpURL string) []string {
+	return []string{
+		"COURIER_SMTP_CONNECTION_URI=smtp://" + smtpAddr + "/?disable_starttls=true",
+		"COURIER_CHANNELS=" + CourierChannelsJSON(root, strings.TrimSuffix(httpURL, "/")+"/api/v1/send"),
+	}
+}
+
+// CourierChannelsJSON is the COURIER_CHANNELS value of the "sms" HTTP channel
+// posting to sendURL with the repository's SMS body template (bff/kratos/sms.jsonnet).
+func CourierChannelsJSON(root, sendURL string) string {
+	body := "file://" + filepath.ToSlash(filepath.Join(root, smsBodyPath))
+	return `[{"id":"sms","type":"http","request_config":{"url":"` + sendURL +
+		`","method":"POST","body":"` + body + `","headers":{"Content-Type":"application/json"}}}]`
+}
+
+// nowhere prepends courier settings that deliver to a closed port.
+func nowhere(t testing.TB, extraEnv []string) []string {
+	t.Helper()
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead, err := FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", dead)
+	return append(CourierEnv(root, addr, "http://"+addr), extraEnv...)
 }
 
 // IdentitySchemasEnv is the IDENTITY_SCHEMAS value that points Kratos at the
