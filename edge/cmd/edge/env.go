@@ -24,11 +24,14 @@ const (
 	envScriptHash = "EXHUB_CSP_SCRIPT_HASHES"
 	envCache      = "EXHUB_EDGE_CACHE"
 	envEntries    = "EXHUB_EDGE_CACHE_ENTRIES"
+	envDemoInbox  = "EXHUB_DEMO_INBOX"
+	envMailpit    = "EXHUB_MAILPIT_ADDR"
 
 	defaultAddr    = "127.0.0.1:8080"
 	defaultUIDir   = "ui/build/client"
 	defaultCache   = "memory"
 	defaultEntries = "2000"
+	defaultInbox   = "off"
 	// maxEntries bounds the in-memory store's entry count; an entry is one
 	// cached answer (a few KiB to a few hundred KiB for market data).
 	maxEntries = 1_000_000
@@ -37,6 +40,10 @@ const (
 // cacheStores are the values of EXHUB_EDGE_CACHE; the Caddyfile imports the
 // snippet cache_store_<value>.
 var cacheStores = []string{"memory", "valkey"}
+
+// inboxSwitch are the values of EXHUB_DEMO_INBOX; the Caddyfile imports the
+// snippet demo_inbox_<value>.
+var inboxSwitch = []string{"on", "off"}
 
 // env is the process environment, abstracted for tests.
 type env interface {
@@ -63,10 +70,15 @@ func (osEnv) Setenv(key, value string) error      { return os.Setenv(key, value)
 //     EXHUB_EDGE_CACHE_ENTRIES (entries of the in-memory store) are checked
 //     and their defaults set when unset or empty: a typo must stop the edge,
 //     not silently change the store or its bound.
+//   - EXHUB_DEMO_INBOX (on or off, default off) is checked the same way; with
+//     on, EXHUB_MAILPIT_ADDR must be empty (the default) or host:port.
 //
 // Variables already set by the caller are left alone.
 func prepareEnv(e env) error {
 	if err := prepareCacheEnv(e); err != nil {
+		return err
+	}
+	if err := prepareInboxEnv(e); err != nil {
 		return err
 	}
 	_, hostSet := e.LookupEnv(envHost)
@@ -134,6 +146,28 @@ func prepareCacheEnv(e env) error {
 	}
 	if err := e.Setenv(envEntries, entries); err != nil {
 		return fmt.Errorf("set %s: %w", envEntries, err)
+	}
+	return nil
+}
+
+// prepareInboxEnv checks the demo inbox switch and fills in its default.
+func prepareInboxEnv(e env) error {
+	v, _ := e.LookupEnv(envDemoInbox)
+	if v == "" {
+		v = defaultInbox
+	}
+	if !slices.Contains(inboxSwitch, v) {
+		return fmt.Errorf("%s=%q: want one of %s", envDemoInbox, v, strings.Join(inboxSwitch, ", "))
+	}
+	if err := e.Setenv(envDemoInbox, v); err != nil {
+		return fmt.Errorf("set %s: %w", envDemoInbox, err)
+	}
+	if v == "on" {
+		if addr, _ := e.LookupEnv(envMailpit); addr != "" {
+			if _, _, err := splitListenAddr(addr); err != nil {
+				return fmt.Errorf("%s=%q: %w", envMailpit, addr, err)
+			}
+		}
 	}
 	return nil
 }

@@ -141,3 +141,50 @@ func TestPrepareEnvRejectsBadCacheSettings(t *testing.T) {
 		}
 	}
 }
+
+func TestPrepareEnvDemoInbox(t *testing.T) {
+	cases := []struct{ set, want string }{{"", "off"}, {"off", "off"}, {"on", "on"}}
+	for _, c := range cases {
+		e := mapEnv{envUIDir: t.TempDir(), envDemoInbox: c.set}
+		if err := prepareEnv(e); err != nil {
+			t.Fatalf("%q: %v", c.set, err)
+		}
+		if e[envDemoInbox] != c.want {
+			t.Errorf("%q: got %q, want %q", c.set, e[envDemoInbox], c.want)
+		}
+	}
+	e := mapEnv{envUIDir: t.TempDir()}
+	if err := prepareEnv(e); err != nil || e[envDemoInbox] != "off" {
+		t.Fatalf("unset: err %v, %q", err, e[envDemoInbox])
+	}
+	// A Mailpit address is checked only when the inbox is on (it is unused otherwise).
+	e = mapEnv{envUIDir: t.TempDir(), envDemoInbox: "on", envMailpit: "127.0.0.1:18025"}
+	if err := prepareEnv(e); err != nil {
+		t.Fatalf("on with a good address: %v", err)
+	}
+	e = mapEnv{envUIDir: t.TempDir(), envDemoInbox: "off", envMailpit: "nonsense"}
+	if err := prepareEnv(e); err != nil {
+		t.Fatalf("off with an unused address: %v", err)
+	}
+}
+
+func TestPrepareEnvRejectsBadDemoInbox(t *testing.T) {
+	bad := []struct {
+		e    mapEnv
+		name string
+	}{
+		{mapEnv{envDemoInbox: "yes"}, envDemoInbox},
+		{mapEnv{envDemoInbox: "On"}, envDemoInbox},
+		{mapEnv{envDemoInbox: "1"}, envDemoInbox},
+		{mapEnv{envDemoInbox: "../cache_store_memory"}, envDemoInbox},
+		{mapEnv{envDemoInbox: "on", envMailpit: "8025"}, envMailpit},
+		{mapEnv{envDemoInbox: "on", envMailpit: ":8025"}, envMailpit},
+		{mapEnv{envDemoInbox: "on", envMailpit: "127.0.0.1:0"}, envMailpit},
+	}
+	for _, c := range bad {
+		c.e[envUIDir] = t.TempDir()
+		if err := prepareEnv(c.e); err == nil || !strings.Contains(err.Error(), c.name) {
+			t.Errorf("%v: err %v, want an error naming %s", c.e, err, c.name)
+		}
+	}
+}
