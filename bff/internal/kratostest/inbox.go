@@ -159,11 +159,11 @@ func StartInbox(t testing.TB) *Inbox {
 
 // MailpitArgs are the arguments the demo stack and the tests run Mailpit with:
 // SMTP and HTTP on the given loopback addresses, a database file, at most 500
-// messages kept, no reverse DNS or version check (no internet), any SMTP login accepted.
+// messages kept, no reverse DNS or version check (no internet).
 func MailpitArgs(smtpAddr, httpAddr, database string) []string {
 	return []string{
 		"--smtp", smtpAddr, "--listen", httpAddr, "--database", database,
-		"--max", "500", "--smtp-disable-rdns", "--disable-version-check", "--smtp-auth-accept-any",
+		"--max", "500", "--smtp-disable-rdns", "--disable-version-check",
 		"--label", "exhub demo inbox",
 	}
 }

@@ -62,7 +62,7 @@ type flow struct {
 	IssuedAt  time.Time `json:"issued_at"`
 	ExpiresAt time.Time `json:"expires_at"`
 	State     string    `json:"state"`
-	UI struct {
+	UI        struct {
 		Action string `json:"action"`
 		Nodes  []struct {
 			Group      string `json:"group"`
