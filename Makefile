@@ -59,7 +59,7 @@ analytics/clickhouse/node_modules/.stamp: analytics/clickhouse/package.json anal
 
 # ---- build -------------------------------------------------------------------------------------------------------
 
-build: hub-bins $(BIN)/kratos $(BIN)/exhub-edge ui-build
+build: hub-bins $(BIN)/kratos $(BIN)/exhub-edge $(BIN)/mailpit ui-build
 
 hub-bins:
 	@mkdir -p $(BIN)/plugins
@@ -75,6 +75,11 @@ hub-bins:
 $(BIN)/kratos: $(KRATOS_SRC)
 	@echo "building Kratos (a few minutes the first time)"
 	cd bff/kratos && CGO_ENABLED=1 $(GO) build -tags sqlite -o $@ .
+
+# Mailpit, the demo mail and SMS inbox that `make run` starts (and the Kratos tests): pinned in scripts/tools.sh,
+# installed from the Go module proxy when missing or of another version (about 30 s the first time).
+$(BIN)/mailpit: scripts/tools.sh
+	@scripts/tools.sh mailpit
 
 $(BIN)/exhub-edge: $(EDGE_SRC)
 	@echo "building the edge (Caddy; a minute or two the first time)"
