@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"strings"
 
 	"github.com/exhub/exhub/analytics/service"
 	"github.com/exhub/exhub/bff/internal/config"
@@ -21,8 +20,8 @@ func AnalyticsConfig(cfg *config.Config, host *pluginhost.Host) service.Config {
 		Addr: cfg.ClickHouse.Addr, HTTPAddr: cfg.ClickHouse.HTTPAddr,
 		SpoolDir: cfg.AnalyticsSpoolPath(), SpoolMaxBytes: int64(a.SpoolMaxMB) << 20,
 		BatchRows: a.BatchRows, FlushInterval: a.FlushInterval.D(), Live: a.Live,
-		BackfillDays: a.BackfillDays, BackfillPeriods: splitList(a.BackfillPeriods),
-		BackfillInterval: a.BackfillInterval.D(), Symbols: splitList(a.Symbols), MaxSymbols: a.MaxSymbols,
+		BackfillDays: a.BackfillDays, BackfillPeriods: append([]string(nil), a.BackfillPeriods...),
+		BackfillInterval: a.BackfillInterval.D(), Symbols: append([]string(nil), a.Symbols...), MaxSymbols: a.MaxSymbols,
 	}
 	sc.Schema.Database, sc.Schema.Cluster = a.Database, a.Cluster
 	if host != nil {
@@ -31,14 +30,4 @@ func AnalyticsConfig(cfg *config.Config, host *pluginhost.Host) service.Config {
 		}
 	}
 	return sc
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }

@@ -23,8 +23,13 @@ type Secret struct {
 	v *string
 }
 
-// New wraps s.
-func New(s string) Secret { return Secret{v: &s} }
+// New wraps s; New("") is the zero Secret.
+func New(s string) Secret {
+	if s == "" {
+		return Secret{}
+	}
+	return Secret{v: &s}
+}
 
 // Reveal returns the value. Call it only where the value is used (a DSN handed to a driver, a header sent).
 func (s Secret) Reveal() string {

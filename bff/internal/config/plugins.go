@@ -1,0 +1,199 @@
+package config
+
+import (
+	"encoding/hex"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/exhub/exhub/plugin-sdk/sdk"
+)
+
+// Exchange status values accepted in the config. Empty means: use the plugin's own status.
+const (
+	StatusAvailable   = "available"
+	StatusComingSoon  = "coming_soon"
+	StatusMaintenance = "maintenance"
+)
+
+// Plugins tunes the plugin supervisor.
+type Plugins struct {
+	StartTimeout   Duration `yaml:"start_timeout"`
+	CallTimeout    Duration `yaml:"call_timeout"`
+	HealthInterval Duration `yaml:"health_interval"`
+	BackoffInitial Duration `yaml:"backoff_initial"`
+	BackoffMax     Duration `yaml:"backoff_max"`
+	// StableAfter resets the restart backoff once a plugin has run this long.
+	StableAfter Duration `yaml:"stable_after"`
+	// StreamBuffer is the event buffer of one durable market stream.
+	StreamBuffer int `yaml:"stream_buffer"`
+	// EnvAllow names host environment variables every plugin process gets (with the host's value). A plugin never
+	// inherits the host's environment: it gets a small base set (PATH, HOME, TMPDIR, TZ, LANG, LC_*, SSL_CERT_FILE,
+	// SSL_CERT_DIR; see sdk.BaseEnv), these names, and its exchange's env_allow and env. EXHUB_* and PLUGIN_* names
+	// are refused. Env override: EXHUB_PLUGINS_ENV_ALLOW, comma separated.
+	EnvAllow []string `yaml:"env_allow"`
+}
+
+// DefaultPluginEnvAllow are the host variables passed to every plugin by default: the proxy settings Go's HTTP
+// client reads, so a plugin reaches its exchange the way the host would. Demo mode needs none of them (the
+// emulators are on 127.0.0.1, which no proxy handles).
+var DefaultPluginEnvAllow = []string{"HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "no_proxy"}
+
+// DefaultPlugins checks health every 5 s and restarts with a backoff from 100 ms to 30 s.
+func DefaultPlugins() Plugins {
+	return Plugins{
+		StartTimeout:   Duration(10 * time.Second),
+		CallTimeout:    Duration(10 * time.Second),
+		HealthInterval: Duration(5 * time.Second),
+		BackoffInitial: Duration(100 * time.Millisecond),
+		BackoffMax:     Duration(30 * time.Second),
+		StableAfter:    Duration(60 * time.Second),
+		StreamBuffer:   1024,
+		EnvAllow:       append([]string(nil), DefaultPluginEnvAllow...),
+	}
+}
+
+// Validate names each bad key relative to the section.
+func (pl Plugins) Validate() error {
+	var p Problems
+	p.Positive(KeyDuration{"start_timeout", pl.StartTimeout}, KeyDuration{"call_timeout", pl.CallTimeout},
+		KeyDuration{"health_interval", pl.HealthInterval}, KeyDuration{"backoff_initial", pl.BackoffInitial},
+		KeyDuration{"backoff_max", pl.BackoffMax}, KeyDuration{"stable_after", pl.StableAfter})
+	if pl.BackoffMax < pl.BackoffInitial {
+		p.Add("backoff_max", "%s is below plugins.backoff_initial %s", pl.BackoffMax.D(), pl.BackoffInitial.D())
+	}
+	if pl.StreamBuffer < 16 {
+		p.Add("stream_buffer", "must be at least 16, got %d", pl.StreamBuffer)
+	}
+	for i, n := range pl.EnvAllow {
+		if err := sdk.CheckEnvName(n); err != nil {
+			p.Add(listKey("env_allow", i), "%v", err)
+		}
+	}
+	return p.Err()
+}
+
+// Exchange is one listed exchange. With no plugin it is listed from this entry alone (e.g. coming soon).
+type Exchange struct {
+	Key  int    `yaml:"key"`
+	Slug string `yaml:"slug"`
+	// Name is shown when the plugin is not running or absent.
+	Name string `yaml:"name"`
+	// Plugin is a binary name under plugin_dir or a path (with a "/"); empty: no plugin.
+	Plugin string `yaml:"plugin"`
+	// SHA256 of the plugin binary, hex; checked at every launch when set.
+	SHA256 string `yaml:"sha256"`
+	// Status overrides the plugin's own status: available, coming_soon or maintenance.
+	Status  string `yaml:"status"`
+	Website string `yaml:"website"`
+	// Settings are passed to the plugin's Configure.
+	Settings map[string]string `yaml:"settings"`
+	// Env holds explicit "NAME=value" entries for this plugin's process environment.
+	Env []string `yaml:"env"`
+	// EnvAllow names more host variables passed through to this plugin (besides plugins.env_allow). Env override:
+	// EXHUB_EXCHANGE_<SLUG>_ENV_ALLOW, comma separated.
+	EnvAllow []string `yaml:"env_allow"`
+}
+
+// DefaultExchanges are the demo exchanges, each plugin pointed at its local emulator.
+func DefaultExchanges() []Exchange {
+	return []Exchange{
+		{Key: 1, Slug: "binance", Name: "Binance", Plugin: "binance", Website: "https://www.binance.com",
+			Settings: map[string]string{
+				"spot_rest_url": "http://127.0.0.1:7001", "spot_ws_url": "ws://127.0.0.1:7001",
+				"futures_rest_url": "http://127.0.0.1:7001", "futures_ws_url": "ws://127.0.0.1:7001/fws",
+			}},
+		{Key: 2, Slug: "okx", Name: "OKX", Plugin: "okx", Website: "https://www.okx.com",
+			Settings: map[string]string{
+				"rest_url": "http://127.0.0.1:7002", "ws_public_url": "ws://127.0.0.1:7002/ws/v5/public",
+				"ws_private_url": "ws://127.0.0.1:7002/ws/v5/private", "ws_business_url": "ws://127.0.0.1:7002/ws/v5/business",
+			}},
+		{Key: 3, Slug: "bybit", Name: "Bybit", Status: StatusComingSoon, Website: "https://www.bybit.com"},
+	}
+}
+
+var slugRe = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+
+// validateExchanges checks the list; keys are exchanges[i].field.
+func validateExchanges(list []Exchange) error {
+	var p Problems
+	keys := map[int]int{}
+	slugs := map[string]int{}
+	for i, e := range list {
+		k := listKey("exchanges", i)
+		if e.Key <= 0 {
+			p.Add(k+".key", "must be a positive integer, got %d", e.Key)
+		} else if j, dup := keys[e.Key]; dup {
+			p.Add(k+".key", "%d is also the key of exchanges[%d]", e.Key, j)
+		} else {
+			keys[e.Key] = i
+		}
+		if !slugRe.MatchString(e.Slug) {
+			p.Add(k+".slug", "%q must be lower-case letters and digits separated by single dashes", e.Slug)
+		} else if j, dup := slugs[e.Slug]; dup {
+			p.Add(k+".slug", "%q is also the slug of exchanges[%d]", e.Slug, j)
+		} else {
+			slugs[e.Slug] = i
+		}
+		if strings.TrimSpace(e.Name) == "" {
+			p.Add(k+".name", "is required")
+		}
+		switch e.Status {
+		case "", StatusAvailable, StatusComingSoon, StatusMaintenance:
+		default:
+			p.Add(k+".status", "%q is not available, coming_soon or maintenance (or empty for the plugin's own)", e.Status)
+		}
+		if e.Plugin == "" && e.Status == "" {
+			p.Add(k+".status", "an exchange without a plugin needs a status (e.g. coming_soon)")
+		}
+		for j, n := range e.EnvAllow {
+			if err := sdk.CheckEnvName(n); err != nil {
+				p.Add(fmt.Sprintf("%s.env_allow[%d]", k, j), "%v", err)
+			}
+		}
+		for j, kv := range e.Env {
+			name, _, found := strings.Cut(kv, "=")
+			if !found {
+				p.Add(fmt.Sprintf("%s.env[%d]", k, j), "%q is not NAME=value", kv)
+			} else if err := sdk.CheckEnvName(name); err != nil {
+				p.Add(fmt.Sprintf("%s.env[%d]", k, j), "%v", err)
+			}
+		}
+		if e.SHA256 != "" {
+			if b, err := hex.DecodeString(e.SHA256); err != nil || len(b) != 32 {
+				p.Add(k+".sha256", "must be 64 hex digits")
+			}
+			if e.Plugin == "" {
+				p.Add(k+".sha256", "is set but the exchange has no plugin")
+			}
+		}
+	}
+	return p.Err()
+}
+
+// PluginEnvAllow is every host variable name passed through to e's plugin: plugins.env_allow, then the exchange's
+// env_allow, each name once.
+func (c *Config) PluginEnvAllow(e Exchange) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, n := range append(append([]string(nil), c.Plugins.EnvAllow...), e.EnvAllow...) {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// PluginPath is the resolved plugin binary path, "" when the exchange has no plugin.
+func (c *Config) PluginPath(e Exchange) string {
+	if e.Plugin == "" {
+		return ""
+	}
+	if strings.ContainsRune(e.Plugin, '/') {
+		return c.resolve(e.Plugin)
+	}
+	return filepath.Join(c.resolve(c.PluginDir), e.Plugin)
+}

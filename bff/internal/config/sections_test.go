@@ -1,0 +1,227 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+const dsn = "postgres://exhub:s3cr3t-pw@127.0.0.1:5432/exhub"
+
+func TestNewSectionDefaults(t *testing.T) {
+	cfg, err := LoadWith("", noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Store.Driver != StoreSQLite || !cfg.Store.DSN.IsZero() {
+		t.Fatalf("store default %+v", cfg.Store)
+	}
+	if got := cfg.StoreDSN().Reveal(); got != filepath.Join(cfg.Root, ".data", "exhub.db") {
+		t.Fatalf("default SQLite file %q", got)
+	}
+	if cfg.Kratos.PublicURL != "http://127.0.0.1:4433" || cfg.Kratos.AdminURL != "http://127.0.0.1:4434" {
+		t.Fatalf("kratos %+v", cfg.Kratos)
+	}
+	if !slices.Equal(cfg.Auth.AllowedOrigins, List{"http://127.0.0.1:8080", "http://localhost:8080"}) ||
+		cfg.Auth.WhoamiCacheTTL.D() != 10*time.Second {
+		t.Fatalf("auth %+v", cfg.Auth)
+	}
+	if cfg.Demo.InboxURL != "http://127.0.0.1:8025" {
+		t.Fatalf("demo %+v", cfg.Demo)
+	}
+}
+
+func TestStoreDSNResolution(t *testing.T) {
+	for _, c := range []struct{ dsn, want string }{
+		{"members.db", "/srv/exhub/members.db"},
+		{"/var/lib/exhub.db", "/var/lib/exhub.db"},
+		{"file:x.db?_pragma=busy_timeout(5000)", "file:x.db?_pragma=busy_timeout(5000)"},
+	} {
+		cfg, err := LoadWith("", envOf(map[string]string{"EXHUB_ROOT": "/srv/exhub", "EXHUB_STORE_DSN": c.dsn}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cfg.StoreDSN().Reveal(); got != c.want {
+			t.Errorf("sqlite dsn %q resolves to %q, want %q", c.dsn, got, c.want)
+		}
+	}
+	cfg, err := LoadWith("", envOf(map[string]string{"EXHUB_STORE_DRIVER": "postgres", "EXHUB_STORE_DSN": dsn}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.StoreDSN().Reveal() != dsn {
+		t.Fatalf("postgres dsn %q", cfg.StoreDSN().Reveal())
+	}
+}
+
+func TestListValues(t *testing.T) {
+	// YAML lists, one item per line or inline.
+	p := write(t, t.TempDir(), "exhub.yaml", `
+auth:
+  allowed_origins:
+    - https://exhub.example
+    - https://www.exhub.example:8443
+analytics:
+  backfill_periods: [1h, 1d]
+  symbols: [BTCUSDT, ETHUSDT]
+stream:
+  origin_patterns: [app.example.com, "*.example.org"]
+`)
+	cfg, err := LoadWith(p, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(cfg.Auth.AllowedOrigins, List{"https://exhub.example", "https://www.exhub.example:8443"}) ||
+		!slices.Equal(cfg.Analytics.BackfillPeriods, List{"1h", "1d"}) ||
+		!slices.Equal(cfg.Analytics.Symbols, List{"BTCUSDT", "ETHUSDT"}) ||
+		!slices.Equal(cfg.Stream.Origins(), []string{"app.example.com", "*.example.org"}) {
+		t.Fatalf("lists: %+v %+v %q", cfg.Auth, cfg.Analytics, cfg.Stream.Origins())
+	}
+	// Files written when these were comma-separated strings still load.
+	p = write(t, t.TempDir(), "exhub.yaml", "analytics:\n  backfill_periods: 5m, 1h\nstream:\n  origin_patterns: a.example.com,b.example.com\n")
+	cfg, err = LoadWith(p, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(cfg.Analytics.BackfillPeriods, List{"5m", "1h"}) || !slices.Equal(cfg.Stream.Origins(), []string{"a.example.com", "b.example.com"}) {
+		t.Fatalf("comma strings: %q %q", cfg.Analytics.BackfillPeriods, cfg.Stream.Origins())
+	}
+	// The environment is comma separated, trimmed; empty clears.
+	cfg, err = LoadWith(p, envOf(map[string]string{
+		"EXHUB_AUTH_ALLOWED_ORIGINS": " https://a.example , https://b.example,", "EXHUB_ANALYTICS_SYMBOLS": "SOLUSDT",
+		"EXHUB_ANALYTICS_BACKFILL_PERIODS": "", "EXHUB_STREAM_ORIGIN_PATTERNS": "*.c.example",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(cfg.Auth.AllowedOrigins, List{"https://a.example", "https://b.example"}) ||
+		!slices.Equal(cfg.Analytics.Symbols, List{"SOLUSDT"}) || len(cfg.Analytics.BackfillPeriods) != 0 ||
+		!slices.Equal(cfg.Stream.Origins(), []string{"*.c.example"}) {
+		t.Fatalf("env lists: %+v %+v %q", cfg.Auth, cfg.Analytics, cfg.Stream.Origins())
+	}
+	// A list where a scalar belongs is an error naming the line.
+	p = write(t, t.TempDir(), "exhub.yaml", "auth:\n  allowed_origins: {a: b}\n")
+	if _, err := LoadWith(p, noEnv); err == nil || !strings.Contains(err.Error(), "list") {
+		t.Fatalf("a map as a list: %v", err)
+	}
+}
+
+func TestSecretFromFile(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "dsn")
+	if err := os.WriteFile(f, []byte(dsn+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := LoadWith("", envOf(map[string]string{"EXHUB_STORE_DRIVER": "postgres", "EXHUB_STORE_DSN_FILE": f}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Store.DSN.Reveal() != dsn {
+		t.Fatalf("dsn from file %q (trailing newline must be trimmed)", cfg.Store.DSN.Reveal())
+	}
+	// Both set: an error naming both variables.
+	_, err = LoadWith("", envOf(map[string]string{"EXHUB_STORE_DSN": dsn, "EXHUB_STORE_DSN_FILE": f}))
+	if err == nil || !strings.Contains(err.Error(), "EXHUB_STORE_DSN and EXHUB_STORE_DSN_FILE") || !strings.Contains(err.Error(), "store.dsn") {
+		t.Fatalf("both set: %v", err)
+	}
+	// An unreadable file: an error naming the variable, never a value.
+	_, err = LoadWith("", envOf(map[string]string{"EXHUB_STORE_DSN_FILE": filepath.Join(dir, "missing")}))
+	if err == nil || !strings.Contains(err.Error(), "EXHUB_STORE_DSN_FILE") {
+		t.Fatalf("missing file: %v", err)
+	}
+	// A file may hold a value the YAML also sets: the environment wins, like every override.
+	p := write(t, dir, "exhub.yaml", "store:\n  driver: postgres\n  dsn: postgres://other\n")
+	cfg, err = LoadWith(p, envOf(map[string]string{"EXHUB_STORE_DSN_FILE": f}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Store.DSN.Reveal() != dsn {
+		t.Fatalf("file over yaml: %q", cfg.Store.DSN.Reveal())
+	}
+	keys := strings.Join(EnvKeys(), " ")
+	for _, k := range []string{"EXHUB_STORE_DSN", "EXHUB_STORE_DSN_FILE", "EXHUB_AUTH_ALLOWED_ORIGINS", "EXHUB_DEMO_INBOX_URL",
+		"EXHUB_AUTH_WHOAMI_CACHE_TTL", "EXHUB_ANALYTICS_SYMBOLS"} {
+		if !strings.Contains(keys, k) {
+			t.Errorf("EnvKeys lacks %s", k)
+		}
+	}
+	if !slices.Contains(SecretKeys(), "store.dsn") {
+		t.Errorf("SecretKeys = %v", SecretKeys())
+	}
+}
+
+// A loaded configuration can be printed, logged and dumped without its secrets.
+func TestConfigDumpsHideSecrets(t *testing.T) {
+	cfg, err := LoadWith("", envOf(map[string]string{"EXHUB_STORE_DRIVER": "postgres", "EXHUB_STORE_DSN": dsn}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	slog.New(slog.NewJSONHandler(&logs, nil)).Info("config", "cfg", cfg, "store", cfg.Store, "dsn", cfg.Store.DSN)
+	j, _ := json.Marshal(cfg)
+	y, _ := yaml.Marshal(cfg)
+	for name, out := range map[string]string{
+		"%v": fmt.Sprintf("%v", cfg), "%+v": fmt.Sprintf("%+v", cfg), "%#v": fmt.Sprintf("%#v", cfg),
+		"%s": fmt.Sprintf("%s", cfg.Store), "slog": logs.String(), "json": string(j), "yaml": string(y),
+	} {
+		if strings.Contains(out, "s3cr3t") {
+			t.Errorf("%s shows the secret: %s", name, out)
+		}
+	}
+	// An error about a bad DSN names the key, not the value.
+	_, err = LoadWith("", envOf(map[string]string{"EXHUB_STORE_DRIVER": "mysql", "EXHUB_STORE_DSN": dsn}))
+	if err == nil || strings.Contains(err.Error(), "s3cr3t") {
+		t.Fatalf("error %v", err)
+	}
+}
+
+func TestSectionValidationNamesTheKey(t *testing.T) {
+	cases := []struct {
+		yaml string
+		env  map[string]string
+		want []string
+	}{
+		{yaml: "store:\n  driver: mysql\n", want: []string{"config: store.driver: \"mysql\""}},
+		{yaml: "store:\n  driver: postgres\n", want: []string{"config: store.dsn: is required", "EXHUB_STORE_DSN_FILE"}},
+		{yaml: "auth:\n  allowed_origins: [https://ok.example, https://x.example/path, \"*\"]\n",
+			want: []string{"auth.allowed_origins[1]", "auth.allowed_origins[2]"}},
+		{yaml: "auth:\n  whoami_cache_ttl: -1s\n", want: []string{"auth.whoami_cache_ttl"}},
+		{yaml: "demo:\n  inbox_url: 127.0.0.1:8025\n", want: []string{"demo.inbox_url"}},
+		{yaml: "market:\n  call_timeout: 0s\n", want: []string{"config: market.call_timeout: must be a positive duration"}},
+		{yaml: "analytics:\n  backfill_days: -1\n  database: \"\"\n", want: []string{"analytics.backfill_days", "analytics.database"}},
+		{yaml: "", env: map[string]string{"EXHUB_AUTH_WHOAMI_CACHE_TTL": "soon"}, want: []string{"auth.whoami_cache_ttl", "EXHUB_AUTH_WHOAMI_CACHE_TTL"}},
+	}
+	for _, c := range cases {
+		p := write(t, t.TempDir(), "exhub.yaml", c.yaml)
+		env := noEnv
+		if c.env != nil {
+			env = envOf(c.env)
+		}
+		_, err := LoadWith(p, env)
+		if err == nil {
+			t.Errorf("%q: no error", c.yaml)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%q: error %q does not mention %q", c.yaml, err, w)
+			}
+		}
+	}
+	// Each section validates alone, with keys relative to it.
+	if err := (Store{Driver: "x"}).Validate(); err == nil || !strings.HasPrefix(err.Error(), "driver: ") {
+		t.Fatalf("Store.Validate: %v", err)
+	}
+	if err := DefaultStream().Validate(); err != nil {
+		t.Fatalf("default stream: %v", err)
+	}
+}
