@@ -1,38 +1,108 @@
-// Exact comparison of the API's decimal strings (prices, sizes, percents),
-// with no binary floating point.
-const DECIMAL = /^\s*([+-])?(\d*)(?:\.(\d*))?\s*$/;
+import BigJs, { type Big } from "big.js";
 
-export function isDecimalString(s: string | undefined | null): s is string {
-  if (typeof s !== "string") return false;
-  const m = DECIMAL.exec(s);
-  return m !== null && ((m[2] ?? "") + (m[3] ?? "")).length > 0;
+// Exact decimal arithmetic on the API's decimal strings (prices, sizes,
+// percents). Money and sizes never go through binary floating point: every
+// sum, difference and comparison is a big.js decimal. Numbers are only for
+// pixel positions and chart axes.
+
+// A private big.js constructor: plain notation for every magnitude (no
+// "1e-7"), and truncation as the rounding mode so a shown digit never
+// claims more than the exchange sent.
+const D = BigJs();
+D.NE = -1e6;
+D.PE = 1e6;
+D.RM = D.roundDown;
+D.DP = 30;
+
+export type { Big };
+
+// Signed digits with an optional point and at least one digit: "1", "-0.5",
+// ".5", "5.", "+3" (white space around is allowed). No exponents.
+const DECIMAL = /^\s*[+-]?(?:\d+\.?\d*|\.\d+)\s*$/;
+
+export function isDecimal(s: string | undefined | null): s is string {
+  return typeof s === "string" && DECIMAL.test(s);
 }
 
-function parts(s: string): { neg: boolean; int: string; frac: string } {
-  const m = DECIMAL.exec(s)!;
-  const int = (m[2] ?? "").replace(/^0+/, "");
-  const frac = (m[3] ?? "").replace(/0+$/, "");
-  const zero = int === "" && frac === "";
-  return { neg: m[1] === "-" && !zero, int, frac };
+// The value of a decimal string; throws for anything else.
+export function dec(s: string | Big): Big {
+  if (typeof s !== "string") return s;
+  if (!isDecimal(s)) throw new Error(`not a decimal: ${JSON.stringify(s)}`);
+  return D(s.trim());
 }
 
-function compareAbs(a: { int: string; frac: string }, b: { int: string; frac: string }): number {
-  if (a.int.length !== b.int.length) return a.int.length < b.int.length ? -1 : 1;
-  if (a.int !== b.int) return a.int < b.int ? -1 : 1;
-  const n = Math.max(a.frac.length, b.frac.length);
-  const fa = a.frac.padEnd(n, "0");
-  const fb = b.frac.padEnd(n, "0");
-  return fa === fb ? 0 : fa < fb ? -1 : 1;
+// Compares two decimal strings exactly: -1, 0 or 1; throws on non-decimals.
+export function compareDecimal(a: string, b: string): number {
+  return dec(a).cmp(dec(b));
 }
 
-// -1, 0 or 1. Text that is not a decimal sorts before every number.
+// As compareDecimal, for sorting mixed text: text that is not a decimal
+// (an empty cell, "—") sorts before every number.
 export function compareDecimals(a: string, b: string): number {
-  const da = isDecimalString(a);
-  const db = isDecimalString(b);
+  const da = isDecimal(a);
+  const db = isDecimal(b);
   if (!da || !db) return da === db ? 0 : da ? 1 : -1;
-  const x = parts(a);
-  const y = parts(b);
-  if (x.neg !== y.neg) return x.neg ? -1 : 1;
-  const c = compareAbs(x, y);
-  return x.neg ? -c : c;
+  return compareDecimal(a, b);
+}
+
+export function addDecimals(a: string | Big, b: string | Big): Big {
+  return dec(a).plus(dec(b));
+}
+
+export function subDecimals(a: string | Big, b: string | Big): Big {
+  return dec(a).minus(dec(b));
+}
+
+export function isZero(s: string): boolean {
+  return dec(s).eq(0);
+}
+
+// The decimal string of a value, in plain notation with no trailing zeros.
+export function decimalString(v: Big): string {
+  return v.toFixed();
+}
+
+// Exactly `decimals` digits after the point, padding or truncating (toward
+// zero); text that is not a decimal is returned unchanged.
+export function fixDecimals(s: string, decimals: number): string {
+  if (!isDecimal(s)) return s;
+  const v = dec(s).round(decimals, D.roundDown);
+  // Truncation can leave a negative zero ("-0.001" → "-0.00"): show "0.00".
+  return (v.eq(0) ? D(0) : v).toFixed(decimals);
+}
+
+// Digits after the point of a step such as "0.01" (2), "0.50" (1) or "10" (0).
+export function stepDecimals(step: string): number {
+  const v = dec(step);
+  if (v.eq(0)) return 0;
+  return Math.max(0, v.c.length - v.e - 1);
+}
+
+// step × 10^n, in plain form: "0.01" × 10^2 = "1".
+export function scaleStep(step: string, n: number): string {
+  return dec(step).times(D(10).pow(n)).toFixed();
+}
+
+// A fraction such as "0.0001" as a percent with `decimals` digits: "0.0100".
+export function fractionToPercent(s: string | undefined, decimals = 4): string | null {
+  if (!isDecimal(s)) return null;
+  const v = dec(s).times(100).round(decimals, D.roundDown);
+  return (v.eq(0) ? D(0) : v).toFixed(decimals);
+}
+
+// -1, 0 or 1: the sign of a decimal string (0 for non-decimals).
+export function signOf(s: string | undefined | null): -1 | 0 | 1 {
+  if (!isDecimal(s)) return 0;
+  const v = dec(s);
+  return v.gt(0) ? 1 : v.lt(0) ? -1 : 0;
+}
+
+// Adds thousands separators (",") to the integer part of a decimal string.
+// For text in the page's language use the formatters of ~/lib/format.
+export function groupThousands(s: string): string {
+  const neg = s.startsWith("-");
+  const body = neg ? s.slice(1) : s;
+  const [int = "", frac] = body.split(".");
+  const grouped = int.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+  return `${neg ? "-" : ""}${grouped}${frac !== undefined ? `.${frac}` : ""}`;
 }

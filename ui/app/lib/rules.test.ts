@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { compareDecimals } from "./decimal";
-import { FAVORITES_KEY, favoriteId, readFavoriteSet, setFavorite } from "./favorites";
+import { addFavorite, FAVORITES_KEY, favoriteId, listFavorites as readFavoriteSet, removeFavorite } from "./favorites";
 import { applyTicker, buildRows, filterRows, type MarketRow } from "./markets";
 import { storeRegisterAccount, REGISTER_ACCOUNT_KEY } from "./register";
 import { nextTickDirection } from "./tick";
@@ -107,10 +107,10 @@ describe("favorites", () => {
   it("are stored locally in the trade screen's format", () => {
     const id = favoriteId("okx", "SWAP", "BTC-USDT-SWAP");
     expect(id).toBe("okx:SWAP:BTC-USDT-SWAP");
-    setFavorite(id, true);
-    setFavorite("binance:SPOT:ETHUSDT", true);
+    addFavorite(id);
+    addFavorite("binance:SPOT:ETHUSDT");
     expect(JSON.parse(localStorage.getItem(FAVORITES_KEY)!)).toEqual(["binance:SPOT:ETHUSDT", "okx:SWAP:BTC-USDT-SWAP"]);
-    setFavorite(id, false);
+    removeFavorite(id);
     expect([...readFavoriteSet()]).toEqual(["binance:SPOT:ETHUSDT"]);
     localStorage.setItem(FAVORITES_KEY, "{broken");
     expect(readFavoriteSet().size).toBe(0);

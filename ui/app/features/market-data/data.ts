@@ -1,7 +1,7 @@
 // Data shaping for the Market Data page: the view kept in the URL, the time
 // window of a period, and the API's series joined into rows by time. Values
 // stay decimal strings; charts convert them to numbers for pixel positions.
-import { isDecimalString } from "~/lib/decimal";
+import { isDecimal } from "~/lib/decimal";
 
 export const PERIODS = ["5m", "15m", "1h", "4h", "1d"] as const;
 export type Period = (typeof PERIODS)[number];
@@ -86,7 +86,7 @@ export function joinByTime<P extends { time: number }>(
 
 // A decimal string as a number, for pixel positions only.
 export function plotValue(s: string | undefined): number | null {
-  if (!isDecimalString(s)) return null;
+  if (!isDecimal(s)) return null;
   const n = Number(s);
   return Number.isFinite(n) ? n : null;
 }
@@ -96,7 +96,7 @@ export function column(rows: readonly Row[], id: string): (number | null)[] {
 }
 
 export function hasColumn(rows: readonly Row[], id: string): boolean {
-  return rows.some((r) => isDecimalString(r.values[id]));
+  return rows.some((r) => isDecimal(r.values[id]));
 }
 
 const DECIMAL = /^\s*([+-])?(\d*)(?:\.(\d*))?\s*$/;
@@ -111,7 +111,7 @@ function toUnits(s: string): { units: bigint; scale: number } {
 // a / b exactly, rounded half away from zero to `digits` decimals; "" when
 // either is not a decimal or b is zero.
 export function divideDecimals(a: string | undefined, b: string | undefined, digits = 8): string {
-  if (!isDecimalString(a) || !isDecimalString(b)) return "";
+  if (!isDecimal(a) || !isDecimal(b)) return "";
   const x = toUnits(a);
   const y = toUnits(b);
   if (y.units === 0n) return "";
@@ -136,5 +136,5 @@ export function divideDecimals(a: string | undefined, b: string | undefined, dig
 
 // Whether a decimal string is below zero (funding paid by shorts).
 export function isNegative(s: string | undefined): boolean {
-  return isDecimalString(s) && /^\s*-/.test(s) && /[1-9]/.test(s);
+  return isDecimal(s) && /^\s*-/.test(s) && /[1-9]/.test(s);
 }

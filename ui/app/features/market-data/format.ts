@@ -2,7 +2,7 @@
 // strings and are formatted as strings (Intl formats a numeric string
 // exactly, without going through binary floating point); only chart pixel
 // positions and axis ticks use numbers.
-import { isDecimalString } from "~/lib/decimal";
+import { isDecimal } from "~/lib/decimal";
 import type { Period } from "./data";
 
 export const MISSING = "—";
@@ -26,7 +26,7 @@ function literal(s: string): Intl.StringNumericLiteral {
 // A decimal string in the locale's digits and separators, rounded half away
 // from zero to at most maxDigits after the point.
 export function formatDecimal(s: string | undefined, locale: string, maxDigits = 8, minDigits = 0): string {
-  if (!isDecimalString(s)) return MISSING;
+  if (!isDecimal(s)) return MISSING;
   return numberFormat(locale, { minimumFractionDigits: minDigits, maximumFractionDigits: maxDigits }).format(
     literal(s),
   );
@@ -34,7 +34,7 @@ export function formatDecimal(s: string | undefined, locale: string, maxDigits =
 
 // A fraction ("0.0001") as a percent ("0.0100%"), exactly.
 export function formatPercent(fraction: string | undefined, locale: string, maxDigits = 6, minDigits = 4): string {
-  if (!isDecimalString(fraction)) return MISSING;
+  if (!isDecimal(fraction)) return MISSING;
   return numberFormat(locale, {
     style: "percent",
     minimumFractionDigits: minDigits,

@@ -6,7 +6,7 @@ import { fetchCandles, type MarketType } from "./api";
 import { candlePageSize, toKLine } from "./chart-data";
 import { HIDDEN_BARS, registerSeriesIndicator, SERIES_INDICATOR, type SeriesExtend } from "./chart-draw";
 import { NATIVE_TYPES, type ChartTypeId } from "./chart-types";
-import { stepDecimals } from "./decimal";
+import { stepDecimals } from "~/lib/decimal";
 import type { Resolution } from "./intervals";
 import type { StreamClient, StreamMessage } from "./stream";
 

@@ -2,8 +2,8 @@ import { Trans, useLingui } from "@lingui/react/macro";
 import { useEffect, useState } from "react";
 import type { Ticker } from "./api";
 import { fundingCountdown } from "./countdown";
-import { fixDecimals, groupThousands, isDecimal, parseDecimal, formatFixed, stepDecimals } from "./decimal";
-import type { Direction } from "./tick";
+import { fixDecimals, fractionToPercent, groupThousands, isDecimal, signOf, stepDecimals } from "~/lib/decimal";
+import type { TickDirection } from "~/lib/tick";
 
 type Props = {
   symbol: string;
@@ -11,17 +11,9 @@ type Props = {
   quote: string;
   futures: boolean;
   ticker: Partial<Ticker> | null;
-  direction: Direction;
+  direction: TickDirection;
   tickSize: string;
 };
-
-// A fraction such as "0.0001" as a percent with four decimals: "0.0100".
-export function fractionToPercent(s: string | undefined, decimals = 4): string | null {
-  if (!isDecimal(s)) return null;
-  const v = parseDecimal(s);
-  const shifted = v.scale >= 2 ? { units: v.units, scale: v.scale - 2 } : { units: v.units * 10n ** BigInt(2 - v.scale), scale: 0 };
-  return formatFixed(shifted, decimals);
-}
 
 export function MarketHeader(p: Props) {
   const { t } = useLingui();
@@ -37,7 +29,7 @@ export function MarketHeader(p: Props) {
   const price = (s: string | undefined) => (isDecimal(s) && s !== "" ? groupThousands(fixDecimals(s, pd)) : "—");
   const amount = (s: string | undefined) => (isDecimal(s) ? groupThousands(fixDecimals(s, 2)) : "—");
   const change = p.ticker?.changePct24h;
-  const changeDir = isDecimal(change) ? (change.startsWith("-") ? "down" : Number(change) > 0 ? "up" : "flat") : "flat";
+  const changeDir = ({ [-1]: "down", 0: "flat", 1: "up" } as const)[signOf(change)];
   const funding = fractionToPercent(p.ticker?.fundingRate);
   return (
     <section className="trade-header" aria-label={t`Market summary`} data-testid="market-header">

@@ -2,7 +2,7 @@ import { Trans, useLingui } from "@lingui/react/macro";
 import { useEffect, useMemo, useRef, useState } from "react";
 import type { MarketType } from "./api";
 import { OrderBook as Book, type BookMessage, type BookRow, type BookView } from "./book";
-import { fixDecimals, groupThousands, stepDecimals } from "./decimal";
+import { fixDecimals, groupThousands, stepDecimals } from "~/lib/decimal";
 import { useFrameScheduler } from "./frame";
 import { DEFAULT_DEPTH_STEPS, groupingFor, groupingOptions } from "./grouping";
 import type { StreamClient, StreamMessage, Subscription } from "./stream";

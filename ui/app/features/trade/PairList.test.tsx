@@ -4,7 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { AppProviders } from "~/providers";
 import { instrument } from "~/test/fixtures";
 import type { Instrument, Ticker } from "./api";
-import { FAVORITES_KEY } from "./favorites";
+import { FAVORITES_KEY } from "~/lib/favorites";
 import { PairList } from "./PairList";
 
 const N = 5000;

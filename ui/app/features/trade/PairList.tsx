@@ -3,8 +3,8 @@ import { useVirtualizer } from "@tanstack/react-virtual";
 import { useEffect, useMemo, useRef, useState } from "react";
 import { Link } from "react-router";
 import type { Instrument, Ticker } from "./api";
-import { fixDecimals, groupThousands, isDecimal } from "./decimal";
-import { favoriteKey, readFavorites, toggleFavorite } from "./favorites";
+import { fixDecimals, groupThousands, isDecimal } from "~/lib/decimal";
+import { favoriteId, useFavorites } from "~/lib/favorites";
 
 type Props = {
   area: "spot" | "futures";
@@ -24,11 +24,11 @@ export function PairList(p: Props) {
   const { t } = useLingui();
   const [query, setQuery] = useState("");
   const [onlyFavorites, setOnlyFavorites] = useState(false);
-  const [favorites, setFavorites] = useState<Set<string>>(() => readFavorites());
+  const [favorites, toggleFavorite] = useFavorites();
   const rows = useMemo(() => {
     const q = query.trim().toUpperCase().replace(/[-_/ ]/g, "");
     return p.instruments
-      .filter((i) => !onlyFavorites || favorites.has(favoriteKey(p.exchange, p.marketType, i.symbol)))
+      .filter((i) => !onlyFavorites || favorites.has(favoriteId(p.exchange, p.marketType, i.symbol)))
       .filter((i) => !q || i.symbol.toUpperCase().replace(/[-_/]/g, "").includes(q) || i.base.toUpperCase().includes(q));
   }, [p.instruments, p.exchange, p.marketType, query, onlyFavorites, favorites]);
   const scrollRef = useRef<HTMLDivElement>(null);
@@ -72,7 +72,7 @@ export function PairList(p: Props) {
           <ul className="pair-list" data-testid="pair-list" data-count={rows.length} style={{ height: virtualizer.getTotalSize() }}>
             {virtualizer.getVirtualItems().map((v) => {
               const i = rows[v.index]!;
-              const key = favoriteKey(p.exchange, p.marketType, i.symbol);
+              const key = favoriteId(p.exchange, p.marketType, i.symbol);
               const fav = favorites.has(key);
               const tk = p.tickers.get(i.symbol);
               const ch = tk?.changePct24h;
@@ -87,7 +87,7 @@ export function PairList(p: Props) {
                     className={fav ? "fav on" : "fav"}
                     aria-pressed={fav}
                     aria-label={fav ? t`Remove ${i.symbol} from favorites` : t`Add ${i.symbol} to favorites`}
-                    onClick={() => setFavorites(toggleFavorite(key))}
+                    onClick={() => toggleFavorite(key)}
                   >
                     {fav ? "★" : "☆"}
                   </button>

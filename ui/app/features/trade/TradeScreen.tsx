@@ -14,7 +14,7 @@ import { OrderBookPanel } from "./OrderBook";
 import { PairList } from "./PairList";
 import { RulesPanel } from "./RulesPanel";
 import { sharedStream, type ConnectionState, type StreamClient, type StreamMessage } from "./stream";
-import { tickDirection, type Direction } from "./tick";
+import { nextTickDirection, type TickDirection } from "~/lib/tick";
 import { TradesPanel } from "./Trades";
 import "./trade.css";
 
@@ -212,8 +212,8 @@ function Market({ area, ex, marketType, instrument, initialTicker, onTickers, mo
   const futures = area === "futures";
   const symbol = instrument.symbol;
   const [ticker, setTicker] = useState<Partial<Ticker> | null>(initialTicker);
-  const [direction, setDirection] = useState<Direction>("flat");
-  const latest = useRef<{ ticker: Partial<Ticker> | null; prevLast?: string; dir: Direction }>({
+  const [direction, setDirection] = useState<TickDirection>("flat");
+  const latest = useRef<{ ticker: Partial<Ticker> | null; prevLast?: string; dir: TickDirection }>({
     ticker: initialTicker,
     prevLast: initialTicker?.last,
     dir: "flat",
@@ -231,7 +231,7 @@ function Market({ area, ex, marketType, instrument, initialTicker, onTickers, mo
       const tk = m.ticker as Partial<Ticker>;
       const l = latest.current;
       if (tk.last) {
-        l.dir = tickDirection(l.prevLast, tk.last, l.dir);
+        l.dir = nextTickDirection(l.prevLast, tk.last, l.dir);
         l.prevLast = tk.last;
       }
       l.ticker = { ...l.ticker, ...tk };

@@ -1,7 +1,7 @@
 import { Trans, useLingui } from "@lingui/react/macro";
 import { useEffect, useRef, useState } from "react";
 import { fetchTrades, type MarketType, type Trade } from "./api";
-import { fixDecimals, groupThousands, stepDecimals } from "./decimal";
+import { fixDecimals, groupThousands, stepDecimals } from "~/lib/decimal";
 import { useFrameScheduler } from "./frame";
 import type { StreamClient, StreamMessage } from "./stream";
 

@@ -1,4 +1,4 @@
-import { addDecimal, compareDecimal, formatFixed, isZero, parseDecimal, type Fixed } from "./decimal";
+import { compareDecimal, dec, decimalString, isZero, subDecimals } from "~/lib/decimal";
 
 export type Level = [price: string, qty: string];
 
@@ -83,9 +83,7 @@ export class OrderBook {
     const bestBid = bids[0];
     const bestAsk = asks[0];
     if (bestBid && bestAsk) {
-      const a = parseDecimal(bestAsk[0]);
-      const b = parseDecimal(bestBid[0]);
-      spread = formatFixed(addDecimal(a, { units: -b.units, scale: b.scale }));
+      spread = decimalString(subDecimals(bestAsk[0], bestBid[0]));
     }
     return { bids: bidRows, asks: askRows, spread, seq: this.lastSeq ?? 0, time: this.lastTime };
   }
@@ -111,10 +109,10 @@ function sortedLevels(side: Map<string, string>, dir: 1 | -1): Level[] {
 }
 
 function cumulate(levels: Level[]): BookRow[] {
-  let sum: Fixed = { units: 0n, scale: 0 };
+  let sum = dec("0");
   return levels.map(([price, qty]) => {
-    sum = addDecimal(sum, parseDecimal(qty));
-    return { price, qty, total: formatFixed(sum), depth: 0 };
+    sum = sum.plus(dec(qty));
+    return { price, qty, total: decimalString(sum), depth: 0 };
   });
 }
 

@@ -1,4 +1,4 @@
-import { isDecimal, scaleStep, stepDecimals } from "./decimal";
+import { isDecimal, scaleStep, stepDecimals } from "~/lib/decimal";
 
 // The product's "depth decimal": the book's price bucket as a number of
 // tick steps. 1 (the default) is the instrument's own tick; each next

@@ -1,11 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { OrderBook, type BookMessage } from "./book";
 import { fundingCountdown } from "./countdown";
-import { fixDecimals, groupThousands, scaleStep, stepDecimals } from "./decimal";
+import { fixDecimals, fractionToPercent, groupThousands, scaleStep, stepDecimals } from "~/lib/decimal";
 import { groupingFor, groupingOptions } from "./grouping";
-import { fractionToPercent } from "./Header";
 import { availableResolutions, pickResolution, RESOLUTIONS } from "./intervals";
-import { tickDirection } from "./tick";
+import { nextTickDirection as tickDirection } from "~/lib/tick";
 import { mergeTrades } from "./Trades";
 
 const snap = (seq: number, bids: [string, string][], asks: [string, string][]): BookMessage => ({
