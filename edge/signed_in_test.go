@@ -1,9 +1,11 @@
 package edge_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -303,6 +305,31 @@ func checkSignedIn(t *testing.T, e *edge, bff, kratos *recorder, valkey string) 
 			checkClientAddress(t, "POST "+path, s)
 			if s.xfHost != strings.TrimPrefix(e.base, "http://") {
 				t.Errorf("POST %s: X-Forwarded-Host %q", path, s.xfHost)
+			}
+		}
+		// Spellings of the same path (the edge matches the cleaned, case-folded path) go to the gate too, never to
+		// Kratos around it. Sent raw: a client library would clean some of them itself.
+		host := strings.TrimPrefix(e.base, "http://")
+		for _, path := range []string{
+			"/.ory/x/../self-service/login", "/.ory//self-service/login", "/.ORY/Self-Service/login",
+			"/.ory/%73elf-service/login", "/.ory/./self-service/registration", "//.ory/self-service/recovery",
+		} {
+			c, err := net.DialTimeout("tcp", host, 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+			fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 2\r\n"+
+				"Connection: close\r\n\r\n{}", path, host)
+			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+			if err != nil {
+				c.Close()
+				t.Fatalf("POST %s: %v", path, err)
+			}
+			resp.Body.Close()
+			c.Close()
+			if s := bff.last(t); s.method != http.MethodPost || s.uri != path {
+				t.Fatalf("POST %s: the BFF's last request is %+v", path, s)
 			}
 		}
 		if n := len(kratos.requests()); n != kratosBefore {
