@@ -2,10 +2,11 @@
 # Installs the Debian packages exhub needs (idempotent). As root it installs them; otherwise it prints the command.
 #   valkey-server          cache and fan-out (from the bookworm-backports suite)
 #   chromium, fonts        browser end-to-end tests (CJK font for Japanese)
+#   postgresql             the member store's production engine; store tests run against it
 #   protobuf-compiler      only for `make gen`
 set -euo pipefail
 
-want=(chromium fonts-ipafont-gothic valkey-server protobuf-compiler)
+want=(chromium fonts-ipafont-gothic valkey-server postgresql protobuf-compiler)
 missing=()
 for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

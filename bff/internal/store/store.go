@@ -1,0 +1,324 @@
+// Package store keeps the BFF's member data: members and their security events, favorites, preferences, KYC and
+// referrals. It runs on SQLite (the default, one file under the data dir) or PostgreSQL (production), with one set
+// of migrations applied by Open and plain SQL written once for both engines (see docs/decisions/0007-store.md).
+//
+// Times are stored as Unix microseconds (BIGINT) and money as decimal text, so both engines hold the same values.
+// Methods return errors that wrap the sentinels below; API code maps them to problem+json with errors.Is.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgconn"
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// Sentinel errors. Every error a method returns for one of these cases wraps the sentinel.
+var (
+	// ErrNotFound: the member, application or row does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrConflict: a concurrent change won (stale version) or the row already exists in a state that forbids this.
+	ErrConflict = errors.New("conflict")
+	// ErrInvalidTransition: a KYC application cannot move from its state to the one asked.
+	ErrInvalidTransition = errors.New("invalid state transition")
+	// ErrLimit: a per-member cap (such as the number of favorites) would be exceeded.
+	ErrLimit = errors.New("limit reached")
+	// ErrInvalid: an argument is malformed (empty id, unknown market type, bad decimal...).
+	ErrInvalid = errors.New("invalid argument")
+)
+
+// Store is the member database. It is safe for concurrent use.
+type Store struct {
+	pg bool
+	// write runs every write and transaction. On SQLite it is one connection, so writers queue in Go instead of
+	// failing with SQLITE_BUSY; on PostgreSQL it is the same pool as read.
+	write *sql.DB
+	// read runs plain reads. On SQLite a separate pool of read-only connections (WAL lets them run beside the writer).
+	read *sql.DB
+	log  *slog.Logger
+	now  func() time.Time
+
+	rebound sync.Map // query text -> PostgreSQL text with $n placeholders
+}
+
+// Option adjusts Open.
+type Option func(*Store)
+
+// WithLogger sets the logger for migrations (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(s *Store) { s.log = l } }
+
+// WithClock sets the clock used for created_at and similar stamps (tests).
+func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
+
+// Open connects, applies pending migrations and returns the store. Close releases it.
+func Open(ctx context.Context, cfg Config, opts ...Option) (*Store, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Store{pg: cfg.Driver == DriverPostgres, log: slog.Default(), now: time.Now}
+	for _, o := range opts {
+		o(s)
+	}
+	var err error
+	if s.pg {
+		err = s.openPostgres(ctx, cfg)
+	} else {
+		err = s.openSQLite(ctx, cfg)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.migrate(ctx, cfg); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Store) openPostgres(ctx context.Context, cfg Config) error {
+	db, err := sql.Open("pgx", cfg.DSN.Reveal())
+	if err != nil {
+		// pgx's parse errors can quote the DSN: never pass them on.
+		return errors.New("store: postgres dsn does not parse")
+	}
+	db.SetMaxOpenConns(cfg.MaxOpenConns)
+	db.SetMaxIdleConns(cfg.MaxIdleConns)
+	db.SetConnMaxLifetime(cfg.ConnMaxLifetime)
+	if err := db.PingContext(ctx); err != nil {
+		_ = db.Close()
+		return fmt.Errorf("store: connect to postgres: %w", redactConnErr(err))
+	}
+	s.write, s.read = db, db
+	return nil
+}
+
+// redactConnErr keeps what helps (the PostgreSQL error code and message, a network failure) and drops pgx's
+// connect-error text, which may carry the configured DSN.
+func redactConnErr(err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return fmt.Errorf("%s (SQLSTATE %s)", pgErr.Message, pgErr.Code)
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		if u := ce.Unwrap(); u != nil {
+			return u
+		}
+	}
+	return errors.New("connection failed")
+}
+
+func (s *Store) openSQLite(ctx context.Context, cfg Config) error {
+	path := cfg.sqlitePath()
+	if !strings.HasPrefix(path, "file:") {
+		if dir := filepath.Dir(path); dir != "" {
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				return fmt.Errorf("store: sqlite directory: %w", err)
+			}
+		}
+	}
+	base := path
+	sep := "?"
+	if strings.Contains(base, "?") {
+		sep = "&"
+	}
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(cfg.BusyTimeout.Milliseconds(), 10)+")")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	w := url.Values{"_pragma": append([]string{"journal_mode(WAL)"}, q["_pragma"]...), "_txlock": {"immediate"}}
+	r := url.Values{"_pragma": append(append([]string{}, q["_pragma"]...), "query_only(1)")}
+
+	write, err := sql.Open("sqlite", base+sep+w.Encode())
+	if err != nil {
+		return fmt.Errorf("store: open sqlite: %w", err)
+	}
+	write.SetMaxOpenConns(1)
+	write.SetMaxIdleConns(1)
+	write.SetConnMaxLifetime(0)
+	// The writer connects first: it switches the file to WAL before any reader opens it.
+	if err := write.PingContext(ctx); err != nil {
+		_ = write.Close()
+		return fmt.Errorf("store: open sqlite %s: %w", path, err)
+	}
+	read, err := sql.Open("sqlite", base+sep+r.Encode())
+	if err != nil {
+		_ = write.Close()
+		return fmt.Errorf("store: open sqlite: %w", err)
+	}
+	read.SetMaxOpenConns(cfg.MaxOpenConns)
+	read.SetMaxIdleConns(cfg.MaxIdleConns)
+	read.SetConnMaxLifetime(cfg.ConnMaxLifetime)
+	s.write, s.read = write, read
+	return nil
+}
+
+// Close closes the connections.
+func (s *Store) Close() {
+	if s.read != nil && s.read != s.write {
+		_ = s.read.Close()
+	}
+	if s.write != nil {
+		_ = s.write.Close()
+	}
+}
+
+// Driver reports "sqlite" or "postgres".
+func (s *Store) Driver() string {
+	if s.pg {
+		return DriverPostgres
+	}
+	return DriverSQLite
+}
+
+// Ping checks the database answers (readiness).
+func (s *Store) Ping(ctx context.Context) error { return s.write.PingContext(ctx) }
+
+// ---- query helpers --------------------------------------------------------------------------------------------
+
+// querier is what *sql.DB and *sql.Tx share.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// q runs SQL written with "?" placeholders on either engine.
+type q struct {
+	s  *Store
+	db querier
+}
+
+func (s *Store) r() q { return q{s, s.read} }
+func (s *Store) w() q { return q{s, s.write} }
+
+func (x q) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return x.db.ExecContext(ctx, x.s.rebind(query), args...)
+}
+
+func (x q) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return x.db.QueryContext(ctx, x.s.rebind(query), args...)
+}
+
+func (x q) row(ctx context.Context, query string, args ...any) *sql.Row {
+	return x.db.QueryRowContext(ctx, x.s.rebind(query), args...)
+}
+
+// rebind turns "?" placeholders into PostgreSQL's $1, $2... Queries in this package hold no "?" inside literals.
+func (s *Store) rebind(query string) string {
+	if !s.pg {
+		return query
+	}
+	if v, ok := s.rebound.Load(query); ok {
+		return v.(string)
+	}
+	var b strings.Builder
+	b.Grow(len(query) + 8)
+	n := 0
+	for i := 0; i < len(query); i++ {
+		if query[i] == '?' {
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+			continue
+		}
+		b.WriteByte(query[i])
+	}
+	out := b.String()
+	s.rebound.Store(query, out)
+	return out
+}
+
+// tx runs fn in one transaction on the writer; it commits when fn returns nil.
+func (s *Store) tx(ctx context.Context, fn func(x q) error) error {
+	t, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: begin: %w", err)
+	}
+	if err := fn(q{s, t}); err != nil {
+		_ = t.Rollback()
+		return err
+	}
+	if err := t.Commit(); err != nil {
+		return fmt.Errorf("store: commit: %w", err)
+	}
+	return nil
+}
+
+// lockMember takes the member's row for the rest of the transaction (PostgreSQL; SQLite's single writer already
+// serialises transactions) so per-member caps hold under concurrent requests. ErrNotFound when there is no member.
+func (x q) lockMember(ctx context.Context, memberID string) error {
+	query := "SELECT id FROM members WHERE id = ?"
+	if x.s.pg {
+		query += " FOR UPDATE"
+	}
+	var id string
+	if err := x.row(ctx, query, memberID).Scan(&id); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("%w: member %q", ErrNotFound, memberID)
+		}
+		return fmt.Errorf("store: lock member: %w", err)
+	}
+	return nil
+}
+
+// isUnique reports a unique or primary key violation on either engine.
+func isUnique(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code == "23505"
+	}
+	var sqErr *sqlite.Error
+	if errors.As(err, &sqErr) {
+		c := sqErr.Code()
+		return c == sqlite3.SQLITE_CONSTRAINT_UNIQUE || c == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+	}
+	return false
+}
+
+// isForeignKey reports a foreign key violation on either engine.
+func isForeignKey(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code == "23503"
+	}
+	var sqErr *sqlite.Error
+	if errors.As(err, &sqErr) {
+		return sqErr.Code() == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
+	}
+	return false
+}
+
+// ---- value helpers ----------------------------------------------------------------------------------------------
+
+func newID() string { return uuid.Must(uuid.NewV7()).String() }
+
+func micros(t time.Time) int64 { return t.UnixMicro() }
+
+func fromMicros(v int64) time.Time { return time.UnixMicro(v).UTC() }
+
+func nullMicros(v sql.NullInt64) time.Time {
+	if !v.Valid {
+		return time.Time{}
+	}
+	return fromMicros(v.Int64)
+}
+
+func (s *Store) stamp() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
