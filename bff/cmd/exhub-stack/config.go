@@ -17,6 +17,8 @@ type Config struct {
 	BFFAddr          string
 	KratosPublicAddr string
 	KratosAdminAddr  string
+	MailpitSMTPAddr  string // the demo inbox's SMTP listener: Kratos' courier sends mail here
+	MailpitAddr      string // the demo inbox's HTTP API: SMS arrive here, the edge serves it at /demo/inbox/api/
 	CHNativePort     string
 	CHHTTPPort       string
 	AnalyticsDB      string // the BFF's analytics database, the one the read-only ClickHouse user may read
@@ -43,6 +45,8 @@ func defaultConfig(root string) Config {
 		BFFAddr:          env("EXHUB_HTTP_ADDR", "127.0.0.1:8090"),
 		KratosPublicAddr: env("EXHUB_KRATOS_PUBLIC_ADDR", "127.0.0.1:4433"),
 		KratosAdminAddr:  env("EXHUB_KRATOS_ADMIN_ADDR", "127.0.0.1:4434"),
+		MailpitSMTPAddr:  env("EXHUB_MAILPIT_SMTP_ADDR", "127.0.0.1:1025"),
+		MailpitAddr:      env("EXHUB_MAILPIT_ADDR", "127.0.0.1:8025"),
 		CHNativePort:     env("EXHUB_CLICKHOUSE_TCP_PORT", "9000"),
 		CHHTTPPort:       env("EXHUB_CLICKHOUSE_HTTP_PORT", "8123"),
 		AnalyticsDB:      env("EXHUB_ANALYTICS_DATABASE", "exhub"),
@@ -54,6 +58,9 @@ func defaultConfig(root string) Config {
 
 // PublicURL is the one URL a user opens.
 func (c Config) PublicURL() string { return "http://" + c.EdgeAddr }
+
+// InboxURL is the UI's demo inbox page, which shows the e-mail and SMS (with their codes) Kratos sent.
+func (c Config) InboxURL() string { return c.PublicURL() + "/inbox" }
 
 func (c Config) bin(name string) string { return filepath.Join(c.BinDir, name) }
 
@@ -70,6 +77,8 @@ func (c Config) ports() [][2]string {
 		{"clickhouse (http)", c.chHTTP()},
 		{"kratos (public)", c.KratosPublicAddr},
 		{"kratos (admin)", c.KratosAdminAddr},
+		{"mailpit (smtp)", c.MailpitSMTPAddr},
+		{"mailpit (http)", c.MailpitAddr},
 		{"binance emulator", c.BinanceEmuAddr},
 		{"okx emulator", c.OKXEmuAddr},
 		{"bff", c.BFFAddr},
@@ -82,8 +91,9 @@ func (c Config) ports() [][2]string {
 }
 
 func (c Config) String() string {
-	return fmt.Sprintf("edge=%s bff=%s kratos=%s/%s clickhouse=%s/%s valkey=%s emulators=%s,%s", c.EdgeAddr, c.BFFAddr,
-		c.KratosPublicAddr, c.KratosAdminAddr, c.CHNativePort, c.CHHTTPPort, c.ValkeyPort, c.BinanceEmuAddr, c.OKXEmuAddr)
+	return fmt.Sprintf("edge=%s bff=%s kratos=%s/%s mailpit=%s/%s clickhouse=%s/%s valkey=%s emulators=%s,%s", c.EdgeAddr, c.BFFAddr,
+		c.KratosPublicAddr, c.KratosAdminAddr, c.MailpitSMTPAddr, c.MailpitAddr, c.CHNativePort, c.CHHTTPPort, c.ValkeyPort,
+		c.BinanceEmuAddr, c.OKXEmuAddr)
 }
 
 // analystHint tells how to open a read-only ClickHouse session on the stack's analytics data.

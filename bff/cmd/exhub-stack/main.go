@@ -1,5 +1,5 @@
 // Command exhub-stack starts the whole exhub stack on this machine, in demo mode by default: ClickHouse, Valkey,
-// Kratos, the BFF with its plugins and the Caddy edge, each on 127.0.0.1, in order, each waited for until ready.
+// Mailpit (the demo mail and SMS inbox), Kratos, the BFF with its plugins and the Caddy edge, each on 127.0.0.1, in order, each waited for until ready.
 // Every child's output is prefixed with its name. Ctrl-C (or SIGTERM) stops everything in reverse order. When a
 // child dies on its own the whole stack stops with a non-zero status: a half-running stack is worse than none.
 //
@@ -30,7 +30,7 @@ func run() int {
 		noVK      = flag.Bool("no-valkey", false, "do not start valkey-server; the BFF uses its in-process fallback")
 	)
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: exhub-stack [flags]\n\nStarts ClickHouse, Valkey, Kratos, the BFF and the edge on 127.0.0.1; Ctrl-C stops them.\n\n")
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: exhub-stack [flags]\n\nStarts ClickHouse, Valkey, Mailpit, Kratos, the BFF and the edge on 127.0.0.1; Ctrl-C stops them.\n\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -57,7 +57,8 @@ func run() int {
 		fmt.Fprintf(os.Stderr, "exhub: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(s.out, "\n  exhub is up (demo mode): %s\n  %s\n  Ctrl-C stops it.\n\n", cfg.PublicURL(), cfg.analystHint())
+	fmt.Fprintf(s.out, "\n  exhub is up (demo mode): %s\n  Demo inbox (sign-up and recovery codes sent by e-mail and SMS): %s\n  %s\n  Ctrl-C stops it.\n\n",
+		cfg.PublicURL(), cfg.InboxURL(), cfg.analystHint())
 	if *readyFile != "" {
 		if err := writeAtomic(*readyFile, []byte(cfg.PublicURL()+"\n")); err != nil {
 			log.Warn("cannot write ready file", "err", err)

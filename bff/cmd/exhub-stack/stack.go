@@ -103,29 +103,7 @@ func (s *Stack) services() ([]*service, error) {
 		}
 	}
 
-	kratosCfg := filepath.Join(c.Root, "bff", "kratos", "kratos.yml")
-	kratosEnv := []string{
-		"DSN=sqlite://" + c.data("kratos/kratos.sqlite") + "?_fk=true&mode=rwc",
-		"SERVE_PUBLIC_HOST=" + host(c.KratosPublicAddr), "SERVE_PUBLIC_PORT=" + port(c.KratosPublicAddr),
-		"SERVE_ADMIN_HOST=" + host(c.KratosAdminAddr), "SERVE_ADMIN_PORT=" + port(c.KratosAdminAddr),
-		"SERVE_PUBLIC_BASE_URL=" + c.PublicURL() + "/.ory/",
-		"SELFSERVICE_DEFAULT_BROWSER_RETURN_URL=" + c.PublicURL() + "/",
-		"LOG_FORMAT=json", "LOG_LEVEL=warning", "SQA_OPT_OUT=true",
-	}
-	migrate := exec.Command(c.bin("kratos"), "migrate", "sql", "-e", "--yes", "--config", kratosCfg)
-	migrate.Env = append(os.Environ(), kratosEnv...)
-	svcs = append(svcs, &service{
-		name:  "kratos",
-		path:  c.bin("kratos"),
-		args:  []string{"serve", "--config", kratosCfg, "--dev"},
-		env:   kratosEnv,
-		setup: []*exec.Cmd{migrate},
-		ready: func(ctx context.Context) error {
-			return httpProbe(ctx, "http://"+c.KratosAdminAddr+"/admin/health/ready", "")
-		},
-		readyTimeout: 60 * time.Second,
-		hint:         "run `make build` (Kratos takes a few minutes to build the first time)",
-	})
+	svcs = append(svcs, identityServices(c)...)
 
 	svcs = append(svcs, &service{
 		name: "emulators",
@@ -179,6 +157,8 @@ func (s *Stack) services() ([]*service, error) {
 			"EXHUB_BFF_ADDR=" + c.BFFAddr,
 			"EXHUB_KRATOS_PUBLIC_ADDR=" + c.KratosPublicAddr,
 			"EXHUB_VALKEY_ADDR=" + valkeyAddr,
+			"EXHUB_DEMO_INBOX=on",
+			"EXHUB_MAILPIT_ADDR=" + c.MailpitAddr,
 			"XDG_DATA_HOME=" + c.data("caddy/data"),
 			"XDG_CONFIG_HOME=" + c.data("caddy/config"),
 		},
@@ -187,6 +167,79 @@ func (s *Stack) services() ([]*service, error) {
 		hint:         "run `make build` (the edge takes a minute or two to build the first time)",
 	})
 	return svcs, nil
+}
+
+// identityServices are the demo inbox (Mailpit) and Kratos, in that order: Kratos' courier delivers to the inbox
+// from its first message on. Kratos migrates its database before it starts.
+func identityServices(c Config) []*service {
+	kratosCfg := filepath.Join(c.Root, "bff", "kratos", "kratos.yml")
+	kEnv := kratosEnv(c)
+	migrate := exec.Command(c.bin("kratos"), "migrate", "sql", "-e", "--yes", "--config", kratosCfg)
+	migrate.Env = append(os.Environ(), kEnv...)
+	return []*service{{
+		name: "mailpit",
+		path: c.bin("mailpit"),
+		args: mailpitArgs(c),
+		ready: func(ctx context.Context) error {
+			return httpProbe(ctx, "http://"+c.MailpitAddr+"/readyz", "")
+		},
+		readyTimeout: 30 * time.Second,
+		hint:         "run `make build` (it installs Mailpit pinned: scripts/tools.sh mailpit)",
+	}, {
+		name:  "kratos",
+		path:  c.bin("kratos"),
+		args:  []string{"serve", "--config", kratosCfg, "--dev", "--watch-courier", "--sqa-opt-out"},
+		env:   kEnv,
+		setup: []*exec.Cmd{migrate},
+		ready: func(ctx context.Context) error {
+			return httpProbe(ctx, "http://"+c.KratosAdminAddr+"/admin/health/ready", "")
+		},
+		readyTimeout: 60 * time.Second,
+		hint:         "run `make build` (Kratos takes a few minutes to build the first time)",
+	}}
+}
+
+// mailpitArgs runs the demo inbox on loopback with its messages under .data/mailpit, at most 500 kept (the oldest
+// go first), without reverse DNS lookups or release checks (demo mode needs no internet).
+func mailpitArgs(c Config) []string {
+	return []string{"--smtp", c.MailpitSMTPAddr, "--listen", c.MailpitAddr, "--database", c.data("mailpit/mailpit.db"),
+		"--max", "500", "--smtp-disable-rdns", "--disable-version-check", "--label", "exhub demo inbox"}
+}
+
+// kratosEnv overrides bff/kratos/kratos.yml for this stack: listeners, database, every browser-facing URL on the
+// edge's address, e-mail to the demo inbox's SMTP port and SMS through the HTTP courier channel to its send API.
+func kratosEnv(c Config) []string {
+	ui := c.PublicURL()
+	channels, _ := json.Marshal([]map[string]any{{
+		"id": "sms", "type": "http",
+		"request_config": map[string]any{
+			"url":     "http://" + c.MailpitAddr + "/api/v1/send",
+			"method":  "POST",
+			"body":    "file://" + filepath.ToSlash(filepath.Join(c.Root, "bff", "kratos", "sms.jsonnet")),
+			"headers": map[string]string{"Content-Type": "application/json"},
+		},
+	}})
+	returnURLs, _ := json.Marshal([]string{ui})
+	return []string{
+		"DSN=sqlite://" + c.data("kratos/kratos.sqlite") + "?_fk=true&mode=rwc",
+		"SERVE_PUBLIC_HOST=" + host(c.KratosPublicAddr), "SERVE_PUBLIC_PORT=" + port(c.KratosPublicAddr),
+		"SERVE_ADMIN_HOST=" + host(c.KratosAdminAddr), "SERVE_ADMIN_PORT=" + port(c.KratosAdminAddr),
+		"SERVE_PUBLIC_BASE_URL=" + ui + "/.ory/",
+		"SERVE_ADMIN_BASE_URL=http://" + c.KratosAdminAddr + "/",
+		"SELFSERVICE_DEFAULT_BROWSER_RETURN_URL=" + ui + "/",
+		"SELFSERVICE_ALLOWED_RETURN_URLS=" + string(returnURLs),
+		"SELFSERVICE_FLOWS_ERROR_UI_URL=" + ui + "/error",
+		"SELFSERVICE_FLOWS_LOGIN_UI_URL=" + ui + "/login",
+		"SELFSERVICE_FLOWS_REGISTRATION_UI_URL=" + ui + "/regist",
+		"SELFSERVICE_FLOWS_SETTINGS_UI_URL=" + ui + "/dashboard/security",
+		"SELFSERVICE_FLOWS_RECOVERY_UI_URL=" + ui + "/forgotPassword_A",
+		"SELFSERVICE_FLOWS_VERIFICATION_UI_URL=" + ui + "/otp",
+		"SELFSERVICE_FLOWS_VERIFICATION_AFTER_DEFAULT_BROWSER_RETURN_URL=" + ui + "/",
+		"SELFSERVICE_FLOWS_LOGOUT_AFTER_DEFAULT_BROWSER_RETURN_URL=" + ui + "/login",
+		"COURIER_SMTP_CONNECTION_URI=smtp://" + c.MailpitSMTPAddr + "/?disable_starttls=true",
+		"COURIER_CHANNELS=" + string(channels),
+		"LOG_FORMAT=json", "LOG_LEVEL=warning", "SQA_OPT_OUT=true",
+	}
 }
 
 // Start checks everything it can before starting anything, then starts the services in order, each ready before
@@ -211,7 +264,7 @@ func (s *Stack) Start(ctx context.Context) error {
 	if err := os.MkdirAll(s.cfg.DataDir, 0o755); err != nil {
 		return fmt.Errorf("data dir: %w", err)
 	}
-	for _, d := range []string{"clickhouse", "valkey", "kratos", "caddy/data", "caddy/config"} {
+	for _, d := range []string{"clickhouse", "valkey", "mailpit", "kratos", "caddy/data", "caddy/config"} {
 		if err := os.MkdirAll(s.cfg.data(d), 0o755); err != nil {
 			return fmt.Errorf("data dir: %w", err)
 		}

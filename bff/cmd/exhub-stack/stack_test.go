@@ -148,7 +148,7 @@ func TestStartRefusesBusyPortWithOneLine(t *testing.T) {
 	root := t.TempDir()
 	// Every other address on a port that is free now, so only the edge's is busy whatever else runs here.
 	for _, k := range []string{"EXHUB_HTTP_ADDR", "EXHUB_KRATOS_PUBLIC_ADDR", "EXHUB_KRATOS_ADMIN_ADDR",
-		"EXHUB_EMULATOR_BINANCE_ADDR", "EXHUB_EMULATOR_OKX_ADDR"} {
+		"EXHUB_MAILPIT_SMTP_ADDR", "EXHUB_MAILPIT_ADDR", "EXHUB_EMULATOR_BINANCE_ADDR", "EXHUB_EMULATOR_OKX_ADDR"} {
 		t.Setenv(k, freeAddr(t))
 	}
 	for _, k := range []string{"EXHUB_CLICKHOUSE_TCP_PORT", "EXHUB_CLICKHOUSE_HTTP_PORT", "EXHUB_VALKEY_PORT"} {
@@ -160,7 +160,7 @@ func TestStartRefusesBusyPortWithOneLine(t *testing.T) {
 	cfg := defaultConfig(root)
 	cfg.NoValkey = true
 	// Fake binaries and a UI build so the port check is what fails.
-	for _, name := range []string{"exhub-clickhouse", "kratos", "exhub-emulators", "exhub-bff", "exhub-edge"} {
+	for _, name := range []string{"exhub-clickhouse", "mailpit", "kratos", "exhub-emulators", "exhub-bff", "exhub-edge"} {
 		if err := os.MkdirAll(root+"/bin", 0o755); err != nil {
 			t.Fatal(err)
 		}
