@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 )
@@ -58,6 +59,15 @@ func defaultConfig(root string) Config {
 
 // PublicURL is the one URL a user opens.
 func (c Config) PublicURL() string { return "http://" + c.EdgeAddr }
+
+// Origins are the browser origins of the edge: its address, and localhost for a loopback address (the same site).
+func (c Config) Origins() []string {
+	o := []string{c.PublicURL()}
+	if h, p, err := net.SplitHostPort(c.EdgeAddr); err == nil && h == "127.0.0.1" {
+		o = append(o, "http://localhost:"+p)
+	}
+	return o
+}
 
 // InboxURL is the UI's demo inbox page, which shows the e-mail and SMS (with their codes) Kratos sent.
 func (c Config) InboxURL() string { return c.PublicURL() + "/inbox" }

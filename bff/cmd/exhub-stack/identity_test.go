@@ -56,7 +56,7 @@ func TestKratosEnvFollowsTheConfig(t *testing.T) {
 		"SELFSERVICE_FLOWS_VERIFICATION_UI_URL": "http://127.0.0.1:18080/otp",
 		"SELFSERVICE_FLOWS_REGISTRATION_UI_URL": "http://127.0.0.1:18080/regist",
 		"SELFSERVICE_FLOWS_RECOVERY_UI_URL":     "http://127.0.0.1:18080/forgotPassword_A",
-		"SELFSERVICE_ALLOWED_RETURN_URLS":       `["http://127.0.0.1:18080"]`,
+		"SELFSERVICE_ALLOWED_RETURN_URLS":       `["http://127.0.0.1:18080","http://localhost:18080"]`,
 		"COURIER_SMTP_CONNECTION_URI":           "smtp://127.0.0.1:11025/?disable_starttls=true",
 		"DSN":                                   "sqlite://" + filepath.Join(root, ".data", "kratos", "kratos.sqlite") + "?_fk=true&mode=rwc",
 	} {

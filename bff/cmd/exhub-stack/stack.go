@@ -131,6 +131,8 @@ func (s *Stack) services() ([]*service, error) {
 			"EXHUB_CLICKHOUSE_ADDR=" + c.chNative(),
 			"EXHUB_KRATOS_PUBLIC_URL=http://" + c.KratosPublicAddr,
 			"EXHUB_KRATOS_ADMIN_URL=http://" + c.KratosAdminAddr,
+			"EXHUB_AUTH_ALLOWED_ORIGINS=" + strings.Join(c.Origins(), ","),
+			"EXHUB_DEMO_INBOX_URL=http://" + c.MailpitAddr,
 			"EXHUB_PLUGIN_DIR=" + filepath.Join(c.BinDir, "plugins"),
 		},
 		prepare: func(svc *service) error {
@@ -219,7 +221,7 @@ func kratosEnv(c Config) []string {
 			"headers": map[string]string{"Content-Type": "application/json"},
 		},
 	}})
-	returnURLs, _ := json.Marshal([]string{ui})
+	returnURLs, _ := json.Marshal(c.Origins())
 	return []string{
 		"DSN=sqlite://" + c.data("kratos/kratos.sqlite") + "?_fk=true&mode=rwc",
 		"SERVE_PUBLIC_HOST=" + host(c.KratosPublicAddr), "SERVE_PUBLIC_PORT=" + port(c.KratosPublicAddr),
