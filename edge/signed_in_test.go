@@ -376,6 +376,8 @@ func newMailpit(t *testing.T) *recorder {
 	return newRecorder(t, func(w http.ResponseWriter, r *http.Request, s seen, n int) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "public, max-age=60")
+		w.Header().Set("Expires", "Thu, 01 Jan 2099 00:00:00 GMT")
+		w.Header().Set("Content-Security-Policy", "default-src 'self'; connect-src 'self' ws: wss:")
 		w.Header().Set("Set-Cookie", "mailpit=1; Path=/")
 		fmt.Fprintf(w, `{"mailpit":%q,"method":%q,"served":%d}`, s.uri, s.method, n)
 	})
@@ -398,8 +400,11 @@ func TestEdgeDemoInbox(t *testing.T) {
 			if r.status != http.StatusOK || r.body != want {
 				t.Fatalf("GET %d: %d %q, want %q", i, r.status, r.body, want)
 			}
-			if cc := r.header.Get("Cache-Control"); cc != "no-store" {
-				t.Errorf("Cache-Control %q, want no-store", cc)
+			if cc := r.header.Values("Cache-Control"); len(cc) != 1 || cc[0] != "no-store" || r.header.Get("Expires") != "" {
+				t.Errorf("Cache-Control %q, Expires %q; want only no-store", cc, r.header.Get("Expires"))
+			}
+			if csp := r.header.Values("Content-Security-Policy"); len(csp) != 1 || strings.Contains(csp[0], "ws:") {
+				t.Errorf("Content-Security-Policy %q, want the edge's only", csp)
 			}
 			if r.header.Get("Set-Cookie") != "" || r.header.Get("Cache-Status") != "" {
 				t.Errorf("Set-Cookie %q, Cache-Status %q", r.header.Get("Set-Cookie"), r.header.Get("Cache-Status"))
