@@ -15,6 +15,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/exhub/exhub/bff/internal/app"
 	"github.com/exhub/exhub/bff/internal/config"
 )
 
@@ -58,7 +59,7 @@ func TestPortInUseIsOneClearLine(t *testing.T) {
 	}
 }
 
-// serve builds the stream gateway from the config's stream section and exposes its metrics.
+// Serving builds the stream gateway from the config's stream section and exposes its metrics.
 func TestServeWiresStreamSettingsAndMetrics(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -79,7 +80,7 @@ func TestServeWiresStreamSettingsAndMetrics(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- serve(ctx, cfg, io.Discard) }()
+	go func() { done <- app.Serve(ctx, cfg, version, io.Discard) }()
 	defer func() {
 		cancel()
 		if err := <-done; err != nil {

@@ -1,0 +1,255 @@
+// Package app assembles the BFF: it builds every component from the configuration (the HTTP listener, the cache,
+// the plugin host, the market service, analytics, the stream gateway, the HTTP server, and as they land the store,
+// auth, trading and wallet) and runs them with a Lifecycle: started in order, stopped in reverse order, every
+// goroutine owned. cmd/exhub-bff only parses flags and calls Serve or OpenAPI.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"syscall"
+
+	"github.com/exhub/exhub/analytics/service"
+	"github.com/exhub/exhub/bff/internal/api"
+	"github.com/exhub/exhub/bff/internal/cache"
+	"github.com/exhub/exhub/bff/internal/config"
+	"github.com/exhub/exhub/bff/internal/market"
+	"github.com/exhub/exhub/bff/internal/metrics"
+	"github.com/exhub/exhub/bff/internal/pluginhost"
+	"github.com/exhub/exhub/bff/internal/stream"
+)
+
+// BFF is the assembled backend-for-frontend. Its fields are set by the components' Open steps, in start order, so
+// a component may use what the components before it opened.
+type BFF struct {
+	cfg     *config.Config
+	log     *slog.Logger
+	version string
+
+	ln        net.Listener
+	cache     cache.Cache
+	metrics   *metrics.Metrics
+	host      *pluginhost.Host
+	market    *market.Service
+	history   *service.Service // nil when analytics is off
+	analytics api.Analytics    // history as the API sees it (a nil interface when off)
+	gateway   *stream.Gateway
+	server    *http.Server
+}
+
+// New assembles the BFF; nothing starts before Run.
+func New(cfg *config.Config, version string, log *slog.Logger) *BFF {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &BFF{cfg: cfg, log: log, version: version, metrics: metrics.New()}
+}
+
+// Serve runs the BFF until ctx ends, logging JSON lines to logw at cfg.Log.Level, and makes that logger the
+// default.
+func Serve(ctx context.Context, cfg *config.Config, version string, logw io.Writer) error {
+	log := NewLogger(cfg.Log.Level, logw)
+	slog.SetDefault(log)
+	return New(cfg, version, log).Run(ctx)
+}
+
+// OpenAPI returns the API's OpenAPI 3.1 document as JSON without starting anything.
+func OpenAPI(cfg *config.Config, version string) ([]byte, error) { return api.OpenAPI(cfg, version) }
+
+// NewLogger is a JSON logger at level (debug, info, warn, error).
+func NewLogger(level string, w io.Writer) *slog.Logger {
+	var l slog.Level
+	_ = l.UnmarshalText([]byte(level))
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+// Run starts the components and serves until ctx ends; see Lifecycle.Run.
+func (b *BFF) Run(ctx context.Context) error {
+	b.log.Info("exhub-bff starting", "version", b.version, "mode", b.cfg.Mode, "addr", b.cfg.HTTP.Addr,
+		"config", b.cfg.File, "root", b.cfg.Root)
+	err := NewLifecycle(b.log, b.Components()...).Run(ctx)
+	b.log.Info("exhub-bff stopped")
+	return err
+}
+
+// Components are the BFF's components in start order.
+func (b *BFF) Components() []Component {
+	return []Component{
+		Func{ID: "listener", OpenFn: b.listen, CloseFn: b.closeListener},
+		Func{ID: "cache", OpenFn: b.openCache, CloseFn: func() error { b.cache.Close(); return nil }},
+		Func{ID: "plugins", OpenFn: b.newHost, RunFn: func(ctx context.Context) error {
+			b.host.Run(ctx)
+			b.log.Info("plugins stopped")
+			return nil
+		}},
+		Func{ID: "market", OpenFn: b.newMarket, RunFn: func(ctx context.Context) error { b.market.Run(ctx); return nil }},
+		Func{ID: "analytics", OpenFn: b.newAnalytics, RunFn: b.runAnalytics},
+		Func{ID: "stream", OpenFn: b.newGateway, RunFn: b.runGateway},
+		Func{ID: "http", OpenFn: b.newServer, RunFn: b.serveHTTP},
+	}
+}
+
+// listen binds the HTTP address first, so a busy port fails the start before anything else opens.
+func (b *BFF) listen(context.Context) error {
+	ln, err := net.Listen("tcp", b.cfg.HTTP.Addr)
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return fmt.Errorf("%s is already in use: stop what holds it or set EXHUB_HTTP_ADDR (http.addr) to a free port", b.cfg.HTTP.Addr)
+		}
+		return fmt.Errorf("listen on %s: %w", b.cfg.HTTP.Addr, err)
+	}
+	b.ln = ln
+	return nil
+}
+
+// closeListener closes the listener when the server never took it (a later component failed to open).
+func (b *BFF) closeListener() error {
+	if err := b.ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+		return err
+	}
+	return nil
+}
+
+func (b *BFF) openCache(ctx context.Context) error {
+	v := b.cfg.Valkey
+	c, err := cache.Open(ctx, cache.Config{Addr: v.Addr, Required: v.Required, DialTimeout: v.DialTimeout.D(),
+		LocalMaxEntries: v.LocalMaxEntries}, b.log)
+	if err != nil {
+		return err
+	}
+	b.cache = c
+	return nil
+}
+
+func (b *BFF) newHost(context.Context) error {
+	cfg := b.cfg
+	var specs []pluginhost.Spec
+	for _, e := range cfg.Exchanges {
+		if e.Plugin == "" {
+			continue
+		}
+		specs = append(specs, pluginhost.Spec{
+			Key: e.Key, Slug: e.Slug, Name: e.Name, Path: cfg.PluginPath(e), SHA256: e.SHA256, Settings: e.Settings,
+			Env: e.Env, EnvAllow: cfg.PluginEnvAllow(e),
+		})
+	}
+	p := cfg.Plugins
+	b.host = pluginhost.New(specs, pluginhost.Options{
+		StartTimeout:   p.StartTimeout.D(),
+		CallTimeout:    p.CallTimeout.D(),
+		HealthInterval: p.HealthInterval.D(),
+		Backoff:        pluginhost.Backoff{Initial: p.BackoffInitial.D(), Max: p.BackoffMax.D()},
+		StableAfter:    p.StableAfter.D(),
+		StreamBuffer:   p.StreamBuffer,
+		Logger:         b.log,
+		Observer:       b.metrics,
+	})
+	return nil
+}
+
+func (b *BFF) newMarket(context.Context) error {
+	m := b.cfg.Market
+	b.market = market.New(market.Options{
+		Exchanges:           api.MarketExchanges(b.cfg, b.host),
+		Cache:               b.cache,
+		Logger:              b.log,
+		TickerInterval:      m.TickerInterval.D(),
+		InstrumentsTTL:      m.InstrumentsTTL.D(),
+		TickersMaxStale:     m.TickersMaxStale.D(),
+		InstrumentsMaxStale: m.InstrumentsMaxStale.D(),
+		CallTimeout:         m.CallTimeout.D(),
+	})
+	return nil
+}
+
+// newAnalytics builds market history (schema migrations, live ingest and backfill into ClickHouse) when it is
+// enabled and ClickHouse is configured. With Valkey, replicas share it: one at a time runs each exchange's ingest
+// (a lease, taken over when the holder dies); without it this replica runs them all.
+func (b *BFF) newAnalytics(context.Context) error {
+	if !b.cfg.Analytics.Enabled || b.cfg.ClickHouse.Addr == "" {
+		return nil
+	}
+	ac := api.AnalyticsConfig(b.cfg, b.host)
+	ac.Logger = b.log
+	if v, ok := b.cache.(*cache.Valkey); ok {
+		ac.Lease = service.NewValkeyLease(service.ValkeyLeaseOptions{Client: v.Client(), Logger: b.log})
+	}
+	svc := service.New(ac)
+	b.metrics.RegisterAnalytics(svc)
+	b.history, b.analytics = svc, svc
+	return nil
+}
+
+// runAnalytics runs until ctx ends, flushing on the way out. A failure is logged, not fatal: the BFF serves without
+// history (the analytics routes and /readyz say so).
+func (b *BFF) runAnalytics(ctx context.Context) error {
+	if b.history == nil {
+		return nil
+	}
+	if err := b.history.Run(ctx); err != nil {
+		b.log.Error("analytics stopped", "err", err)
+	}
+	return nil
+}
+
+// newGateway builds the live stream gateway; replicas share upstream streams through Valkey when the cache uses it.
+func (b *BFF) newGateway(context.Context) error {
+	var broker stream.Broker
+	if v, ok := b.cache.(*cache.Valkey); ok {
+		vo := stream.ValkeyOptionsFrom(b.cfg.Stream)
+		vo.Client, vo.Logger = v.Client(), b.log
+		broker = stream.NewValkeyBroker(vo)
+	}
+	b.gateway = stream.New(stream.Options{Config: stream.ConfigFrom(b.cfg.Stream),
+		Source: stream.HostSource{Host: b.host}, Broker: broker, Logger: b.log})
+	b.metrics.RegisterStream(b.gateway)
+	return nil
+}
+
+// runGateway serves stream connections until ctx ends, then closes them (1001) before the plugins stop.
+func (b *BFF) runGateway(ctx context.Context) error {
+	if err := b.gateway.Run(ctx); err != nil {
+		b.log.Warn("stream gateway", "err", err)
+	}
+	return nil
+}
+
+func (b *BFF) newServer(context.Context) error {
+	handler, _ := api.New(api.Deps{Config: b.cfg, Host: b.host, Cache: b.cache, Metrics: b.metrics, Logger: b.log,
+		Version: b.version, Market: b.market, Stream: b.gateway, Analytics: b.analytics})
+	b.server = &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: b.cfg.HTTP.ReadHeaderTimeout.D(),
+		ErrorLog:          slog.NewLogLogger(b.log.Handler(), slog.LevelWarn),
+	}
+	return nil
+}
+
+// serveHTTP serves until ctx ends, then drains in-flight requests for at most http.shutdown_timeout.
+func (b *BFF) serveHTTP(ctx context.Context) error {
+	serveErr := make(chan error, 1)
+	go func() { // owned by serveHTTP: ends when the server is shut down, waited for below
+		serveErr <- b.server.Serve(b.ln)
+	}()
+	b.log.Info("exhub-bff listening", "url", "http://"+b.ln.Addr().String())
+	select {
+	case err := <-serveErr:
+		return fmt.Errorf("http server: %w", err)
+	case <-ctx.Done():
+	}
+	b.log.Info("shutting down: draining HTTP")
+	sctx, cancel := context.WithTimeout(context.Background(), b.cfg.HTTP.ShutdownTimeout.D())
+	defer cancel()
+	if err := b.server.Shutdown(sctx); err != nil {
+		b.log.Warn("http shutdown incomplete", "err", err)
+	}
+	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("http server: %w", err)
+	}
+	return nil
+}

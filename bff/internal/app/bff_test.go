@@ -1,0 +1,95 @@
+package app
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/exhub/exhub/bff/internal/config"
+)
+
+func testConfig(t *testing.T, addr string) *config.Config {
+	t.Helper()
+	cfg, err := config.LoadWith("", func(k string) (string, bool) {
+		v, ok := map[string]string{
+			"EXHUB_HTTP_ADDR": addr, "EXHUB_VALKEY_ADDR": "", "EXHUB_CLICKHOUSE_ADDR": "", "EXHUB_CLICKHOUSE_HTTP_ADDR": "",
+			"EXHUB_DATA_DIR": t.TempDir(),
+		}[k]
+		return v, ok
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Exchanges = []config.Exchange{{Key: 3, Slug: "bybit", Name: "Bybit", Status: config.StatusComingSoon}}
+	return cfg
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func TestComponentOrder(t *testing.T) {
+	var names []string
+	for _, c := range New(testConfig(t, "127.0.0.1:0"), "test", nil).Components() {
+		names = append(names, c.Name())
+	}
+	// The listener binds first (a busy port fails before anything opens); HTTP serves last and so drains first.
+	want := []string{"listener", "cache", "plugins", "market", "analytics", "stream", "http"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("components %v, want %v", names, want)
+	}
+}
+
+// Serve answers until its context ends, then stops every component and frees the port.
+func TestServeStopsOnCancel(t *testing.T) {
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, testConfig(t, addr), "test", io.Discard) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		res, err := http.Get("http://" + addr + "/api/v1/exchanges")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("BFF not up: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("port still held after Serve returned: %v", err)
+	}
+	l.Close()
+}
+
+func TestBusyPortStopsTheStart(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	err = New(testConfig(t, l.Addr().String()), "test", nil).Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "is already in use") {
+		t.Fatalf("busy port: %v", err)
+	}
+}
