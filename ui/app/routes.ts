@@ -1,7 +1,7 @@
 import { type RouteConfig, index, layout, route } from "@react-router/dev/routes";
 
 // Pages that later work fills show a placeholder until then.
-const open = ["login", "regist", "forgotPassword_A", "forgotPassword_B", "otp", "otpauth", "bindPsd", "about", "event"];
+const open = ["about", "event"];
 const protectedPages = ["dashboard", "wallet", "history"];
 
 export default [
@@ -10,9 +10,25 @@ export default [
   route("marketData", "routes/market-data.tsx"),
   route("spot/:exchange/:symbol?", "routes/trade.spot.tsx"),
   route("futures/:exchange/:symbol?", "routes/trade.futures.tsx"),
+  // Sign-in screens, rendered from Kratos' flows (features/auth).
+  route("login", "routes/auth.login.tsx"),
+  route("otpauth", "routes/auth.otpauth.tsx"),
+  route("regist", "routes/auth.regist.tsx"),
+  route("otp", "routes/auth.otp.tsx", { id: "page-otp" }),
+  route("verification", "routes/auth.otp.tsx", { id: "page-verification" }),
+  route("forgotPassword_A", "routes/auth.forgot-a.tsx"),
+  route("forgotPassword_B", "routes/auth.forgot-b.tsx"),
+  route("bindPsd", "routes/auth.bind-password.tsx"),
+  route("error", "routes/auth.error.tsx"),
+  // Demo mode: the codes sent by e-mail and SMS.
+  route("inbox", "routes/inbox.tsx"),
   ...open.map((p) => route(p, "routes/placeholder.tsx", { id: `page-${p}` })),
   route("eventDetail/:eventId", "routes/placeholder.tsx", { id: "page-eventDetail" }),
-  // Login required: without a stored session these redirect to /login.
-  layout("routes/protected.tsx", protectedPages.map((p) => route(p, "routes/placeholder.tsx", { id: `page-${p}` }))),
+  // Login required: /api/v1/me decides (routes/protected.tsx).
+  layout("routes/protected.tsx", [
+    ...protectedPages.map((p) => route(p, "routes/placeholder.tsx", { id: `page-${p}` })),
+    // Kratos' settings UI (authenticator, recovery codes).
+    route("dashboard/security", "routes/auth.security.tsx"),
+  ]),
   route("*", "routes/not-found.tsx"),
 ] satisfies RouteConfig;

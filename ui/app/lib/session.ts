@@ -1,95 +1,270 @@
-import { useSyncExternalStore } from "react";
-import { readStored } from "~/preferences";
+import { useEffect, useSyncExternalStore } from "react";
+import { api } from "~/api/client";
+import { kratosLogout } from "~/features/auth/kratos";
 
-// The session as the browser holds it: a token and the user info that came
-// with it. Until accounts land (Kratos), nothing sets them except a login
-// flow; protected routes only look at whether a token is stored.
-export const SESSION_TOKEN_KEY = "exhub.session.token";
-export const USER_INFO_KEY = "exhub.session.user";
+// Who is signed in, as the BFF says (GET /api/v1/me). The session itself is
+// Kratos' HttpOnly cookie (exhub_session): nothing here stores a token, and
+// the browser script never sees one.
 
+export type Member = {
+  id: string;
+  email?: string;
+  phone?: string;
+  email_verified: boolean;
+  phone_verified: boolean;
+  nickname?: string;
+  locale?: string;
+  aal: string;
+  two_factor: { totp: boolean; lookup_secret: boolean };
+  authenticated_at?: string;
+  session_expires_at?: string;
+};
+
+// What the navigation reads about the member (the names of the old
+// token-based session are kept so the shell needs no change).
 export type UserInfo = {
-  // Present once a user is logged in; the top bar shows the member menus then.
+  // The member id; present once signed in.
   tid?: string;
-  // The account is a Japanese one (the X link follows it).
+  // A Japanese account: the member's language is Japanese.
   tisjp?: boolean;
 };
 
-export type Session = { token: string; user: UserInfo } | null;
+export type Session = { member: Member; user: UserInfo } | null;
 
-const listeners = new Set<() => void>();
-let cached: { raw: string; value: Session } | null = null;
+export type MeState =
+  | { status: "unknown" }
+  | { status: "loading" }
+  | { status: "anonymous" }
+  // Signed in with a password, but the member enabled 2FA: the second factor is still due (/otpauth).
+  | { status: "aal2_required" }
+  | { status: "member"; member: Member }
+  | { status: "error"; error: Error };
 
-function readUser(): UserInfo {
-  const raw = readStored(USER_INFO_KEY);
-  if (!raw) return {};
-  try {
-    const v: unknown = JSON.parse(raw);
-    if (!v || typeof v !== "object") return {};
-    const o = v as Record<string, unknown>;
-    return {
-      tid: typeof o.tid === "string" || typeof o.tid === "number" ? String(o.tid) : undefined,
-      tisjp: o.tisjp === true || o.tisjp === 1,
-    };
-  } catch {
-    return {};
-  }
+// Keys of the old localStorage session; removed on first load.
+export const SESSION_TOKEN_KEY = "exhub.session.token";
+export const USER_INFO_KEY = "exhub.session.user";
+export const CSRF_COOKIE = "exhub_csrf";
+export const CSRF_HEADER = "X-CSRF-Token";
+export const ME_PATH = "/api/v1/me";
+
+function origin(): string {
+  return typeof window === "undefined" ? "http://localhost" : window.location.origin;
 }
 
+// The value of a cookie readable by script (the CSRF token), or undefined.
+export function readCookie(name: string): string | undefined {
+  if (typeof document === "undefined") return undefined;
+  for (const part of document.cookie.split(";")) {
+    const i = part.indexOf("=");
+    if (i < 0) continue;
+    if (part.slice(0, i).trim() === name) return decodeURIComponent(part.slice(i + 1).trim());
+  }
+  return undefined;
+}
+
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+// Adds the CSRF header to a state-changing request (the BFF refuses one without it).
+export function withCsrf(req: Request): Request {
+  if (SAFE_METHODS.has(req.method.toUpperCase())) return req;
+  const token = readCookie(CSRF_COOKIE);
+  if (!token || req.headers.has(CSRF_HEADER)) return req;
+  const headers = new Headers(req.headers);
+  headers.set(CSRF_HEADER, token);
+  return new Request(req, { headers });
+}
+
+// openapi-fetch middleware for the API client: `api().use(csrfMiddleware)`.
+export const csrfMiddleware = {
+  onRequest({ request }: { request: Request }): Request {
+    return withCsrf(request);
+  },
+};
+
+// fetch for /api calls: same-origin cookies, CSRF header on state-changing methods.
+export function apiFetch(path: string, init?: RequestInit): Promise<Response> {
+  const req = withCsrf(new Request(new URL(path, origin()), { credentials: "same-origin", ...init }));
+  return globalThis.fetch(req);
+}
+
+function isMember(v: unknown): v is Member {
+  if (!v || typeof v !== "object") return false;
+  const o = v as Record<string, unknown>;
+  return typeof o.id === "string" && o.id !== "";
+}
+
+function normalize(o: Member): Member {
+  const tf = (o.two_factor ?? {}) as Partial<Member["two_factor"]>;
+  return {
+    ...o,
+    email_verified: o.email_verified === true,
+    phone_verified: o.phone_verified === true,
+    aal: typeof o.aal === "string" ? o.aal : "aal1",
+    two_factor: { totp: tf.totp === true, lookup_secret: tf.lookup_secret === true },
+  };
+}
+
+function problemCode(body: unknown): string | undefined {
+  if (body && typeof body === "object" && typeof (body as { code?: unknown }).code === "string") {
+    return (body as { code: string }).code;
+  }
+  return undefined;
+}
+
+// One call to GET /api/v1/me (through the API client and its transport), mapped to a state.
+export async function fetchMe(): Promise<MeState> {
+  let res: { data?: unknown; error?: unknown; response: Response };
+  try {
+    // The path joins the generated schema when the BFF's document is regenerated.
+    res = await (api().GET as unknown as (p: string) => Promise<typeof res>)(ME_PATH);
+  } catch (e) {
+    return { status: "error", error: e instanceof Error ? e : new Error(String(e)) };
+  }
+  const { status } = res.response;
+  if (status === 401) return { status: "anonymous" };
+  if (status === 403 && problemCode(res.error) === "aal2_required") return { status: "aal2_required" };
+  if (!res.response.ok) return { status: "error", error: new Error(`${ME_PATH} answered ${status}`) };
+  // A body without a member id is no session.
+  return isMember(res.data) ? { status: "member", member: normalize(res.data) } : { status: "anonymous" };
+}
+
+// The store: one state, one request in flight at most.
+let state: MeState = { status: "unknown" };
+let inflight: Promise<MeState> | null = null;
+let generation = 0;
+const listeners = new Set<() => void>();
+
+function set(next: MeState): void {
+  state = next;
+  cachedSession = undefined;
+  for (const l of listeners) l();
+}
+
+export function meState(): MeState {
+  return state;
+}
+
+// Loads the member unless known (force: ask again, e.g. after sign-in).
+export function loadMe(opts: { force?: boolean } = {}): Promise<MeState> {
+  if (!opts.force && state.status !== "unknown" && state.status !== "loading" && state.status !== "error") {
+    return Promise.resolve(state);
+  }
+  if (inflight && !opts.force) return inflight;
+  const gen = ++generation;
+  if (state.status === "unknown") set({ status: "loading" });
+  const p = fetchMe().then((s) => {
+    // A later load or a clear wins over this answer.
+    if (gen === generation) {
+      set(s);
+      inflight = null;
+    }
+    return s;
+  });
+  inflight = p;
+  return p;
+}
+
+// Forgets the member (after logout): the next read asks the BFF again.
+export function clearSession(): void {
+  generation++;
+  inflight = null;
+  removeLegacyKeys();
+  set({ status: "anonymous" });
+}
+
+// Puts a known member into the store (tests; the shell's member menus).
+export function setMember(member: Member): void {
+  generation++;
+  inflight = null;
+  set({ status: "member", member: normalize(member) });
+}
+
+// Compatibility with the old token session: seeds a member with the given id.
+export function setSession(_token: string, user: UserInfo): void {
+  setMember({
+    id: user.tid ?? "member",
+    email_verified: false,
+    phone_verified: false,
+    aal: "aal1",
+    two_factor: { totp: false, lookup_secret: false },
+    locale: user.tisjp ? "ja" : undefined,
+  });
+}
+
+// Back to the initial state (tests).
+export function resetSession(): void {
+  generation++;
+  inflight = null;
+  set({ status: "unknown" });
+}
+
+let cachedSession: Session | undefined;
+
 export function currentSession(): Session {
-  const token = readStored(SESSION_TOKEN_KEY);
-  const rawUser = readStored(USER_INFO_KEY) ?? "";
-  const raw = `${token ?? ""}\u0000${rawUser}`;
-  if (cached && cached.raw === raw) return cached.value;
-  const value: Session = token ? { token, user: readUser() } : null;
-  cached = { raw, value };
-  return value;
+  if (cachedSession !== undefined) return cachedSession;
+  cachedSession =
+    state.status === "member"
+      ? { member: state.member, user: { tid: state.member.id, tisjp: (state.member.locale ?? "").startsWith("ja") } }
+      : null;
+  return cachedSession;
 }
 
 export function hasSession(): boolean {
   return currentSession() !== null;
 }
 
-// Logged in in the sense of the navigation: a token and user info with a tid.
+// Signed in in the sense of the navigation: a member with an id.
 export function isLoggedIn(s: Session): boolean {
   return s !== null && typeof s.user.tid === "string" && s.user.tid !== "";
 }
 
-function notify(): void {
-  for (const l of listeners) l();
+function subscribe(l: () => void): () => void {
+  listeners.add(l);
+  return () => listeners.delete(l);
 }
 
-export function setSession(token: string, user: UserInfo): void {
-  try {
-    window.localStorage.setItem(SESSION_TOKEN_KEY, token);
-    window.localStorage.setItem(USER_INFO_KEY, JSON.stringify(user));
-  } catch {
-    // storage blocked: the session lasts for this page only
-  }
-  notify();
-}
-
-export function clearSession(): void {
+let legacyRemoved = false;
+function removeLegacyKeys(): void {
   try {
     window.localStorage.removeItem(SESSION_TOKEN_KEY);
     window.localStorage.removeItem(USER_INFO_KEY);
   } catch {
-    // nothing stored
+    // storage blocked
   }
-  notify();
 }
 
-function subscribe(l: () => void): () => void {
-  listeners.add(l);
-  const onStorage = (e: StorageEvent) => {
-    if (e.key === null || e.key === SESSION_TOKEN_KEY || e.key === USER_INFO_KEY) l();
-  };
-  window.addEventListener("storage", onStorage);
-  return () => {
-    listeners.delete(l);
-    window.removeEventListener("storage", onStorage);
-  };
+function useLoad(): void {
+  useEffect(() => {
+    if (!legacyRemoved) {
+      legacyRemoved = true;
+      removeLegacyKeys();
+    }
+    if (state.status === "unknown") void loadMe();
+  }, []);
+}
+
+// The member state; asks the BFF once per page load.
+export function useMe(): MeState {
+  useLoad();
+  return useSyncExternalStore(subscribe, meState, meState);
+}
+
+// The signed-in member, or null.
+export function useMember(): Member | null {
+  const s = useMe();
+  return s.status === "member" ? s.member : null;
 }
 
 export function useSession(): Session {
+  useLoad();
   return useSyncExternalStore(subscribe, currentSession, () => null);
+}
+
+// Logs out through Kratos' browser logout flow. Only when Kratos confirmed is
+// the member forgotten (the caller then goes to /login); false leaves the
+// session as it was, so the caller can say the logout failed.
+export async function logout(): Promise<boolean> {
+  const ok = await kratosLogout();
+  if (ok) clearSession();
+  return ok;
 }

@@ -1,0 +1,5 @@
+import { BindPasswordScreen } from "~/features/auth/Settings";
+
+export default function BindPassword() {
+  return <BindPasswordScreen />;
+}

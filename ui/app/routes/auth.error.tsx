@@ -1,0 +1,5 @@
+import { ErrorScreen } from "~/features/auth/ErrorScreen";
+
+export default function AuthError() {
+  return <ErrorScreen />;
+}

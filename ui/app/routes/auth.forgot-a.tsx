@@ -1,0 +1,5 @@
+import { RecoveryStartScreen } from "~/features/auth/Recovery";
+
+export default function ForgotPasswordA() {
+  return <RecoveryStartScreen />;
+}

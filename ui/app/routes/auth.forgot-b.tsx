@@ -1,0 +1,5 @@
+import { RecoveryCodeScreen } from "~/features/auth/Recovery";
+
+export default function ForgotPasswordB() {
+  return <RecoveryCodeScreen />;
+}

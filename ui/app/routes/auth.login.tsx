@@ -1,0 +1,5 @@
+import { LoginScreen } from "~/features/auth/Login";
+
+export default function Login() {
+  return <LoginScreen />;
+}

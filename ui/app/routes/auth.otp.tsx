@@ -1,0 +1,5 @@
+import { VerificationScreen } from "~/features/auth/Verification";
+
+export default function Verification() {
+  return <VerificationScreen />;
+}

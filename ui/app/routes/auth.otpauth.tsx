@@ -1,0 +1,5 @@
+import { OtpAuthScreen } from "~/features/auth/OtpAuth";
+
+export default function OtpAuth() {
+  return <OtpAuthScreen />;
+}

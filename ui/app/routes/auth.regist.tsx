@@ -1,0 +1,5 @@
+import { RegisterScreen } from "~/features/auth/Register";
+
+export default function Register() {
+  return <RegisterScreen />;
+}

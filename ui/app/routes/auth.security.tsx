@@ -1,0 +1,5 @@
+import { SecuritySettingsScreen } from "~/features/auth/Settings";
+
+export default function Security() {
+  return <SecuritySettingsScreen />;
+}

@@ -1,0 +1,5 @@
+import { InboxScreen } from "~/features/inbox/Inbox";
+
+export default function Inbox() {
+  return <InboxScreen />;
+}
