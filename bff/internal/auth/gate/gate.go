@@ -17,6 +17,7 @@ import (
 	"net/http/httputil"
 	"net/netip"
 	"net/url"
+	"path"
 	"strings"
 	"time"
 
@@ -96,19 +97,39 @@ func (g *Gate) kratosPath(r *http.Request) string {
 	return strings.TrimPrefix(r.URL.Path, g.cfg.Prefix)
 }
 
-// ServeHTTP inspects submissions and proxies to Kratos.
+// knownFlows are the self-service flows the gate forwards.
+var knownFlows = map[string]bool{
+	"login": true, "registration": true, "recovery": true, "verification": true, "settings": true, "logout": true,
+}
+
+// submitFlows are the flows whose POST submissions the gate inspects.
+var submitFlows = map[string]bool{
+	"login": true, "registration": true, "recovery": true, "verification": true, "settings": true,
+}
+
+// ServeHTTP inspects submissions and proxies to Kratos. Paths it does not know, or spelled otherwise than clean
+// (the edge matches cleaned, case-folded paths), are refused instead of forwarded.
 func (g *Gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	kind := flowKind(g.kratosPath(r))
-	if r.Method == http.MethodPost {
-		switch kind {
-		case "login", "registration", "recovery", "verification", "settings":
-			sub, p := g.inspect(r, kind)
-			if p != nil {
-				auth.WriteProblem(w, p)
-				return
-			}
-			r = r.WithContext(context.WithValue(r.Context(), submissionKey{}, sub))
+	p := g.kratosPath(r)
+	kind := flowKind(p)
+	if !strings.HasPrefix(r.URL.Path, g.cfg.Prefix+"/") || path.Clean(p) != p || !knownFlows[kind] {
+		auth.WriteProblem(w, problem(http.StatusNotFound, "not_found", "no such self-service path"))
+		return
+	}
+	submitPath := p == "/self-service/"+kind
+	switch {
+	case r.Method == http.MethodPost && submitFlows[kind]:
+		sub, prob := g.inspect(r, kind)
+		if prob != nil {
+			auth.WriteProblem(w, prob)
+			return
 		}
+		r = r.WithContext(context.WithValue(r.Context(), submissionKey{}, sub))
+	case r.Method == http.MethodGet && submitPath && kind == "settings" && r.URL.Query().Has("method"):
+		// Kratos' settings strategies also decode GET query parameters: a submission by GET would pass the
+		// password policy by. The UI never sends one.
+		auth.WriteProblem(w, problem(http.StatusMethodNotAllowed, "method_not_allowed", "settings are submitted by POST"))
+		return
 	}
 	g.proxy.ServeHTTP(w, r)
 }

@@ -438,6 +438,34 @@ func TestBadBodiesAndKratosDown(t *testing.T) {
 	}
 }
 
+func TestUnknownOrUncleanPathsAreRefused(t *testing.T) {
+	t.Parallel()
+	f := start(t, localLimiter, nil)
+	b := authtest.NewBrowser(t, f.gateURL)
+	fl := b.Flow("registration", "")
+	weak := map[string]any{"method": "password", "csrf_token": fl.CSRF(), "password": "weak",
+		"traits": map[string]any{"email": authtest.RandomEmail(t), "terms": true}}
+	for _, p := range []string{
+		"//self-service/registration", "/self-service//registration", "/x/../self-service/registration",
+		"/Self-Service/Registration", "/self-service/Registration", "/admin/identities", "/self-service/unknown",
+	} {
+		if r := send(t, b, http.MethodPost, f.gateURL+p+"?flow="+fl.ID, weak, nil); r.status != http.StatusNotFound {
+			t.Errorf("POST %s: status %d, want 404: %s", p, r.status, r.body)
+		}
+	}
+	// A settings submission by GET would pass the policy by: refused.
+	sb := authtest.NewBrowser(t, f.gateURL)
+	sb.SignUp("getter")
+	sf := sb.Flow("settings", "")
+	q := url.Values{"flow": {sf.ID}, "method": {"password"}, "password": {"weak"}, "csrf_token": {sf.CSRF()}}
+	if r := send(t, sb, http.MethodGet, f.gateURL+"/self-service/settings?"+q.Encode(), nil, nil); r.status != http.StatusMethodNotAllowed {
+		t.Fatalf("GET settings submission: status %d: %s", r.status, r.body)
+	}
+	if n := f.countIdentities(t); n != 1 {
+		t.Fatalf("%d identities", n)
+	}
+}
+
 func TestBrokenRules(t *testing.T) {
 	for pw, want := range map[string][]string{
 		"Tr4de!Hub#26":     nil,
