@@ -440,9 +440,15 @@ func TestEdgeDemoInbox(t *testing.T) {
 			t.Fatalf("%d refused requests reached Mailpit", n-before)
 		}
 
-		if r := e.get(t, "/demo/inbox"); r.status != http.StatusOK || r.body != indexHTML {
-			t.Fatalf("the inbox page is not the UI's: %d %.60q", r.status, r.body)
+		page := e.get(t, "/demo/inbox")
+		if page.status != http.StatusOK || page.body != indexHTML {
+			t.Fatalf("the inbox page is not the UI's: %d %.60q", page.status, page.body)
 		}
+		// The page reads the inbox same-origin: the UI's CSP stays connect-src 'self'.
+		if csp := page.header.Get("Content-Security-Policy"); !strings.Contains(csp, "; connect-src 'self';") {
+			t.Fatalf("UI CSP %q lacks connect-src 'self' alone", csp)
+		}
+		assertSecurityHeaders(t, "GET /demo/inbox", page.header)
 	})
 
 	t.Run("off", func(t *testing.T) {
