@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -359,7 +358,6 @@ func TestClientIP(t *testing.T) {
 			t.Errorf("ClientIP(%q, %q) = %q, want %q", tc.remote, tc.xff, got, tc.want)
 		}
 	}
-	_ = netip.Addr{}
 }
 
 func TestConfigValidate(t *testing.T) {
