@@ -203,3 +203,6 @@ func TestRebind(t *testing.T) {
 		t.Fatalf("sqlite rebind changed the query: %q", got)
 	}
 }
+
+func isConflict(err error) bool { return errors.Is(err, ErrConflict) }
+func isInvalid(err error) bool  { return errors.Is(err, ErrInvalid) }
