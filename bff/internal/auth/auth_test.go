@@ -199,7 +199,7 @@ func TestAAL2RequiredAfterTOTP(t *testing.T) {
 	req.AddCookie(&http.Cookie{Name: "exhub_session", Value: b.SessionCookie()})
 	resp, raw := serve(t, h, req)
 	p := wantProblem(t, resp, raw, http.StatusForbidden, auth.CodeAAL2Required)
-	if p.RedirectTo != "/login?aal=aal2" {
+	if p.RedirectTo != "/otpauth" {
 		t.Fatalf("redirect_to %q", p.RedirectTo)
 	}
 

@@ -50,7 +50,7 @@ func Defaults() Config {
 		CacheTTL:        10 * time.Second,
 		CacheSize:       10_000,
 		Timeout:         5 * time.Second,
-		AAL2URL:         "/login?aal=aal2",
+		AAL2URL:         "/otpauth",
 		AllowedOrigins:  []string{"http://127.0.0.1:8080", "http://localhost:8080"},
 		CSRFCookie:      "exhub_csrf",
 		CSRFHeader:      "X-CSRF-Token",
