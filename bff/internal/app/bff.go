@@ -1,6 +1,6 @@
-// Package app assembles the BFF: it builds every component from the configuration (the HTTP listener, the cache,
-// the plugin host, the market service, analytics, the stream gateway, the HTTP server, and as they land the store,
-// auth, trading and wallet) and runs them with a Lifecycle: started in order, stopped in reverse order, every
+// Package app assembles the BFF: it builds every component from the configuration (the HTTP listener, the member
+// store, the cache, the plugin host, the market service, analytics, the stream gateway, the HTTP server, and as they
+// land trading and wallet) and runs them with a Lifecycle: started in order, stopped in reverse order, every
 // goroutine owned. cmd/exhub-bff only parses flags and calls Serve or OpenAPI.
 package app
 
@@ -21,6 +21,7 @@ import (
 	"github.com/exhub/exhub/bff/internal/market"
 	"github.com/exhub/exhub/bff/internal/metrics"
 	"github.com/exhub/exhub/bff/internal/pluginhost"
+	"github.com/exhub/exhub/bff/internal/store"
 	"github.com/exhub/exhub/bff/internal/stream"
 )
 
@@ -32,6 +33,7 @@ type BFF struct {
 	version string
 
 	ln        net.Listener
+	store     *store.Store
 	cache     cache.Cache
 	metrics   *metrics.Metrics
 	host      *pluginhost.Host
@@ -81,6 +83,7 @@ func (b *BFF) Run(ctx context.Context) error {
 func (b *BFF) Components() []Component {
 	return []Component{
 		Func{ID: "listener", OpenFn: b.listen, CloseFn: b.closeListener},
+		Func{ID: "store", OpenFn: b.openStore, CloseFn: func() error { b.store.Close(); return nil }},
 		Func{ID: "cache", OpenFn: b.openCache, CloseFn: func() error { b.cache.Close(); return nil }},
 		Func{ID: "plugins", OpenFn: b.newHost, RunFn: func(ctx context.Context) error {
 			b.host.Run(ctx)
@@ -112,6 +115,17 @@ func (b *BFF) closeListener() error {
 	if err := b.ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
 		return err
 	}
+	return nil
+}
+
+// openStore connects the member database and applies pending migrations (replicas take turns on PostgreSQL).
+func (b *BFF) openStore(ctx context.Context) error {
+	st, err := store.Open(ctx, b.cfg.Store, store.WithLogger(b.log))
+	if err != nil {
+		return err
+	}
+	b.store = st
+	b.log.Info("store open", "driver", st.Driver())
 	return nil
 }
 

@@ -5,12 +5,15 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/exhub/exhub/bff/internal/config"
+	"github.com/exhub/exhub/bff/internal/store"
 )
 
 func testConfig(t *testing.T, addr string) *config.Config {
@@ -44,8 +47,9 @@ func TestComponentOrder(t *testing.T) {
 	for _, c := range New(testConfig(t, "127.0.0.1:0"), "test", nil).Components() {
 		names = append(names, c.Name())
 	}
-	// The listener binds first (a busy port fails before anything opens); HTTP serves last and so drains first.
-	want := []string{"listener", "cache", "plugins", "market", "analytics", "stream", "http"}
+	// The listener binds first (a busy port fails before anything opens); the store opens next (migrations) and so
+	// closes after every component that uses it; HTTP serves last and so drains first.
+	want := []string{"listener", "store", "cache", "plugins", "market", "analytics", "stream", "http"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("components %v, want %v", names, want)
 	}
@@ -56,7 +60,8 @@ func TestServeStopsOnCancel(t *testing.T) {
 	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Serve(ctx, testConfig(t, addr), "test", io.Discard) }()
+	cfg := testConfig(t, addr)
+	go func() { done <- Serve(ctx, cfg, "test", io.Discard) }()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		res, err := http.Get("http://" + addr + "/api/v1/exchanges")
@@ -80,6 +85,18 @@ func TestServeStopsOnCancel(t *testing.T) {
 		t.Fatalf("port still held after Serve returned: %v", err)
 	}
 	l.Close()
+	// The store was opened and migrated in the data directory (and closed: it opens again).
+	st, err := store.Open(context.Background(), cfg.Store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if v, err := st.SchemaVersion(context.Background()); err != nil || v < 1 {
+		t.Fatalf("schema version %d %v: migrations did not run at start", v, err)
+	}
+	if _, err := os.Stat(filepath.Join(cfg.DataPath(), store.SQLiteFile)); err != nil {
+		t.Fatalf("no SQLite file in the data directory: %v", err)
+	}
 }
 
 func TestBusyPortStopsTheStart(t *testing.T) {

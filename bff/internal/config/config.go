@@ -39,6 +39,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/exhub/exhub/bff/internal/store"
 )
 
 // Config is the whole BFF configuration.
@@ -55,8 +57,9 @@ type Config struct {
 	ClickHouse ClickHouse `yaml:"clickhouse"`
 	Kratos     Kratos     `yaml:"kratos"`
 	Auth       Auth       `yaml:"auth"`
-	Store      Store      `yaml:"store"`
-	Demo       Demo       `yaml:"demo"`
+	// Store is the member database (store.Config: driver sqlite or postgres, dsn, pools, migration lock).
+	Store store.Config `yaml:"store"`
+	Demo  Demo         `yaml:"demo"`
 	// PluginDir is where plugin binaries named by exchanges[].plugin live.
 	PluginDir string     `yaml:"plugin_dir"`
 	Plugins   Plugins    `yaml:"plugins"`
@@ -81,7 +84,7 @@ func Default() Config {
 		ClickHouse: ClickHouse{Addr: "127.0.0.1:9000", HTTPAddr: "127.0.0.1:8123"},
 		Kratos:     DefaultKratos(),
 		Auth:       DefaultAuth(),
-		Store:      DefaultStore(),
+		Store:      store.DefaultConfig(""),
 		Demo:       DefaultDemo(),
 		PluginDir:  "bin/plugins",
 		Plugins:    DefaultPlugins(),
@@ -132,6 +135,7 @@ func LoadWith(path string, lookup func(string) (string, bool)) (*Config, error) 
 	if err := cfg.resolveRoot(configDir); err != nil {
 		return nil, err
 	}
+	cfg.resolveStore()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -42,6 +42,8 @@ func TestCommittedFileMatchesDefaults(t *testing.T) {
 		t.Fatalf("root %s, want the repository root %s", cfg.Root, repoRoot)
 	}
 	cfg.File, cfg.Root, def.File, def.Root = "", "", "", ""
+	// Both resolve the data directory against their own root.
+	cfg.Store, def.Store = cfg.Store.WithDataDir(""), def.Store.WithDataDir("")
 	if !reflect.DeepEqual(cfg, def) {
 		t.Fatalf("bff/exhub.yaml differs from Default():\nfile    %+v\ndefault %+v", cfg, def)
 	}

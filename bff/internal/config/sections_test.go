@@ -7,12 +7,15 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/exhub/exhub/bff/internal/store"
 )
 
 const dsn = "postgres://exhub:s3cr3t-pw@127.0.0.1:5432/exhub"
@@ -22,11 +25,9 @@ func TestNewSectionDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Store.Driver != StoreSQLite || !cfg.Store.DSN.IsZero() {
-		t.Fatalf("store default %+v", cfg.Store)
-	}
-	if got := cfg.StoreDSN().Reveal(); got != filepath.Join(cfg.Root, ".data", "exhub.db") {
-		t.Fatalf("default SQLite file %q", got)
+	// The store brings its own defaults; the loader gives it the data directory for the default SQLite file.
+	if want := store.DefaultConfig(filepath.Join(cfg.Root, ".data")); !reflect.DeepEqual(cfg.Store, want) {
+		t.Fatalf("store default %+v, want %+v", cfg.Store, want)
 	}
 	if cfg.Kratos.PublicURL != "http://127.0.0.1:4433" || cfg.Kratos.AdminURL != "http://127.0.0.1:4434" {
 		t.Fatalf("kratos %+v", cfg.Kratos)
@@ -40,26 +41,28 @@ func TestNewSectionDefaults(t *testing.T) {
 	}
 }
 
-func TestStoreDSNResolution(t *testing.T) {
+func TestStoreSection(t *testing.T) {
 	for _, c := range []struct{ dsn, want string }{
-		{"members.db", "/srv/exhub/members.db"},
-		{"/var/lib/exhub.db", "/var/lib/exhub.db"},
+		{"members.sqlite", "/srv/exhub/members.sqlite"},
+		{"/var/lib/exhub.sqlite", "/var/lib/exhub.sqlite"},
 		{"file:x.db?_pragma=busy_timeout(5000)", "file:x.db?_pragma=busy_timeout(5000)"},
 	} {
 		cfg, err := LoadWith("", envOf(map[string]string{"EXHUB_ROOT": "/srv/exhub", "EXHUB_STORE_DSN": c.dsn}))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := cfg.StoreDSN().Reveal(); got != c.want {
+		if got := cfg.Store.DSN.Reveal(); got != c.want {
 			t.Errorf("sqlite dsn %q resolves to %q, want %q", c.dsn, got, c.want)
 		}
 	}
-	cfg, err := LoadWith("", envOf(map[string]string{"EXHUB_STORE_DRIVER": "postgres", "EXHUB_STORE_DSN": dsn}))
+	p := write(t, t.TempDir(), "exhub.yaml", "store:\n  driver: postgres\n  max_open_conns: 20\n  conn_max_lifetime: 1h\n")
+	cfg, err := LoadWith(p, envOf(map[string]string{"EXHUB_STORE_DSN": dsn, "EXHUB_STORE_BUSY_TIMEOUT": "3s"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.StoreDSN().Reveal() != dsn {
-		t.Fatalf("postgres dsn %q", cfg.StoreDSN().Reveal())
+	if cfg.Store.DSN.Reveal() != dsn || cfg.Store.Driver != store.DriverPostgres || cfg.Store.MaxOpenConns != 20 ||
+		cfg.Store.ConnMaxLifetime != time.Hour || cfg.Store.BusyTimeout != 3*time.Second {
+		t.Fatalf("postgres store %+v", cfg.Store)
 	}
 }
 
@@ -171,7 +174,7 @@ func TestConfigDumpsHideSecrets(t *testing.T) {
 	y, _ := yaml.Marshal(cfg)
 	for name, out := range map[string]string{
 		"%v": fmt.Sprintf("%v", cfg), "%+v": fmt.Sprintf("%+v", cfg), "%#v": fmt.Sprintf("%#v", cfg),
-		"%s": fmt.Sprintf("%s", cfg.Store), "slog": logs.String(), "json": string(j), "yaml": string(y),
+		"%v store": fmt.Sprintf("%v", cfg.Store), "%s dsn": fmt.Sprintf("%s", cfg.Store.DSN), "slog": logs.String(), "json": string(j), "yaml": string(y),
 	} {
 		if strings.Contains(out, "s3cr3t") {
 			t.Errorf("%s shows the secret: %s", name, out)
@@ -191,7 +194,8 @@ func TestSectionValidationNamesTheKey(t *testing.T) {
 		want []string
 	}{
 		{yaml: "store:\n  driver: mysql\n", want: []string{"config: store.driver: \"mysql\""}},
-		{yaml: "store:\n  driver: postgres\n", want: []string{"config: store.dsn: is required", "EXHUB_STORE_DSN_FILE"}},
+		{yaml: "store:\n  driver: postgres\n", want: []string{"config: store.dsn: required"}},
+		{yaml: "store:\n  max_open_conns: 0\n", want: []string{"config: store.max_open_conns"}},
 		{yaml: "auth:\n  allowed_origins: [https://ok.example, https://x.example/path, \"*\"]\n",
 			want: []string{"auth.allowed_origins[1]", "auth.allowed_origins[2]"}},
 		{yaml: "auth:\n  whoami_cache_ttl: -1s\n", want: []string{"auth.whoami_cache_ttl"}},
@@ -218,8 +222,8 @@ func TestSectionValidationNamesTheKey(t *testing.T) {
 		}
 	}
 	// Each section validates alone, with keys relative to it.
-	if err := (Store{Driver: "x"}).Validate(); err == nil || !strings.HasPrefix(err.Error(), "driver: ") {
-		t.Fatalf("Store.Validate: %v", err)
+	if err := (Demo{InboxURL: "x"}).Validate(); err == nil || !strings.HasPrefix(err.Error(), "inbox_url: ") {
+		t.Fatalf("Demo.Validate: %v", err)
 	}
 	if err := DefaultStream().Validate(); err != nil {
 		t.Fatalf("default stream: %v", err)

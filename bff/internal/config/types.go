@@ -148,6 +148,11 @@ func prefixed(section string, err error) []error {
 	}
 	out := make([]error, 0, len(parts))
 	for _, e := range parts {
+		if section != "" && strings.HasPrefix(e.Error(), section) {
+			// Sections of other packages may already name their keys from the root ("store.dsn: ...").
+			out = append(out, fmt.Errorf("config: %w", e))
+			continue
+		}
 		out = append(out, fmt.Errorf("config: %s%w", section, e))
 	}
 	return out
