@@ -15,10 +15,11 @@ import (
 
 	"github.com/exhub/exhub/bff/internal/auth"
 	"github.com/exhub/exhub/bff/internal/auth/authtest"
+	"github.com/exhub/exhub/bff/internal/config/secret"
 	"github.com/exhub/exhub/bff/internal/kratostest"
 )
 
-var testKey = []byte("0123456789abcdef0123456789abcdef-test-key")
+const testKey = "0123456789abcdef0123456789abcdef-test-key"
 
 type clock struct {
 	mu  sync.Mutex
@@ -32,7 +33,7 @@ func config(public, admin string) auth.Config {
 	cfg := auth.Defaults()
 	cfg.KratosPublicURL = public
 	cfg.KratosAdminURL = admin
-	cfg.CSRFKey = func() []byte { return testKey }
+	cfg.CSRFKey = secret.New(testKey)
 	return cfg
 }
 
@@ -365,9 +366,12 @@ func TestConfigValidate(t *testing.T) {
 	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "CSRF key") {
 		t.Fatalf("defaults without a key: %v", err)
 	}
-	cfg.CSRFKey = func() []byte { return testKey }
+	cfg.CSRFKey = secret.New(testKey)
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
+	}
+	if s := fmt.Sprintf("%v %+v %#v", cfg, cfg, cfg); strings.Contains(s, testKey) {
+		t.Fatalf("the configuration prints its CSRF key: %s", s)
 	}
 	bad := cfg
 	bad.AllowedOrigins = []string{"http://127.0.0.1:8080/path"}

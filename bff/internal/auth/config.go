@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/exhub/exhub/bff/internal/config/secret"
 )
 
 // Config configures the session checker, the Origin check and the CSRF token.
@@ -35,9 +37,8 @@ type Config struct {
 	CookieSecure bool `yaml:"cookie_secure"`
 	// TrustedProxies are the addresses or prefixes (e.g. 127.0.0.1/32) whose X-Forwarded-For is believed.
 	TrustedProxies []string `yaml:"trusted_proxies"`
-	// CSRFKey returns the HMAC key of CSRF tokens (at least 32 bytes), shared by all replicas. It is a function so
-	// the secret never sits in a printable struct.
-	CSRFKey func() []byte `yaml:"-"`
+	// CSRFKey is the HMAC key of CSRF tokens (at least 32 bytes), the same on every replica. It never prints.
+	CSRFKey secret.Secret `yaml:"csrf_key"`
 }
 
 // Defaults returns the demo configuration (Kratos on its default loopback ports, the edge at :8080). CSRFKey has
@@ -92,7 +93,7 @@ func (c Config) Validate() error {
 	if _, err := ParsePrefixes(c.TrustedProxies); err != nil {
 		errs = append(errs, fmt.Errorf("auth.trusted_proxies: %w", err))
 	}
-	if c.CSRFKey == nil || len(c.CSRFKey()) < 32 {
+	if len(c.CSRFKey.Reveal()) < 32 {
 		errs = append(errs, errors.New("auth: the CSRF key must be set and at least 32 bytes"))
 	}
 	return errors.Join(errs...)

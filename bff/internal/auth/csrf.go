@@ -12,7 +12,7 @@ import (
 // CSRFToken is the token of a session: an HMAC of the Kratos session id under the CSRF key (signed double-submit).
 // A sibling host that can plant cookies cannot forge it without the key, and it is worthless for another session.
 func (c *Checker) CSRFToken(sessionID string) string {
-	mac := hmac.New(sha256.New, c.cfg.CSRFKey())
+	mac := hmac.New(sha256.New, []byte(c.cfg.CSRFKey.Reveal()))
 	mac.Write([]byte("exhub-csrf\x00"))
 	mac.Write([]byte(sessionID))
 	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil))

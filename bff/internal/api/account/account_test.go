@@ -11,6 +11,7 @@ import (
 	"github.com/exhub/exhub/bff/internal/api/account/accounttest"
 	"github.com/exhub/exhub/bff/internal/auth"
 	"github.com/exhub/exhub/bff/internal/auth/authtest"
+	"github.com/exhub/exhub/bff/internal/config/secret"
 	"github.com/exhub/exhub/bff/internal/kratostest"
 )
 
@@ -19,7 +20,7 @@ func TestMe(t *testing.T) {
 	k := kratostest.Start(t)
 	cfg := auth.Defaults()
 	cfg.KratosPublicURL, cfg.KratosAdminURL = k.PublicURL, k.AdminURL
-	cfg.CSRFKey = func() []byte { return []byte("0123456789abcdef0123456789abcdef") }
+	cfg.CSRFKey = secret.New("0123456789abcdef0123456789abcdef")
 	checker, err := auth.NewChecker(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +101,7 @@ func TestMeNeedsTheSecondFactor(t *testing.T) {
 	k := kratostest.Start(t)
 	cfg := auth.Defaults()
 	cfg.KratosPublicURL, cfg.KratosAdminURL = k.PublicURL, k.AdminURL
-	cfg.CSRFKey = func() []byte { return []byte("0123456789abcdef0123456789abcdef") }
+	cfg.CSRFKey = secret.New("0123456789abcdef0123456789abcdef")
 	checker, err := auth.NewChecker(cfg)
 	if err != nil {
 		t.Fatal(err)

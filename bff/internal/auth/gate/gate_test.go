@@ -19,6 +19,7 @@ import (
 	"github.com/exhub/exhub/bff/internal/auth"
 	"github.com/exhub/exhub/bff/internal/auth/authtest"
 	"github.com/exhub/exhub/bff/internal/auth/gate"
+	"github.com/exhub/exhub/bff/internal/config/secret"
 	"github.com/exhub/exhub/bff/internal/kratostest"
 	"github.com/exhub/exhub/bff/internal/ratelimit"
 )
@@ -46,7 +47,7 @@ func start(t *testing.T, limiter func(*clock) ratelimit.Limiter, tune func(*gate
 	f := &fixture{k: k, clk: &clock{now: time.Now()}, counter: authtest.NewCounter(t, k.PublicURL)}
 	acfg := auth.Defaults()
 	acfg.KratosPublicURL, acfg.KratosAdminURL = f.counter.URL, k.AdminURL
-	acfg.CSRFKey = func() []byte { return []byte("0123456789abcdef0123456789abcdef") }
+	acfg.CSRFKey = secret.New("0123456789abcdef0123456789abcdef")
 	var err error
 	if f.checker, err = auth.NewChecker(acfg); err != nil {
 		t.Fatal(err)
