@@ -2,6 +2,8 @@ import { Trans, useLingui } from "@lingui/react/macro";
 import { useEffect, useId, useState, type FormEvent } from "react";
 import { Link, useNavigate } from "react-router";
 import type { Exchange, Mover } from "~/api/client";
+import { signOf } from "~/lib/decimal";
+import { useFormat } from "~/lib/format";
 import { displayState, logoSrc } from "~/api/exchange-state";
 import { links } from "~/lib/links";
 import { storeRegisterAccount } from "~/lib/register";
@@ -40,19 +42,12 @@ export function QuickRegister() {
 }
 
 function changeClass(pct: string): string {
-  if (pct.startsWith("-")) return "down";
-  if (pct === "" || /^[0.]+$/.test(pct)) return "flat";
-  return "up";
-}
-
-export function formatPct(pct: string): string {
-  if (pct === "") return "--";
-  const sign = pct.startsWith("-") || /^[0.]+$/.test(pct) ? "" : "+";
-  return `${sign}${pct}%`;
+  return ({ [-1]: "down", 0: "flat", 1: "up" } as const)[signOf(pct)];
 }
 
 export function Movers({ movers }: { movers: Mover[] }) {
   const { t } = useLingui();
+  const f = useFormat();
   if (movers.length === 0) {
     return (
       <p className="notice" role="status">
@@ -71,8 +66,8 @@ export function Movers({ movers }: { movers: Mover[] }) {
           >
             <span className="mover-symbol">{m.base}</span>
             <span className="mover-pair">{m.symbol}</span>
-            <span className="mover-last num">{m.last || "--"}</span>
-            <span className={`mover-change num ${changeClass(m.changePct24h)}`}>{formatPct(m.changePct24h)}</span>
+            <span className="mover-last num">{f.step(m.last, undefined)}</span>
+            <span className={`mover-change num ${changeClass(m.changePct24h)}`}>{f.changePct(m.changePct24h)}</span>
           </Link>
         </li>
       ))}

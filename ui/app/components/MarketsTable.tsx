@@ -11,7 +11,8 @@ import {
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { useEffect, useMemo, useRef, useState } from "react";
 import { useNavigate } from "react-router";
-import { compareDecimals } from "~/lib/decimal";
+import { compareDecimals, signOf } from "~/lib/decimal";
+import { useFormat } from "~/lib/format";
 import type { MarketRow } from "~/lib/markets";
 
 export const ROW_HEIGHT = 44;
@@ -28,14 +29,7 @@ const byDecimal = (field: keyof MarketRow) => (a: { original: MarketRow }, b: { 
   compareDecimals(String(a.original[field]), String(b.original[field]));
 
 function pctClass(pct: string): string {
-  if (pct.startsWith("-")) return "down";
-  if (pct === "" || /^[0.]+$/.test(pct)) return "flat";
-  return "up";
-}
-
-function pct(p: string): string {
-  if (p === "") return "--";
-  return `${p.startsWith("-") || /^[0.]+$/.test(p) ? "" : "+"}${p}%`;
+  return ({ [-1]: "down", 0: "flat", 1: "up" } as const)[signOf(pct)];
 }
 
 export type MarketsTableProps = {
@@ -52,6 +46,7 @@ export type MarketsTableProps = {
 // on screen exist in the page.
 export function MarketsTable({ rows, favorites, onToggleFavorite, onVisibleChange, height = 600 }: MarketsTableProps) {
   const { t } = useLingui();
+  const f = useFormat();
   const navigate = useNavigate();
   const [sorting, setSorting] = useState<SortingState>([{ id: "quoteVolume24h", desc: true }]);
   const columns = useMemo(
@@ -179,19 +174,24 @@ export function MarketsTable({ rows, favorites, onToggleFavorite, onVisibleChang
                   {r.exchangeName}
                 </div>
                 <div role="cell" className={`markets-cell markets-cell--last num tick-${r.direction}`} data-testid="last" data-direction={r.direction}>
-                  {r.last || "--"}
+                  {f.step(r.last, r.tickSize)}
                 </div>
                 <div role="cell" className={`markets-cell markets-cell--changePct24h num ${pctClass(r.changePct24h)}`}>
-                  {pct(r.changePct24h)}
+                  {f.changePct(r.changePct24h)}
                 </div>
                 <div role="cell" className="markets-cell markets-cell--high24h num">
-                  {r.high24h || "--"}
+                  {f.step(r.high24h, r.tickSize)}
                 </div>
                 <div role="cell" className="markets-cell markets-cell--low24h num">
-                  {r.low24h || "--"}
+                  {f.step(r.low24h, r.tickSize)}
                 </div>
-                <div role="cell" className="markets-cell markets-cell--quoteVolume24h num">
-                  {r.quoteVolume24h || "--"}
+                <div
+                  role="cell"
+                  className="markets-cell markets-cell--quoteVolume24h num"
+                  title={r.quoteVolume24h ? f.full(r.quoteVolume24h) : undefined}
+                  data-value={r.quoteVolume24h}
+                >
+                  {f.compact(r.quoteVolume24h)}
                 </div>
               </div>
             );

@@ -13,6 +13,8 @@ export type MarketRow = {
   symbol: string;
   base: string;
   quote: string;
+  // The instrument's price step: prices show its decimals.
+  tickSize: string;
   last: string;
   changePct24h: string;
   high24h: string;
@@ -42,6 +44,7 @@ export function buildRows(
       symbol: i.symbol,
       base: i.base,
       quote: i.quote,
+      tickSize: i.tickSize,
       last: t?.last ?? "",
       changePct24h: t?.changePct24h ?? "",
       high24h: t?.high24h ?? "",

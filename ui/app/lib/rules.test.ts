@@ -128,7 +128,7 @@ describe("X link", () => {
 
 function row(symbol: string, base: string, type: "SPOT" | "SWAP", exchange = "binance"): MarketRow {
   return buildRows({ slug: exchange, name: exchange.toUpperCase() }, null, type, [
-    { symbol, base, quote: "USDT" } as never,
+    { symbol, base, quote: "USDT", tickSize: "0.1" } as never,
   ], [])[0]!;
 }
 

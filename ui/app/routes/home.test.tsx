@@ -105,8 +105,8 @@ describe("home page", () => {
     expect(tiles).toHaveLength(2);
     expect(tiles[0]!.getAttribute("href")).toBe("/futures/binance/SOLUSDT");
     expect(tiles[1]!.getAttribute("href")).toBe("/futures/okx/BTC-USDT-SWAP");
-    expect(within(tiles[0]!).getByText("-6.4%").className).toContain("down");
-    expect(within(tiles[1]!).getByText("+3.2%").className).toContain("up");
+    expect(within(tiles[0]!).getByText("-6.40%").className).toContain("down");
+    expect(within(tiles[1]!).getByText("+3.20%").className).toContain("up");
   });
 
   it("has a FAQ of four with the first open", async () => {

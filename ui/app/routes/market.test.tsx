@@ -91,7 +91,7 @@ describe("markets page", () => {
     // Coming-soon exchanges are not asked for markets.
     expect(a.calls.some((c) => c.includes("exchange=bybit"))).toBe(false);
     // Default order: 24h quote volume, highest first (compared as decimals).
-    const vols = bodyRows().map((r) => r.querySelector(".markets-cell--quoteVolume24h")!.textContent!);
+    const vols = bodyRows().map((r) => r.querySelector<HTMLElement>(".markets-cell--quoteVolume24h")!.dataset.value!);
     expect(vols.map(Number)).toEqual([...vols.map(Number)].sort((x, y) => y - x));
 
     // Sort by last price ascending, then descending.
@@ -146,7 +146,7 @@ describe("markets page", () => {
       });
     const cell = () => bodyRows()[0]!.querySelector<HTMLElement>("[data-testid=last]")!;
     await push("3001");
-    expect(cell().textContent).toBe("3001");
+    expect(cell().textContent).toBe("3,001.0");
     expect(cell().dataset.direction).toBe("up");
     await push("3001");
     expect(cell().dataset.direction).toBe("up");

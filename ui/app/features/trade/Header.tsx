@@ -2,7 +2,8 @@ import { Trans, useLingui } from "@lingui/react/macro";
 import { useEffect, useState } from "react";
 import type { Ticker } from "./api";
 import { fundingCountdown } from "./countdown";
-import { fixDecimals, fractionToPercent, groupThousands, isDecimal, signOf, stepDecimals } from "~/lib/decimal";
+import { fractionToPercent, signOf, stepDecimals } from "~/lib/decimal";
+import { useFormat } from "~/lib/format";
 import type { TickDirection } from "~/lib/tick";
 
 type Props = {
@@ -26,8 +27,9 @@ export function MarketHeader(p: Props) {
   }, [p.futures, next]);
 
   const pd = stepDecimals(p.tickSize || "0.01");
-  const price = (s: string | undefined) => (isDecimal(s) && s !== "" ? groupThousands(fixDecimals(s, pd)) : "—");
-  const amount = (s: string | undefined) => (isDecimal(s) ? groupThousands(fixDecimals(s, 2)) : "—");
+  const f = useFormat();
+  const price = (s: string | undefined) => f.fixed(s, pd);
+  const amount = (s: string | undefined) => f.fixed(s, 2);
   const change = p.ticker?.changePct24h;
   const changeDir = ({ [-1]: "down", 0: "flat", 1: "up" } as const)[signOf(change)];
   const funding = fractionToPercent(p.ticker?.fundingRate);
@@ -66,7 +68,7 @@ export function MarketHeader(p: Props) {
           <dt>
             <Trans>24h change</Trans>
           </dt>
-          <dd className={`tick-${changeDir}`}>{isDecimal(change) ? `${fixDecimals(change, 2)}%` : "—"}</dd>
+          <dd className={`tick-${changeDir}`}>{f.changePct(change)}</dd>
         </div>
         <div>
           <dt>

@@ -2,7 +2,8 @@ import { Trans, useLingui } from "@lingui/react/macro";
 import { useEffect, useMemo, useRef, useState } from "react";
 import type { MarketType } from "./api";
 import { OrderBook as Book, type BookMessage, type BookRow, type BookView } from "./book";
-import { fixDecimals, groupThousands, stepDecimals } from "~/lib/decimal";
+import { stepDecimals } from "~/lib/decimal";
+import { useFormat, type Formatters } from "~/lib/format";
 import { useFrameScheduler } from "./frame";
 import { DEFAULT_DEPTH_STEPS, groupingFor, groupingOptions } from "./grouping";
 import type { StreamClient, StreamMessage, Subscription } from "./stream";
@@ -72,6 +73,7 @@ export function OrderBookPanel(p: Props) {
     return off;
   }, [p.stream, p.exchange, p.marketType, p.symbol, grouping?.size, schedule]);
 
+  const f = useFormat();
   const priceDecimals = grouping?.decimals ?? 2;
   const qtyDecimals = stepDecimals(p.stepSize || "0.001");
   const asks = view ? [...view.asks].reverse() : [];
@@ -105,18 +107,18 @@ export function OrderBookPanel(p: Props) {
         <>
           <ol className="book-side book-asks" data-testid="book-asks">
             {asks.map((r) => (
-              <Row key={r.price} r={r} side="ask" pd={priceDecimals} qd={qtyDecimals} />
+              <Row key={r.price} r={r} side="ask" pd={priceDecimals} qd={qtyDecimals} f={f} />
             ))}
           </ol>
           <div className="book-mid" data-testid="book-spread">
-            <strong className={`tick-${p.lastDirection}`}>{p.last ? groupThousands(p.last) : "—"}</strong>
+            <strong className={`tick-${p.lastDirection}`}>{p.last ? f.fixed(p.last, stepDecimals(p.tickSize || "0.01")) : "—"}</strong>
             <span>
               <Trans>Spread</Trans> {view.spread ?? "—"}
             </span>
           </div>
           <ol className="book-side book-bids" data-testid="book-bids" data-seq={view.seq}>
             {view.bids.map((r) => (
-              <Row key={r.price} r={r} side="bid" pd={priceDecimals} qd={qtyDecimals} />
+              <Row key={r.price} r={r} side="bid" pd={priceDecimals} qd={qtyDecimals} f={f} />
             ))}
           </ol>
         </>
@@ -125,12 +127,12 @@ export function OrderBookPanel(p: Props) {
   );
 }
 
-function Row({ r, side, pd, qd }: { r: BookRow; side: "bid" | "ask"; pd: number; qd: number }) {
+function Row({ r, side, pd, qd, f }: { r: BookRow; side: "bid" | "ask"; pd: number; qd: number; f: Formatters }) {
   return (
     <li className={`book-row book-${side}`} style={{ ["--depth" as string]: `${(r.depth * 100).toFixed(1)}%` }}>
-      <span className="book-price">{groupThousands(fixDecimals(r.price, pd))}</span>
-      <span>{fixDecimals(r.qty, qd)}</span>
-      <span>{fixDecimals(r.total, qd)}</span>
+      <span className="book-price">{f.fixed(r.price, pd)}</span>
+      <span>{f.fixed(r.qty, qd)}</span>
+      <span>{f.fixed(r.total, qd)}</span>
     </li>
   );
 }

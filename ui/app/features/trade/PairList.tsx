@@ -3,7 +3,8 @@ import { useVirtualizer } from "@tanstack/react-virtual";
 import { useEffect, useMemo, useRef, useState } from "react";
 import { Link } from "react-router";
 import type { Instrument, Ticker } from "./api";
-import { fixDecimals, groupThousands, isDecimal } from "~/lib/decimal";
+import { isDecimal, signOf } from "~/lib/decimal";
+import { useFormat } from "~/lib/format";
 import { favoriteId, useFavorites } from "~/lib/favorites";
 
 type Props = {
@@ -22,6 +23,7 @@ const LIST_HEIGHT = 560;
 
 export function PairList(p: Props) {
   const { t } = useLingui();
+  const f = useFormat();
   const [query, setQuery] = useState("");
   const [onlyFavorites, setOnlyFavorites] = useState(false);
   const [favorites, toggleFavorite] = useFavorites();
@@ -93,9 +95,9 @@ export function PairList(p: Props) {
                   </button>
                   <Link to={`/${p.area}/${p.exchange}/${i.symbol}`} aria-current={i.symbol === p.current ? "page" : undefined}>
                     <span className="pair-symbol" title={i.symbol}>{i.symbol}</span>
-                    <span className="pair-last">{tk?.last && isDecimal(tk.last) ? groupThousands(tk.last) : ""}</span>
-                    <span className={isDecimal(ch) ? (ch.startsWith("-") ? "pair-ch tick-down" : "pair-ch tick-up") : "pair-ch"}>
-                      {isDecimal(ch) ? `${fixDecimals(ch, 2)}%` : ""}
+                    <span className="pair-last">{isDecimal(tk?.last) ? f.step(tk.last, i.tickSize) : ""}</span>
+                    <span className={isDecimal(ch) ? (signOf(ch) < 0 ? "pair-ch tick-down" : "pair-ch tick-up") : "pair-ch"}>
+                      {isDecimal(ch) ? f.changePct(ch) : ""}
                     </span>
                   </Link>
                 </li>

@@ -1,7 +1,8 @@
 import { Trans, useLingui } from "@lingui/react/macro";
 import { useEffect, useRef, useState } from "react";
 import { fetchTrades, type MarketType, type Trade } from "./api";
-import { fixDecimals, groupThousands, stepDecimals } from "~/lib/decimal";
+import { stepDecimals } from "~/lib/decimal";
+import { useFormat } from "~/lib/format";
 import { useFrameScheduler } from "./frame";
 import type { StreamClient, StreamMessage } from "./stream";
 
@@ -53,6 +54,7 @@ export function TradesPanel(p: Props) {
     };
   }, [p.stream, p.exchange, p.marketType, p.symbol, schedule]);
 
+  const f = useFormat();
   const pd = stepDecimals(p.tickSize || "0.01");
   const qd = stepDecimals(p.stepSize || "0.001");
   const time = new Intl.DateTimeFormat(i18n.locale, { hour: "2-digit", minute: "2-digit", second: "2-digit", hour12: false });
@@ -74,8 +76,8 @@ export function TradesPanel(p: Props) {
         <ol className="trades-list" data-testid="trades">
           {rows.map((r) => (
             <li key={r.id} className={`trade-row trade-${r.side}`}>
-              <span>{groupThousands(fixDecimals(r.price, pd))}</span>
-              <span>{fixDecimals(r.qty, qd)}</span>
+              <span>{f.fixed(r.price, pd)}</span>
+              <span>{f.fixed(r.qty, qd)}</span>
               <span>{time.format(r.time)}</span>
             </li>
           ))}
