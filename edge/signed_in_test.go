@@ -337,20 +337,21 @@ func checkSignedIn(t *testing.T, e *edge, bff, kratos *recorder, valkey string) 
 		}
 	})
 
-	t.Run("a settings submission by GET goes to the BFF's gate, never to Kratos", func(t *testing.T) {
+	t.Run("a settings submission and the logout by GET go to the BFF's gate, never to Kratos", func(t *testing.T) {
 		kratosBefore := len(kratos.requests())
 		for _, path := range []string{
 			"/.ory/self-service/settings?flow=s1&method=password&password=x",
 			"/.ORY/self-service/Settings?flow=s1&method=password&password=x",
+			"/.ory/self-service/logout?token=t1&return_to=%2Flogin",
 		} {
 			e.do(t, http.MethodGet, path, "", "Cookie", "exhub_session=user-a")
 			s := bff.last(t)
-			if s.method != http.MethodGet || !strings.EqualFold(strings.SplitN(s.uri, "?", 2)[0], "/.ory/self-service/settings") {
+			if s.method != http.MethodGet || !strings.EqualFold(strings.SplitN(s.uri, "?", 2)[0], strings.SplitN(path, "?", 2)[0]) || s.cookie != "exhub_session=user-a" {
 				t.Fatalf("GET %s: the BFF saw %+v", path, s)
 			}
 		}
 		if n := len(kratos.requests()); n != kratosBefore {
-			t.Fatalf("a settings submission by GET reached Kratos directly (%d requests)", n-kratosBefore)
+			t.Fatalf("a GET submission reached Kratos directly (%d requests)", n-kratosBefore)
 		}
 	})
 
