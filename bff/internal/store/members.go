@@ -137,7 +137,7 @@ func (s *Store) EnsureMember(ctx context.Context, nm NewMember) (m Member, creat
 	if err := validID(nm.ID); err != nil {
 		return Member{}, false, err
 	}
-	if m, err := s.member(ctx, s.w(), nm.ID); err == nil {
+	if m, err := s.member(ctx, s.r(), nm.ID); err == nil { // the common case: seen before
 		return m, false, nil
 	} else if !errors.Is(err, ErrNotFound) {
 		return Member{}, false, err

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -206,3 +207,32 @@ func TestRebind(t *testing.T) {
 
 func isConflict(err error) bool { return errors.Is(err, ErrConflict) }
 func isInvalid(err error) bool  { return errors.Is(err, ErrInvalid) }
+
+// Two stores on one SQLite file (two BFF processes on one data dir, say) write at once: busy_timeout and
+// immediate transactions make every write wait its turn instead of failing with SQLITE_BUSY.
+func TestSQLiteTwoWritersOneFile(t *testing.T) {
+	dir := t.TempDir()
+	a, b := openSQLite(t, dir), openSQLite(t, dir)
+	mustMember(t, a, "m")
+	errs := make(chan error, 200)
+	for i := range 200 {
+		s := a
+		if i%2 == 1 {
+			s = b
+		}
+		go func() {
+			_, err := s.AddFavorite(ctxT(t), "m", Favorite{Exchange: "okx", MarketType: MarketSpot,
+				Symbol: fmt.Sprintf("S%03d-USDT", i)})
+			errs <- err
+		}()
+	}
+	for range 200 {
+		if err := <-errs; err != nil {
+			t.Fatalf("concurrent write: %v", err)
+		}
+	}
+	list, err := b.ListFavorites(ctxT(t), "m")
+	if err != nil || len(list) != 200 {
+		t.Fatalf("%d favorites (%v), want 200", len(list), err)
+	}
+}
