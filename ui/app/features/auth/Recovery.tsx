@@ -5,6 +5,7 @@ import { loadMe } from "~/lib/session";
 import { Alert, AuthLayout, Loading, PasswordRules, ResultAlert } from "./AuthLayout";
 import { csrfToken, FlowForm, FlowMessages, Messages } from "./FlowForm";
 import { flowIdFrom, flowMessages, getFlow, submitFlow, type FlowResult, type PasswordRule } from "./kratos";
+import { validationText } from "~/lib/validation";
 import { brokenPasswordRules } from "./password";
 import { showToast } from "./toast";
 import { useFlow } from "./useFlow";
@@ -62,7 +63,7 @@ export function RecoveryStartScreen() {
 // password. The code completes the recovery flow (which signs the member
 // in), then the password is set through the settings flow Kratos hands over.
 export function RecoveryCodeScreen() {
-  const { t } = useLingui();
+  const { t, i18n } = useLingui();
   const navigate = useNavigate();
   const { state, recover } = useFlow("recovery");
   const [code, setCode] = useState("");
@@ -208,7 +209,7 @@ export function RecoveryCodeScreen() {
               value={confirm}
               onChange={(e) => setConfirm(e.target.value)}
             />
-            {tried && mismatch ? <Alert>{t`The two passwords do not match.`}</Alert> : null}
+            {tried && mismatch ? <Alert>{validationText(i18n, "password.mismatch")}</Alert> : null}
           </div>
           <div className="auth-actions">
             <button type="submit" className="button button--primary" disabled={busy} data-testid="reset-submit">

@@ -12,7 +12,8 @@ import { brokenPasswordRules } from "./password";
 import { safeReturnTo } from "./return-to";
 import { showToast } from "./toast";
 import { useFlow } from "./useFlow";
-import { isEmail, isE164, isReferralCode } from "./validate";
+import { emailSchema, mobileSchema, validationText } from "~/lib/validation";
+import { isE164, isReferralCode } from "./validate";
 
 type Tab = "email" | "mobile";
 
@@ -33,6 +34,8 @@ export function prefill(raw: string | null): { tab: Tab; email: string; dial: st
 
 export function RegisterScreen() {
   const { t, i18n } = useLingui();
+  const firstIssue = (r: { success: boolean; error?: { issues: { message: string }[] } }) =>
+    r.success ? null : validationText(i18n, r.error?.issues[0]?.message);
   const navigate = useNavigate();
   const [params] = useSearchParams();
   const returnTo = safeReturnTo(params.get("return_to"));
@@ -55,13 +58,9 @@ export function RegisterScreen() {
   const phone = toE164(dial, national);
   const identifierError =
     tab === "email"
-      ? isEmail(email)
-        ? null
-        : t`Please enter a correct email address!`
-      : isE164(phone)
-        ? null
-        : t`Please enter a correct mobile number!`;
-  const confirmError = confirm !== password ? t`The two passwords do not match.` : null;
+      ? firstIssue(emailSchema.safeParse(email))
+      : (firstIssue(mobileSchema.safeParse(national)) ?? (isE164(phone) ? null : validationText(i18n, "mobile.invalid")));
+  const confirmError = confirm !== password ? validationText(i18n, "password.mismatch") : null;
   const referralError = referral.trim() !== "" && !isReferralCode(referral.trim()) ? t`The referral code is 4 to 16 letters and digits.` : null;
   const termsError = terms ? null : t`Please agree to the Terms of Use.`;
 

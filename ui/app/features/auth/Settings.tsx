@@ -4,6 +4,7 @@ import { useLocation, useNavigate } from "react-router";
 import { Alert, AuthLayout, Loading, PasswordRules, ResultAlert } from "./AuthLayout";
 import { csrfToken, FlowForm, FlowMessages, Messages } from "./FlowForm";
 import { flowMessages, submitFlow, type Flow, type FlowResult, type PasswordRule } from "./kratos";
+import { validationText } from "~/lib/validation";
 import { brokenPasswordRules } from "./password";
 import { showToast } from "./toast";
 import { useFlow, type FlowState } from "./useFlow";
@@ -25,7 +26,7 @@ function useSettingsGate(state: FlowState) {
 // Bind Password (/bindPsd): adds a password to an account created without
 // one (or replaces it), through the settings flow's password method.
 export function BindPasswordScreen() {
-  const { t } = useLingui();
+  const { t, i18n } = useLingui();
   const navigate = useNavigate();
   const { state, recover } = useFlow("settings");
   useSettingsGate(state);
@@ -104,7 +105,7 @@ export function BindPasswordScreen() {
               value={confirm}
               onChange={(e) => setConfirm(e.target.value)}
             />
-            {tried && mismatch ? <Alert>{t`The two passwords do not match.`}</Alert> : null}
+            {tried && mismatch ? <Alert>{validationText(i18n, "password.mismatch")}</Alert> : null}
           </div>
           <div className="auth-actions">
             <button type="submit" className="button button--primary" disabled={busy} data-testid="bind-submit">

@@ -1,5 +1,6 @@
 import { useLingui } from "@lingui/react/macro";
 import type { UiText } from "@ory/client-fetch";
+import { validationText } from "~/lib/validation";
 import type { PasswordRule } from "./kratos";
 
 // Kratos speaks American English with numeric message ids; the screens show
@@ -168,23 +169,11 @@ export function useKratosText(): Translate {
   };
 }
 
-// The gate's and the form's password rule messages (SPEC section 5).
+// The gate's and the form's password rule messages (SPEC section 5), the
+// same texts as every other password field (lib/validation).
 export function usePasswordRuleText(): (r: PasswordRule) => string {
-  const { t } = useLingui();
-  return (r) => {
-    switch (r) {
-      case "length":
-        return t`6 to 15 characters`;
-      case "number":
-        return t`At least one number`;
-      case "lowercase":
-        return t`At least one lowercase letter`;
-      case "uppercase":
-        return t`At least one uppercase letter`;
-      case "special":
-        return t`At least one special character`;
-    }
-  };
+  const { i18n } = useLingui();
+  return (r) => validationText(i18n, `password.${r}`);
 }
 
 // Names of Kratos' error ids (the /error page).

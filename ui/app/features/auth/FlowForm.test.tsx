@@ -1,0 +1,123 @@
+import { fireEvent, render, screen, within } from "@testing-library/react";
+import { describe, expect, it, vi } from "vitest";
+import { activateLocale } from "~/i18n";
+import { AppProviders } from "~/providers";
+import { FlowForm, FlowMessages, toBody } from "./FlowForm";
+import { flow, input, submit } from "./testing/kratos-fake";
+
+const qr = "data:image/png;base64,iVBORw0KGgo=";
+
+const totpFlow = () =>
+  flow("S1", [
+    { type: "img", group: "totp", attributes: { node_type: "img", id: "totp_qr", src: qr, width: 256, height: 256 } as never, messages: [], meta: { label: { id: 1050005, text: "Authenticator app QR code", type: "info" } } },
+    {
+      type: "text",
+      group: "totp",
+      attributes: { node_type: "text", id: "totp_secret_key", text: { id: 1050006, text: "JBSWY3DPEHPK3PXP", type: "info" } } as never,
+      messages: [],
+      meta: { label: { id: 1050015, text: "This is your authenticator app secret.", type: "info" } },
+    },
+    input("totp_code", { group: "totp", label: { id: 1070006, text: "Verify code", type: "info" } }),
+    submit("method", "totp", "totp", { id: 1070003, text: "Save" }),
+    {
+      type: "text",
+      group: "lookup_secret",
+      attributes: {
+        node_type: "text",
+        id: "lookup_secret_codes",
+        text: { id: 1050013, text: "a1b2c3d4, e5f6g7h8", type: "info", context: { secrets: [{ id: 1050009, text: "a1b2c3d4", type: "info" }, { id: 1050009, text: "e5f6g7h8", type: "info" }] } },
+      } as never,
+      messages: [],
+      meta: {},
+    },
+    input("password", { type: "password", group: "password" }),
+  ]);
+
+describe("FlowForm", () => {
+  it("renders the TOTP QR image, the secret, the code input and the csrf token, and only the chosen groups", () => {
+    const onSubmit = vi.fn();
+    const { container } = render(
+      <AppProviders>
+        <FlowForm flow={totpFlow()} groups={["totp"]} onSubmit={onSubmit} />
+      </AppProviders>,
+    );
+    const img = screen.getByTestId("totp-qr") as HTMLImageElement;
+    expect(img.getAttribute("src")).toBe(qr);
+    expect(img.alt).toBe("Authenticator app QR code");
+    expect(screen.getByTestId("totp-secret").textContent).toBe("JBSWY3DPEHPK3PXP");
+    expect(screen.getByText("This is your authenticator secret. Use it if you cannot scan the QR code.")).toBeTruthy();
+    expect((container.querySelector('input[name="csrf_token"]') as HTMLInputElement).value).toBe("csrf-S1");
+    expect(container.querySelector('input[name="password"]')).toBeNull();
+    expect(screen.queryByTestId("lookup-secrets")).toBeNull();
+
+    fireEvent.change(screen.getByLabelText("Verify code"), { target: { value: "123456" } });
+    fireEvent.click(screen.getByRole("button", { name: "Save" }));
+    expect(onSubmit).toHaveBeenCalledWith({ csrf_token: "csrf-S1", totp_code: "123456", method: "totp" });
+  });
+
+  it("lists the recovery codes", () => {
+    render(
+      <AppProviders>
+        <FlowForm flow={totpFlow()} groups={["lookup_secret"]} onSubmit={() => undefined} />
+      </AppProviders>,
+    );
+    expect(within(screen.getByTestId("lookup-secrets")).getAllByRole("listitem").map((li) => li.textContent)).toEqual(["a1b2c3d4", "e5f6g7h8"]);
+  });
+
+  it("refuses a QR image that is not a data image", () => {
+    const f = flow("S2", [{ type: "img", group: "totp", attributes: { node_type: "img", id: "totp_qr", src: "https://evil.example/x.png", width: 1, height: 1 } as never, messages: [], meta: {} }]);
+    render(
+      <AppProviders>
+        <FlowForm flow={f} onSubmit={() => undefined} />
+      </AppProviders>,
+    );
+    expect(screen.queryByTestId("totp-qr")).toBeNull();
+  });
+
+  it("shows Kratos' messages translated in English and Japanese, and unknown ids as Kratos wrote them", async () => {
+    const f = flow("L1", [], {
+      messages: [
+        { id: 4000006, text: "The provided credentials are invalid, check for spelling mistakes", type: "error" },
+        { id: 4000010, text: "Account not active yet.", type: "error" },
+        { id: 4000007, text: "An account with the same identifier exists already.", type: "error" },
+        { id: 4060006, text: "The recovery code is invalid or has already been used.", type: "error" },
+        { id: 4000031, text: "The password must be at least 6 characters long, but got 3.", type: "error", context: { min_length: 6, actual_length: 3 } } as never,
+        { id: 1010004, text: "Please complete the second authentication challenge.", type: "info" },
+        { id: 9999999, text: "Something new from Kratos.", type: "info" },
+      ],
+    });
+    const { unmount } = render(
+      <AppProviders>
+        <FlowMessages flow={f} />
+      </AppProviders>,
+    );
+    const texts = () => [...document.querySelectorAll("[data-message-id]")].map((e) => e.textContent);
+    expect(texts()).toEqual([
+      "The account or password is wrong.",
+      "This account is not verified yet. Please verify your email address.",
+      "An account with this email or mobile number already exists.",
+      "The code is invalid, expired or already used. Please try again.",
+      "Must be at least 6 characters long.",
+      "Please complete the second authentication challenge.",
+      "Something new from Kratos.",
+    ]);
+    expect(screen.getAllByRole("alert")).toHaveLength(5);
+    unmount();
+    await activateLocale("ja");
+    render(
+      <AppProviders>
+        <FlowMessages flow={f} />
+      </AppProviders>,
+    );
+    expect(texts().slice(0, 2)).toEqual(["アカウントまたはパスワードが正しくありません。", "このアカウントはまだ認証されていません。メールアドレスを認証してください。"]);
+    expect(texts()[4]).toBe("6文字以上で入力してください。");
+  });
+
+  it("nests dotted names into Kratos' body", () => {
+    expect(toBody({ "traits.email": "a@b.co", "traits.name.first": "A", password: "x", method: "password" })).toEqual({
+      traits: { email: "a@b.co", name: { first: "A" } },
+      password: "x",
+      method: "password",
+    });
+  });
+});

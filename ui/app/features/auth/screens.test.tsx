@@ -1,0 +1,263 @@
+import { fireEvent, screen, waitFor, within } from "@testing-library/react";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { setApiFetch } from "~/api/client";
+import { REGISTER_ACCOUNT_KEY } from "~/lib/register";
+import { resetSession } from "~/lib/session";
+import { setKratosFetch } from "./kratos";
+import { LoginScreen } from "./Login";
+import { RegisterScreen } from "./Register";
+import { RecoveryCodeScreen } from "./Recovery";
+import { fakeKratos, flow, input, json, loginNodes, submit } from "./testing/kratos-fake";
+import { renderAt } from "./testing/render";
+
+const member = { id: "m1", email: "a@b.co", email_verified: true, phone_verified: false, aal: "aal1", two_factor: { totp: false, lookup_secret: false } };
+
+beforeEach(() => {
+  resetSession();
+  setApiFetch(async (req) => (new URL(req.url).pathname === "/api/v1/me" ? json(member) : json({}, 404)));
+});
+afterEach(() => {
+  setKratosFetch(undefined);
+  resetSession();
+  document.getElementById("exhub-toasts")?.remove();
+});
+
+const where = () => screen.getByTestId("where").textContent;
+
+async function fillLogin(id: string, pw: string) {
+  fireEvent.change(await screen.findByLabelText("Email or mobile number"), { target: { value: id } });
+  fireEvent.change(screen.getByLabelText("Password"), { target: { value: pw } });
+}
+
+describe("login", () => {
+  it("says the credentials are wrong (4000006) and keeps the identifier", async () => {
+    const k = fakeKratos({
+      "GET /self-service/login/browser": () => json(flow("L1", loginNodes())),
+      "POST /self-service/login": () =>
+        json(flow("L1", loginNodes(), { messages: [{ id: 4000006, text: "The provided credentials are invalid", type: "error" }] }), 400),
+    });
+    setKratosFetch(k.fetch);
+    renderAt("/login", { "/login": LoginScreen });
+    await fillLogin("a@b.co", "Wrong1!x");
+    fireEvent.click(screen.getByTestId("login-submit"));
+    expect((await screen.findByRole("alert")).textContent).toBe("The account or password is wrong.");
+    expect((screen.getByLabelText("Email or mobile number") as HTMLInputElement).value).toBe("a@b.co");
+    expect((screen.getByLabelText("Password") as HTMLInputElement).value).toBe("");
+    expect(k.calls[1]!.body).toMatchObject({ method: "password", identifier: "a@b.co", password: "Wrong1!x", csrf_token: "csrf-L1" });
+  });
+
+  it("signs in with 'stay logged in', says so and goes back to return_to", async () => {
+    const k = fakeKratos({
+      "GET /self-service/login/browser": () => json(flow("L1", loginNodes())),
+      "POST /self-service/login": () => json({ session: { id: "s1" } }),
+    });
+    setKratosFetch(k.fetch);
+    renderAt("/login?return_to=%2Fwallet%3Fpage%3Ddeposit", { "/login": LoginScreen });
+    await fillLogin("a@b.co", "Good1!xx");
+    fireEvent.click(screen.getByLabelText("Stay logged in for 5 days"));
+    fireEvent.click(screen.getByTestId("login-submit"));
+    await waitFor(() => expect(where()).toBe("/wallet?page=deposit"));
+    expect(k.calls[1]!.headers.get("X-Exhub-Remember")).toBe("1");
+    expect(document.getElementById("exhub-toasts")?.textContent).toBe("Login succeeded!");
+  });
+
+  it("ignores a return_to of another site", async () => {
+    const k = fakeKratos({
+      "GET /self-service/login/browser": () => json(flow("L1", loginNodes())),
+      "POST /self-service/login": () => json({ session: { id: "s1" } }),
+    });
+    setKratosFetch(k.fetch);
+    renderAt("/login?return_to=https%3A%2F%2Fevil.example%2F", { "/login": LoginScreen });
+    await fillLogin("a@b.co", "Good1!xx");
+    fireEvent.click(screen.getByTestId("login-submit"));
+    await waitFor(() => expect(where()).toBe("/"));
+    expect(k.calls[1]!.headers.get("X-Exhub-Remember")).toBeNull();
+  });
+
+  it("sends a member with 2FA to the second factor", async () => {
+    setApiFetch(async () => json({ code: "aal2_required", status: 403 }, 403));
+    const k = fakeKratos({
+      "GET /self-service/login/browser": () => json(flow("L1", loginNodes())),
+      "POST /self-service/login": () => json({ session: { id: "s1" } }),
+    });
+    setKratosFetch(k.fetch);
+    renderAt("/login?return_to=%2Fhistory", { "/login": LoginScreen });
+    await fillLogin("a@b.co", "Good1!xx");
+    fireEvent.click(screen.getByTestId("login-submit"));
+    await waitFor(() => expect(where()).toBe("/otpauth?return_to=%2Fhistory"));
+  });
+
+  it("says how long to wait when the gate rate-limits", async () => {
+    const k = fakeKratos({
+      "GET /self-service/login/browser": () => json(flow("L1", loginNodes())),
+      "POST /self-service/login": () => json({ code: "rate_limited", status: 429, title: "Too Many Requests" }, 429, { "Retry-After": "30" }),
+    });
+    setKratosFetch(k.fetch);
+    renderAt("/login", { "/login": LoginScreen });
+    await fillLogin("a@b.co", "Good1!xx");
+    fireEvent.click(screen.getByTestId("login-submit"));
+    expect((await screen.findByRole("alert")).textContent).toBe("Too many attempts. Please try again in 30 s.");
+  });
+
+  it("starts a new flow when the flow expired or the CSRF token failed", async () => {
+    const k = fakeKratos({
+      "GET /self-service/login/browser": [() => json(flow("L1", loginNodes())), () => json(flow("L2", loginNodes())), () => json(flow("L3", loginNodes()))],
+      "POST /self-service/login": [
+        () => json({ error: { id: "self_service_flow_expired", code: 410 } }, 410),
+        () => json({ error: { id: "security_csrf_violation", code: 403 } }, 403),
+      ],
+    });
+    setKratosFetch(k.fetch);
+    renderAt("/login", { "/login": LoginScreen });
+    await fillLogin("a@b.co", "Good1!xx");
+    fireEvent.click(screen.getByTestId("login-submit"));
+    expect(await screen.findByText("This page expired. Please try again.")).toBeTruthy();
+    await waitFor(() => expect(where()).toBe("/login?flow=L2"));
+    fireEvent.click(screen.getByTestId("login-submit"));
+    await waitFor(() => expect(where()).toBe("/login?flow=L3"));
+    const posts = k.calls.filter((c) => c.method === "POST");
+    expect(posts.map((c) => c.query.get("flow"))).toEqual(["L1", "L2"]);
+    expect(posts[1]!.body).toMatchObject({ csrf_token: "csrf-L2" });
+  });
+
+  it("loads the flow of ?flow= and starts a new one when it is gone", async () => {
+    const k = fakeKratos({
+      "GET /self-service/login/flows": () => json({ error: { id: "self_service_flow_expired", code: 410 } }, 410),
+      "GET /self-service/login/browser": () => json(flow("L9", loginNodes())),
+    });
+    setKratosFetch(k.fetch);
+    renderAt("/login?flow=OLD", { "/login": LoginScreen });
+    await waitFor(() => expect(where()).toBe("/login?flow=L9"));
+    expect(k.calls[0]!.query.get("id")).toBe("OLD");
+  });
+});
+
+const regNodes = () => [
+  input("traits.email", { group: "default" }),
+  input("password", { type: "password", group: "password" }),
+  submit("method", "password", "password"),
+];
+
+describe("register", () => {
+  it("checks the four password rules live, prefills the quick-register account and goes to the code step", async () => {
+    localStorage.setItem(REGISTER_ACCOUNT_KEY, "new@b.co");
+    const k = fakeKratos({
+      "GET /self-service/registration/browser": () => json(flow("R1", regNodes())),
+      "POST /self-service/registration": () =>
+        json({ identity: { id: "i1" }, continue_with: [{ action: "show_verification_ui", flow: { id: "V1", verifiable_address: "new@b.co" } }] }),
+    });
+    setKratosFetch(k.fetch);
+    renderAt("/regist", { "/regist": RegisterScreen });
+    expect(((await screen.findByLabelText("Email")) as HTMLInputElement).value).toBe("new@b.co");
+    const rules = () => Object.fromEntries([...screen.getByTestId("password-rules").querySelectorAll("li")].map((li) => [li.dataset.rule, li.dataset.ok]));
+    fireEvent.change(screen.getByLabelText("Password"), { target: { value: "abc" } });
+    expect(rules()).toEqual({ length: "false", number: "false", lowercase: "true", uppercase: "false", special: "false" });
+    fireEvent.change(screen.getByLabelText("Password"), { target: { value: "Abc12!" } });
+    expect(rules()).toEqual({ length: "true", number: "true", lowercase: "true", uppercase: "true", special: "true" });
+    expect(screen.getByTestId("password-rules").textContent).toContain("The password must contain an uppercase letter.");
+
+    // Terms and confirmation are required.
+    fireEvent.click(screen.getByTestId("register-submit"));
+    expect(await screen.findByText("The passwords do not match.")).toBeTruthy();
+    expect(screen.getByText("Please agree to the Terms of Use.")).toBeTruthy();
+    expect(k.calls.filter((c) => c.method === "POST")).toHaveLength(0);
+
+    fireEvent.change(screen.getByLabelText("Confirm password"), { target: { value: "Abc12!" } });
+    fireEvent.change(screen.getByLabelText("Referral code (optional)"), { target: { value: "abcd12" } });
+    fireEvent.click(screen.getByLabelText("I have read and agree to the Terms of Use"));
+    fireEvent.click(screen.getByTestId("register-submit"));
+    await waitFor(() => expect(where()).toBe("/otp?flow=V1"));
+    expect(k.calls[1]!.body).toEqual({
+      method: "password",
+      csrf_token: "csrf-R1",
+      password: "Abc12!",
+      traits: { email: "new@b.co", terms: true, locale: "en-US", referral_code: "ABCD12" },
+    });
+    expect(document.getElementById("exhub-toasts")?.textContent).toBe("successfully registered!");
+  });
+
+  it("registers a mobile number with its country code", async () => {
+    localStorage.setItem(REGISTER_ACCOUNT_KEY, "+81 90-1234-5678");
+    const k = fakeKratos({
+      "GET /self-service/registration/browser": () => json(flow("R1", regNodes())),
+      "POST /self-service/registration": () => json({ identity: { id: "i1" } }),
+    });
+    setKratosFetch(k.fetch);
+    renderAt("/regist", { "/regist": RegisterScreen });
+    expect(((await screen.findByLabelText("Mobile number")) as HTMLInputElement).value).toBe("9012345678");
+    expect((screen.getByTestId("country-code") as HTMLSelectElement).value).toBe("81");
+    fireEvent.change(screen.getByLabelText("Password"), { target: { value: "Abc12!" } });
+    fireEvent.change(screen.getByLabelText("Confirm password"), { target: { value: "Abc12!" } });
+    fireEvent.click(screen.getByLabelText("I have read and agree to the Terms of Use"));
+    fireEvent.click(screen.getByTestId("register-submit"));
+    await waitFor(() => expect(where()).toBe("/"));
+    expect((k.calls[1]!.body as { traits: unknown }).traits).toEqual({ phone: "+819012345678", terms: true, locale: "en-US" });
+  });
+
+  it("marks the rules the server's gate refused (422)", async () => {
+    const k = fakeKratos({
+      "GET /self-service/registration/browser": () => json(flow("R1", regNodes())),
+      "POST /self-service/registration": () =>
+        json({ status: 422, errors: [{ location: "body.password", value: "special", message: "needs a special character" }] }, 422, {
+          "Content-Type": "application/problem+json",
+        }),
+    });
+    setKratosFetch(k.fetch);
+    renderAt("/regist", { "/regist": RegisterScreen });
+    fireEvent.change(await screen.findByLabelText("Email"), { target: { value: "x@b.co" } });
+    fireEvent.change(screen.getByLabelText("Password"), { target: { value: "Abc12!" } });
+    fireEvent.change(screen.getByLabelText("Confirm password"), { target: { value: "Abc12!" } });
+    fireEvent.click(screen.getByLabelText("I have read and agree to the Terms of Use"));
+    fireEvent.click(screen.getByTestId("register-submit"));
+    const alert = await screen.findByRole("alert");
+    expect(alert.textContent).toBe("The password does not meet the rules: The password must contain a special character.");
+  });
+
+  it("says an account exists (4000007)", async () => {
+    const k = fakeKratos({
+      "GET /self-service/registration/browser": () => json(flow("R1", regNodes())),
+      "POST /self-service/registration": () =>
+        json(flow("R1", regNodes(), { messages: [{ id: 4000007, text: "An account with the same identifier exists already.", type: "error" }] }), 400),
+    });
+    setKratosFetch(k.fetch);
+    renderAt("/regist", { "/regist": RegisterScreen });
+    fireEvent.change(await screen.findByLabelText("Email"), { target: { value: "x@b.co" } });
+    fireEvent.change(screen.getByLabelText("Password"), { target: { value: "Abc12!" } });
+    fireEvent.change(screen.getByLabelText("Confirm password"), { target: { value: "Abc12!" } });
+    fireEvent.click(screen.getByLabelText("I have read and agree to the Terms of Use"));
+    fireEvent.click(screen.getByTestId("register-submit"));
+    expect(within(await screen.findByTestId("flow-messages")).getByRole("alert").textContent).toBe(
+      "An account with this email or mobile number already exists.",
+    );
+  });
+});
+
+describe("recovery, step B", () => {
+  it("confirms the code, then sets the new password through the settings flow", async () => {
+    const k = fakeKratos({
+      "GET /self-service/recovery/flows": () => json(flow("RC1", [input("code", { group: "code" }), submit("method", "code", "code")], { state: "sent_email" })),
+      "POST /self-service/recovery": () =>
+        json(
+          {
+            error: { id: "browser_location_change_required", code: 422 },
+            redirect_browser_to: "http://127.0.0.1:8080/dashboard/security?flow=S1",
+          },
+          422,
+        ),
+      "GET /self-service/settings/flows": () => json(flow("S1", [input("password", { type: "password", group: "password" }), submit("method", "password", "password")])),
+      "POST /self-service/settings": () => json(flow("S1", [], { state: "success" })),
+    });
+    setKratosFetch(k.fetch);
+    renderAt("/forgotPassword_B?flow=RC1", { "/forgotPassword_B": RecoveryCodeScreen });
+    fireEvent.change(await screen.findByLabelText("Verification code"), { target: { value: "123456" } });
+    fireEvent.change(screen.getByLabelText("New password"), { target: { value: "New12!ab" } });
+    fireEvent.change(screen.getByLabelText("Confirm password"), { target: { value: "New12!ab" } });
+    fireEvent.click(screen.getByTestId("reset-submit"));
+    await waitFor(() => expect(where()).toBe("/"));
+    const posts = k.calls.filter((c) => c.method === "POST");
+    expect(posts[0]!.body).toEqual({ method: "code", code: "123456", csrf_token: "csrf-RC1" });
+    expect(posts[1]!.query.get("flow")).toBe("S1");
+    expect(posts[1]!.body).toEqual({ method: "password", password: "New12!ab", csrf_token: "csrf-S1" });
+    expect(document.getElementById("exhub-toasts")?.textContent).toBe("Modified successfully!");
+  });
+});
