@@ -158,6 +158,13 @@ func (s *Store) openSQLite(ctx context.Context, cfg Config) error {
 		_ = write.Close()
 		return fmt.Errorf("store: open sqlite %s: %w", path, err)
 	}
+	if !strings.HasPrefix(path, "file:") {
+		// Member data: readable by the BFF's user only (SQLite gives the -wal and -shm files the same mode).
+		if err := os.Chmod(path, 0o600); err != nil {
+			_ = write.Close()
+			return fmt.Errorf("store: sqlite file mode: %w", err)
+		}
+	}
 	read, err := sql.Open("sqlite", base+sep+r.Encode())
 	if err != nil {
 		_ = write.Close()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -107,8 +108,12 @@ func TestReopenKeepsDataAndSkipsMigrations(t *testing.T) {
 		if _, err := s2.Member(ctxT(t), "a"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := filepath.Glob(filepath.Join(dir, SQLiteFile)); err != nil {
+		fi, err := os.Stat(filepath.Join(dir, SQLiteFile))
+		if err != nil {
 			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != 0o600 {
+			t.Fatalf("database file mode %v, want 0600", fi.Mode().Perm())
 		}
 		var mode string
 		if err := s2.w().row(ctxT(t), "PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
