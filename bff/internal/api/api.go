@@ -19,6 +19,8 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 
+	"github.com/exhub/exhub/bff/internal/api/account"
+	"github.com/exhub/exhub/bff/internal/auth"
 	"github.com/exhub/exhub/bff/internal/cache"
 	"github.com/exhub/exhub/bff/internal/config"
 	"github.com/exhub/exhub/bff/internal/market"
@@ -49,6 +51,11 @@ type Deps struct {
 	Stream http.Handler
 	// Analytics serves /api/v1/analytics/*; nil answers 503 there.
 	Analytics Analytics
+	// Auth checks sessions for the private routes (account, ...); nil builds one from Config's auth section (it
+	// calls Kratos only when a private route is asked).
+	Auth *auth.Checker
+	// Gate, when set, serves the browser's Kratos self-service submissions (/.ory/self-service/*, sent by the edge).
+	Gate http.Handler
 }
 
 type server struct {
@@ -85,6 +92,19 @@ func New(d Deps) (http.Handler, huma.API) {
 	s.registerMarket(api)
 	s.analytics = d.Analytics
 	s.registerAnalytics(api)
+	if d.Auth == nil && d.Config != nil {
+		if c, err := auth.NewChecker(d.Config.AuthConfig(), auth.WithLogger(d.Logger)); err == nil {
+			d.Auth = c
+		} else {
+			d.Logger.Error("private routes left out: the auth section is invalid", "err", err)
+		}
+	}
+	if d.Auth != nil {
+		account.Register(api, account.Deps{Auth: d.Auth})
+	}
+	if d.Gate != nil {
+		s.mux.Handle("/.ory/self-service/", d.Gate)
+	}
 
 	if d.Stream != nil {
 		s.mux.Handle("GET /api/v1/stream", d.Stream)
@@ -133,9 +153,14 @@ func apiConfig(version string) huma.Config {
 	return cfg
 }
 
-// OpenAPI returns the API's OpenAPI 3.1 document as JSON, without starting anything.
+// OpenAPI returns the API's OpenAPI 3.1 document as JSON, without starting anything (the session checker it
+// builds for the private routes calls nothing until a request comes).
 func OpenAPI(cfg *config.Config, version string) ([]byte, error) {
-	_, api := New(Deps{Config: cfg, Version: version, Checks: []Check{}})
+	checker, err := auth.NewChecker(cfg.AuthConfig())
+	if err != nil {
+		return nil, fmt.Errorf("openapi: %w", err)
+	}
+	_, api := New(Deps{Config: cfg, Version: version, Checks: []Check{}, Auth: checker})
 	b, err := json.MarshalIndent(api.OpenAPI(), "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("openapi: %w", err)

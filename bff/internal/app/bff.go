@@ -1,6 +1,6 @@
 // Package app assembles the BFF: it builds every component from the configuration (the HTTP listener, the member
-// store, the cache, the plugin host, the market service, analytics, the stream gateway, the HTTP server, and as they
-// land trading and wallet) and runs them with a Lifecycle: started in order, stopped in reverse order, every
+// store, the cache, the plugin host, the market service, analytics, the stream gateway, the session checker and the
+// self-service gate, the HTTP server, and as they land trading and wallet) and runs them with a Lifecycle: started in order, stopped in reverse order, every
 // goroutine owned. cmd/exhub-bff only parses flags and calls Serve or OpenAPI.
 package app
 
@@ -16,11 +16,14 @@ import (
 
 	"github.com/exhub/exhub/analytics/service"
 	"github.com/exhub/exhub/bff/internal/api"
+	"github.com/exhub/exhub/bff/internal/auth"
+	"github.com/exhub/exhub/bff/internal/auth/gate"
 	"github.com/exhub/exhub/bff/internal/cache"
 	"github.com/exhub/exhub/bff/internal/config"
 	"github.com/exhub/exhub/bff/internal/market"
 	"github.com/exhub/exhub/bff/internal/metrics"
 	"github.com/exhub/exhub/bff/internal/pluginhost"
+	"github.com/exhub/exhub/bff/internal/ratelimit"
 	"github.com/exhub/exhub/bff/internal/store"
 	"github.com/exhub/exhub/bff/internal/stream"
 )
@@ -41,6 +44,8 @@ type BFF struct {
 	history   *service.Service // nil when analytics is off
 	analytics api.Analytics    // history as the API sees it (a nil interface when off)
 	gateway   *stream.Gateway
+	checker   *auth.Checker
+	gate      *gate.Gate
 	server    *http.Server
 }
 
@@ -93,6 +98,7 @@ func (b *BFF) Components() []Component {
 		Func{ID: "market", OpenFn: b.newMarket, RunFn: func(ctx context.Context) error { b.market.Run(ctx); return nil }},
 		Func{ID: "analytics", OpenFn: b.newAnalytics, RunFn: b.runAnalytics},
 		Func{ID: "stream", OpenFn: b.newGateway, RunFn: b.runGateway},
+		Func{ID: "auth", OpenFn: b.newAuth},
 		Func{ID: "http", OpenFn: b.newServer, RunFn: b.serveHTTP},
 	}
 }
@@ -233,9 +239,32 @@ func (b *BFF) runGateway(ctx context.Context) error {
 	return nil
 }
 
+// newAuth builds the session checker of the private routes and the self-service gate. Rate limits are shared by
+// the replicas through Valkey when the cache uses it, else counted in process.
+func (b *BFF) newAuth(context.Context) error {
+	checker, err := auth.NewChecker(b.cfg.AuthConfig(), auth.WithLogger(b.log))
+	if err != nil {
+		return err
+	}
+	var limiter ratelimit.Limiter = ratelimit.NewLocal(ratelimit.Defaults())
+	if v, ok := b.cache.(*cache.Valkey); ok {
+		vl, err := ratelimit.NewValkey(ratelimit.Defaults(), v.Client(), b.log)
+		if err != nil {
+			return err
+		}
+		limiter = vl
+	}
+	g, err := gate.New(b.cfg.GateConfig(), gate.Deps{Limiter: limiter, Forget: checker.Forget, Logger: b.log})
+	if err != nil {
+		return err
+	}
+	b.checker, b.gate = checker, g
+	return nil
+}
+
 func (b *BFF) newServer(context.Context) error {
 	handler, _ := api.New(api.Deps{Config: b.cfg, Host: b.host, Cache: b.cache, Metrics: b.metrics, Logger: b.log,
-		Version: b.version, Market: b.market, Stream: b.gateway, Analytics: b.analytics})
+		Version: b.version, Market: b.market, Stream: b.gateway, Analytics: b.analytics, Auth: b.checker, Gate: b.gate})
 	b.server = &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: b.cfg.HTTP.ReadHeaderTimeout.D(),

@@ -21,7 +21,8 @@ func testConfig(t *testing.T, addr string) *config.Config {
 	cfg, err := config.LoadWith("", func(k string) (string, bool) {
 		v, ok := map[string]string{
 			"EXHUB_HTTP_ADDR": addr, "EXHUB_VALKEY_ADDR": "", "EXHUB_CLICKHOUSE_ADDR": "", "EXHUB_CLICKHOUSE_HTTP_ADDR": "",
-			"EXHUB_DATA_DIR": t.TempDir(),
+			"EXHUB_DATA_DIR": t.TempDir(), "EXHUB_KRATOS_PUBLIC_URL": "http://" + closedAddr(t),
+			"EXHUB_KRATOS_ADMIN_URL": "http://" + closedAddr(t),
 		}[k]
 		return v, ok
 	})
@@ -31,6 +32,9 @@ func testConfig(t *testing.T, addr string) *config.Config {
 	cfg.Exchanges = []config.Exchange{{Key: 3, Slug: "bybit", Name: "Bybit", Status: config.StatusComingSoon}}
 	return cfg
 }
+
+// closedAddr is a loopback address nothing listens on (Kratos is not part of these tests).
+func closedAddr(t *testing.T) string { return freeAddr(t) }
 
 func freeAddr(t *testing.T) string {
 	t.Helper()
@@ -49,7 +53,7 @@ func TestComponentOrder(t *testing.T) {
 	}
 	// The listener binds first (a busy port fails before anything opens); the store opens next (migrations) and so
 	// closes after every component that uses it; HTTP serves last and so drains first.
-	want := []string{"listener", "store", "cache", "plugins", "market", "analytics", "stream", "http"}
+	want := []string{"listener", "store", "cache", "plugins", "market", "analytics", "stream", "auth", "http"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("components %v, want %v", names, want)
 	}
@@ -75,6 +79,25 @@ func TestServeStopsOnCancel(t *testing.T) {
 			t.Fatalf("BFF not up: %v", err)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	// The private routes are mounted behind the session checker, the self-service gate in front of Kratos.
+	res, err := http.Get("http://" + addr + "/api/v1/me")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusUnauthorized || res.Header.Get("Content-Type") != "application/problem+json" {
+		t.Fatalf("GET /api/v1/me without a session: %d %s", res.StatusCode, res.Header.Get("Content-Type"))
+	}
+	res, err = http.Post("http://"+addr+"/.ory/self-service/login?flow=f", "application/json",
+		strings.NewReader(`{"method":"password","identifier":"a@example.com","password":"x"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "identity_unavailable") {
+		t.Fatalf("gate with Kratos down: %d %s", res.StatusCode, body)
 	}
 	cancel()
 	if err := <-done; err != nil {

@@ -40,6 +40,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/exhub/exhub/bff/internal/auth"
+	"github.com/exhub/exhub/bff/internal/config/secret"
 	"github.com/exhub/exhub/bff/internal/store"
 )
 
@@ -50,13 +52,14 @@ type Config struct {
 	// Root is the directory relative paths resolve against (see the package comment).
 	Root string `yaml:"root"`
 	// DataDir holds local state.
-	DataDir    string     `yaml:"data_dir"`
-	HTTP       HTTP       `yaml:"http"`
-	Log        Log        `yaml:"log"`
-	Valkey     Valkey     `yaml:"valkey"`
-	ClickHouse ClickHouse `yaml:"clickhouse"`
-	Kratos     Kratos     `yaml:"kratos"`
-	Auth       Auth       `yaml:"auth"`
+	DataDir    string      `yaml:"data_dir"`
+	HTTP       HTTP        `yaml:"http"`
+	Log        Log         `yaml:"log"`
+	Valkey     Valkey      `yaml:"valkey"`
+	ClickHouse ClickHouse  `yaml:"clickhouse"`
+	Kratos     Kratos      `yaml:"kratos"`
+	Auth       auth.Config `yaml:"auth"`
+	Gate       Gate        `yaml:"gate"`
 	// Store is the member database (store.Config: driver sqlite or postgres, dsn, pools, migration lock).
 	Store store.Config `yaml:"store"`
 	Demo  Demo         `yaml:"demo"`
@@ -71,6 +74,9 @@ type Config struct {
 
 	// File is the config file that was read ("" when none); not a YAML key.
 	File string `yaml:"-"`
+
+	// demoCSRFKey is the random CSRF key of demo mode without auth.csrf_key (made by AuthConfig).
+	demoCSRFKey secret.Secret
 }
 
 // Default is the configuration used when the file leaves a key out: demo mode on a laptop.
@@ -84,6 +90,7 @@ func Default() Config {
 		ClickHouse: ClickHouse{Addr: "127.0.0.1:9000", HTTPAddr: "127.0.0.1:8123"},
 		Kratos:     DefaultKratos(),
 		Auth:       DefaultAuth(),
+		Gate:       DefaultGate(),
 		Store:      store.DefaultConfig(""),
 		Demo:       DefaultDemo(),
 		PluginDir:  "bin/plugins",
@@ -196,7 +203,7 @@ type section struct {
 func (c *Config) sections() []section {
 	return []section{
 		{"http", c.HTTP}, {"log", c.Log}, {"valkey", c.Valkey}, {"clickhouse", c.ClickHouse}, {"kratos", c.Kratos},
-		{"auth", c.Auth}, {"store", c.Store}, {"demo", c.Demo}, {"plugins", c.Plugins}, {"market", c.Market},
+		{"store", c.Store}, {"demo", c.Demo}, {"plugins", c.Plugins}, {"market", c.Market},
 		{"stream", c.Stream}, {"analytics", c.Analytics},
 	}
 }
@@ -213,6 +220,7 @@ func (c *Config) Validate() error {
 	if c.Valkey.Addr != "" && strings.TrimSpace(c.Stream.ValkeyPrefix) == "" {
 		errs = append(errs, errors.New("config: stream.valkey_prefix: is required when valkey.addr is set"))
 	}
+	errs = append(errs, c.validateIdentity()...)
 	if err := validateExchanges(c.Exchanges); err != nil {
 		errs = append(errs, prefixed("", err)...)
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/exhub/exhub/bff/internal/config/secret"
 )
 
 func noEnv(string) (string, bool) { return "", false }
@@ -44,6 +46,8 @@ func TestCommittedFileMatchesDefaults(t *testing.T) {
 	cfg.File, cfg.Root, def.File, def.Root = "", "", "", ""
 	// Both resolve the data directory against their own root.
 	cfg.Store, def.Store = cfg.Store.WithDataDir(""), def.Store.WithDataDir("")
+	// Each holds its own random demo CSRF key.
+	cfg.demoCSRFKey, def.demoCSRFKey = secret.Secret{}, secret.Secret{}
 	if !reflect.DeepEqual(cfg, def) {
 		t.Fatalf("bff/exhub.yaml differs from Default():\nfile    %+v\ndefault %+v", cfg, def)
 	}
@@ -69,6 +73,7 @@ func TestEnvOverrides(t *testing.T) {
 		"EXHUB_PLUGIN_DIR":                        "/opt/plugins",
 		"EXHUB_LOG_LEVEL":                         "debug",
 		"EXHUB_MODE":                              "live",
+		"EXHUB_AUTH_CSRF_KEY":                     "0123456789abcdef0123456789abcdef",
 		"EXHUB_PLUGINS_HEALTH_INTERVAL":           "2s",
 		"EXHUB_VALKEY_REQUIRED":                   "false",
 		"EXHUB_PLUGINS_STREAM_BUFFER":             "64",

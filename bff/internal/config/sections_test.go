@@ -32,9 +32,20 @@ func TestNewSectionDefaults(t *testing.T) {
 	if cfg.Kratos.PublicURL != "http://127.0.0.1:4433" || cfg.Kratos.AdminURL != "http://127.0.0.1:4434" {
 		t.Fatalf("kratos %+v", cfg.Kratos)
 	}
-	if !slices.Equal(cfg.Auth.AllowedOrigins, List{"http://127.0.0.1:8080", "http://localhost:8080"}) ||
-		cfg.Auth.WhoamiCacheTTL.D() != 10*time.Second {
+	if !slices.Equal(cfg.Auth.AllowedOrigins, []string{"http://127.0.0.1:8080", "http://localhost:8080"}) ||
+		cfg.Auth.CacheTTL != 10*time.Second {
 		t.Fatalf("auth %+v", cfg.Auth)
+	}
+	// The checker and the gate get the Kratos URLs of the kratos section and the cookie names of the auth section.
+	a, g := cfg.AuthConfig(), cfg.GateConfig()
+	if a.KratosPublicURL != cfg.Kratos.PublicURL || a.KratosAdminURL != cfg.Kratos.AdminURL ||
+		g.KratosPublicURL != cfg.Kratos.PublicURL || g.SessionCookie != a.SessionCookie || g.CSRFCookie != a.CSRFCookie ||
+		!slices.Equal(g.TrustedProxies, a.TrustedProxies) {
+		t.Fatalf("shared settings: auth %+v gate %+v", a, g)
+	}
+	// Demo mode without a CSRF key: a random one, the same for every use of this configuration.
+	if k := a.CSRFKey.Reveal(); len(k) < 32 || k != cfg.AuthConfig().CSRFKey.Reveal() {
+		t.Fatalf("demo CSRF key %d bytes, stable %v", len(k), k == cfg.AuthConfig().CSRFKey.Reveal())
 	}
 	if cfg.Demo.InboxURL != "http://127.0.0.1:8025" {
 		t.Fatalf("demo %+v", cfg.Demo)
@@ -83,7 +94,7 @@ stream:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(cfg.Auth.AllowedOrigins, List{"https://exhub.example", "https://www.exhub.example:8443"}) ||
+	if !slices.Equal(cfg.Auth.AllowedOrigins, []string{"https://exhub.example", "https://www.exhub.example:8443"}) ||
 		!slices.Equal(cfg.Analytics.BackfillPeriods, List{"1h", "1d"}) ||
 		!slices.Equal(cfg.Analytics.Symbols, List{"BTCUSDT", "ETHUSDT"}) ||
 		!slices.Equal(cfg.Stream.Origins(), []string{"app.example.com", "*.example.org"}) {
@@ -106,14 +117,14 @@ stream:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(cfg.Auth.AllowedOrigins, List{"https://a.example", "https://b.example"}) ||
+	if !slices.Equal(cfg.Auth.AllowedOrigins, []string{"https://a.example", "https://b.example"}) ||
 		!slices.Equal(cfg.Analytics.Symbols, List{"SOLUSDT"}) || len(cfg.Analytics.BackfillPeriods) != 0 ||
 		!slices.Equal(cfg.Stream.Origins(), []string{"*.c.example"}) {
 		t.Fatalf("env lists: %+v %+v %q", cfg.Auth, cfg.Analytics, cfg.Stream.Origins())
 	}
 	// A list where a scalar belongs is an error naming the line.
 	p = write(t, t.TempDir(), "exhub.yaml", "auth:\n  allowed_origins: {a: b}\n")
-	if _, err := LoadWith(p, noEnv); err == nil || !strings.Contains(err.Error(), "list") {
+	if _, err := LoadWith(p, noEnv); err == nil || !strings.Contains(err.Error(), "line 2") {
 		t.Fatalf("a map as a list: %v", err)
 	}
 }
@@ -152,12 +163,13 @@ func TestSecretFromFile(t *testing.T) {
 	}
 	keys := strings.Join(EnvKeys(), " ")
 	for _, k := range []string{"EXHUB_STORE_DSN", "EXHUB_STORE_DSN_FILE", "EXHUB_AUTH_ALLOWED_ORIGINS", "EXHUB_DEMO_INBOX_URL",
-		"EXHUB_AUTH_WHOAMI_CACHE_TTL", "EXHUB_ANALYTICS_SYMBOLS"} {
+		"EXHUB_AUTH_CACHE_TTL", "EXHUB_AUTH_CSRF_KEY", "EXHUB_AUTH_CSRF_KEY_FILE", "EXHUB_GATE_LIMITS_LOGIN_IP_N",
+		"EXHUB_ANALYTICS_SYMBOLS"} {
 		if !strings.Contains(keys, k) {
 			t.Errorf("EnvKeys lacks %s", k)
 		}
 	}
-	if !slices.Contains(SecretKeys(), "store.dsn") {
+	if !slices.Contains(SecretKeys(), "store.dsn") || !slices.Contains(SecretKeys(), "auth.csrf_key") {
 		t.Errorf("SecretKeys = %v", SecretKeys())
 	}
 }
@@ -197,12 +209,17 @@ func TestSectionValidationNamesTheKey(t *testing.T) {
 		{yaml: "store:\n  driver: postgres\n", want: []string{"config: store.dsn: required"}},
 		{yaml: "store:\n  max_open_conns: 0\n", want: []string{"config: store.max_open_conns"}},
 		{yaml: "auth:\n  allowed_origins: [https://ok.example, https://x.example/path, \"*\"]\n",
-			want: []string{"auth.allowed_origins[1]", "auth.allowed_origins[2]"}},
-		{yaml: "auth:\n  whoami_cache_ttl: -1s\n", want: []string{"auth.whoami_cache_ttl"}},
+			want: []string{"config: auth.allowed_origins: \"https://x.example/path\"", "\"*\""}},
+		{yaml: "auth:\n  cache_ttl: -1s\n", want: []string{"config: auth.cache_ttl"}},
+		{yaml: "auth:\n  kratos_public_url: http://127.0.0.1:9\n", want: []string{"auth.kratos_public_url", "set kratos.public_url only"}},
+		{yaml: "gate:\n  session_cookie: other\n", want: []string{"gate.session_cookie", "set auth.session_cookie only"}},
+		{yaml: "gate:\n  max_body: 10\n", want: []string{"config: gate.max_body"}},
+		{yaml: "mode: live\n", want: []string{"config: auth.csrf_key: required in live mode"}},
+		{yaml: "auth:\n  csrf_key: short\n", want: []string{"config: auth.csrf_key: 5 bytes"}},
 		{yaml: "demo:\n  inbox_url: 127.0.0.1:8025\n", want: []string{"demo.inbox_url"}},
 		{yaml: "market:\n  call_timeout: 0s\n", want: []string{"config: market.call_timeout: must be a positive duration"}},
 		{yaml: "analytics:\n  backfill_days: -1\n  database: \"\"\n", want: []string{"analytics.backfill_days", "analytics.database"}},
-		{yaml: "", env: map[string]string{"EXHUB_AUTH_WHOAMI_CACHE_TTL": "soon"}, want: []string{"auth.whoami_cache_ttl", "EXHUB_AUTH_WHOAMI_CACHE_TTL"}},
+		{yaml: "", env: map[string]string{"EXHUB_AUTH_CACHE_TTL": "soon"}, want: []string{"auth.cache_ttl", "EXHUB_AUTH_CACHE_TTL"}},
 	}
 	for _, c := range cases {
 		p := write(t, t.TempDir(), "exhub.yaml", c.yaml)

@@ -132,7 +132,8 @@ func isHTTPURL(u string) bool {
 	return err == nil && (pu.Scheme == "http" || pu.Scheme == "https") && pu.Host != ""
 }
 
-// prefixed turns a section's problems into the loader's "config: <section>.<key>: ..." errors.
+// prefixed turns a section's problems into the loader's "config: <section>.<key>: ..." errors. Problems that already
+// start with the section's name (sections of other packages may name keys from the root) only get "config: ".
 func prefixed(section string, err error) []error {
 	if err == nil {
 		return nil
@@ -143,17 +144,14 @@ func prefixed(section string, err error) []error {
 	} else {
 		parts = []error{err}
 	}
-	if section != "" {
-		section += "."
-	}
 	out := make([]error, 0, len(parts))
 	for _, e := range parts {
-		if section != "" && strings.HasPrefix(e.Error(), section) {
-			// Sections of other packages may already name their keys from the root ("store.dsn: ...").
+		if section == "" || strings.HasPrefix(e.Error(), section+".") || strings.HasPrefix(e.Error(), section+":") ||
+			strings.HasPrefix(e.Error(), section+" ") {
 			out = append(out, fmt.Errorf("config: %w", e))
 			continue
 		}
-		out = append(out, fmt.Errorf("config: %s%w", section, e))
+		out = append(out, fmt.Errorf("config: %s.%w", section, e))
 	}
 	return out
 }
@@ -174,10 +172,3 @@ func checkHostPort(addr string, allowAnyHost bool) error {
 }
 
 func listKey(key string, i int) string { return key + "[" + strconv.Itoa(i) + "]" }
-
-// isOrigin reports whether o is a browser origin: http(s), a host, nothing after it.
-func isOrigin(o string) bool {
-	u, err := url.Parse(o)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.Path == "" &&
-		u.RawQuery == "" && u.Fragment == "" && u.User == nil
-}

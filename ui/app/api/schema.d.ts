@@ -201,6 +201,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The signed-in member
+         * @description Who is signed in, with the session's assurance level and enrolled second factors. Sets the CSRF cookie that state-changing calls echo in the X-CSRF-Token header. 401 without a session; 403 with code aal2_required and redirect_to when the session needs the second factor.
+         */
+        get: operations["get-me"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/movers": {
         parameters: {
             query?: never;
@@ -713,6 +733,28 @@ export interface components {
              */
             time: number;
         };
+        Me: {
+            /**
+             * @description The session's authenticator assurance level
+             * @enum {string}
+             */
+            aal: "aal1" | "aal2";
+            /** Format: date-time */
+            authenticated_at: string;
+            /** Format: email */
+            email?: string;
+            email_verified: boolean;
+            /** @description The member's identity id */
+            id: string;
+            locale?: string;
+            nickname?: string;
+            /** @description E.164 mobile number */
+            phone?: string;
+            phone_verified: boolean;
+            /** Format: date-time */
+            session_expires_at: string;
+            two_factor: components["schemas"]["TwoFactor"];
+        };
         Mover: {
             /** @example SOL */
             base: string;
@@ -1095,6 +1137,12 @@ export interface components {
             tpsl: boolean;
             /** @description LAST, MARK, INDEX. */
             triggerPriceTypes: string[];
+        };
+        TwoFactor: {
+            /** @description Recovery codes (lookup secrets) are enrolled */
+            lookup_secret: boolean;
+            /** @description An authenticator app (TOTP) is enrolled */
+            totp: boolean;
         };
         WalletCapabilities: {
             balances: boolean;
@@ -1673,6 +1721,64 @@ export interface operations {
             };
             /** @description Bad Gateway */
             502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "get-me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    "Set-Cookie"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Me"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
