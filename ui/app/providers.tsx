@@ -1,12 +1,16 @@
 import { I18nProvider } from "@lingui/react";
+import { QueryClientProvider } from "@tanstack/react-query";
 import type { ReactNode } from "react";
+import { queryClient } from "./api/queries";
 import { i18n } from "./i18n";
 import { ThemeProvider } from "./theme";
 
 export function AppProviders({ children }: { children: ReactNode }) {
   return (
-    <I18nProvider i18n={i18n}>
-      <ThemeProvider>{children}</ThemeProvider>
-    </I18nProvider>
+    <QueryClientProvider client={queryClient}>
+      <I18nProvider i18n={i18n}>
+        <ThemeProvider>{children}</ThemeProvider>
+      </I18nProvider>
+    </QueryClientProvider>
   );
 }

@@ -1,6 +1,6 @@
 import createClient, { type Client, type Middleware } from "openapi-fetch";
 import createQueryClient from "openapi-react-query";
-import { ApiError, apiError, unwrap } from "~/lib/errors";
+import { ApiError, apiError } from "~/lib/errors";
 import type { components, paths } from "./schema";
 
 export { ApiError };
@@ -95,26 +95,7 @@ export const $api = createQueryClient<paths>(
   }),
 );
 
-export async function fetchExchanges(): Promise<Exchange[]> {
-  return unwrap("GET /api/v1/exchanges", await api().GET("/api/v1/exchanges")).exchanges ?? [];
-}
-
 export type Mover = components["schemas"]["Mover"];
 export type Instrument = components["schemas"]["Instrument"];
 export type Ticker = components["schemas"]["Ticker"];
 export type MarketType = "SPOT" | "SWAP";
-
-// The home page's biggest 24h movers (futures markets).
-export async function fetchMovers(limit = 5): Promise<Mover[]> {
-  return unwrap("GET /api/v1/movers", await api().GET("/api/v1/movers", { params: { query: { limit } } })).movers ?? [];
-}
-
-export async function fetchInstrumentList(exchange: string, type: MarketType): Promise<Instrument[]> {
-  const r = await api().GET("/api/v1/instruments", { params: { query: { exchange, type } } });
-  return unwrap("GET /api/v1/instruments", r).instruments ?? [];
-}
-
-export async function fetchTickerList(exchange: string, type: MarketType): Promise<Ticker[]> {
-  const r = await api().GET("/api/v1/tickers", { params: { query: { exchange, type } } });
-  return unwrap("GET /api/v1/tickers", r).tickers ?? [];
-}

@@ -1,37 +1,24 @@
-import { useEffect, useState } from "react";
-import { fetchExchanges, type Exchange } from "~/api/client";
+import { useQuery } from "@tanstack/react-query";
+import type { Exchange } from "~/api/client";
+import { fetchExchanges, marketQueries, queryClient } from "~/api/queries";
 
-// The exchange list is shared by the navigation menus and the pages: one
-// request per page load, fetched again after a failure.
-let pending: Promise<Exchange[]> | null = null;
-
+// The exchange list is shared by the navigation menus and the pages through
+// the query cache: one request per minute at most, fetched again after a
+// failure.
 export function loadExchanges(): Promise<Exchange[]> {
-  if (!pending) {
-    const p = fetchExchanges();
-    pending = p;
-    p.catch(() => {
-      if (pending === p) pending = null;
-    });
-  }
-  return pending;
+  return fetchExchanges();
 }
 
 // Forgets the cached list (tests, and a retry after an error).
 export function resetExchanges(): void {
-  pending = null;
+  queryClient.removeQueries({ queryKey: marketQueries.exchanges().queryKey, exact: true });
 }
 
+// The list for components (null until it arrives; the menus stay without
+// entries on an error). No automatic retry: the pages show the error with a
+// Retry button, and their new request fills the menus too; retrying here
+// would hold a page's error back behind the menus' retries.
 export function useExchanges(): Exchange[] | null {
-  const [list, setList] = useState<Exchange[] | null>(null);
-  useEffect(() => {
-    let live = true;
-    loadExchanges().then(
-      (l) => live && setList(l),
-      () => undefined, // the menus stay without entries; pages show the error
-    );
-    return () => {
-      live = false;
-    };
-  }, []);
-  return list;
+  const { data } = useQuery({ ...marketQueries.exchanges(), retry: false, select: (d) => d.exchanges ?? [] });
+  return data ?? null;
 }

@@ -1,7 +1,7 @@
 import { Trans, useLingui } from "@lingui/react/macro";
 import { Suspense } from "react";
 import { Await, useLoaderData } from "react-router";
-import { fetchMovers } from "~/api/client";
+import { fetchMovers } from "~/api/queries";
 import { ExchangeList, ExchangeListError, ExchangeListLoading } from "~/components/ExchangeList";
 import { ContactButton, ExchangeCarousel, Faq, Features, Movers, MoversLoading, QuickRegister } from "~/components/Home";
 import { PageTitle } from "~/components/PageTitle";

@@ -1,7 +1,8 @@
 import { Trans, useLingui } from "@lingui/react/macro";
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { useSearchParams } from "react-router";
-import { fetchInstrumentList, fetchTickerList, type Exchange, type MarketType, type Ticker } from "~/api/client";
+import type { Exchange, MarketType, Ticker } from "~/api/client";
+import { fetchInstrumentList, fetchTickerList } from "~/api/queries";
 import { displayState, logoSrc } from "~/api/exchange-state";
 import { MarketsTable } from "~/components/MarketsTable";
 import { PageTitle } from "~/components/PageTitle";

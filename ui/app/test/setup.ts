@@ -1,6 +1,7 @@
 import { cleanup } from "@testing-library/react";
 import { afterEach } from "vitest";
 import { setApiFetch } from "~/api/client";
+import { queryClient } from "~/api/queries";
 import { activateLocale } from "~/i18n";
 import { resetExchanges } from "~/lib/exchanges";
 import { resetNetwork } from "~/lib/network";
@@ -9,6 +10,7 @@ afterEach(async () => {
   if (typeof window === "undefined") return; // node-environment tests
   cleanup();
   setApiFetch(undefined);
+  queryClient.clear();
   resetExchanges();
   resetNetwork();
   window.localStorage.clear();

@@ -1,5 +1,5 @@
-import { api, fetchInstrumentList, fetchTickerList, type Instrument, type Ticker } from "~/api/client";
-import { unwrap } from "~/lib/errors";
+import { $api, type Instrument, type Ticker } from "~/api/client";
+import { fetchInstrumentList, fetchThrough, fetchTickerList, STALE_MS } from "~/api/queries";
 import type { components } from "~/api/schema";
 import type { Period } from "./data";
 
@@ -13,37 +13,29 @@ export type { Instrument, Ticker };
 
 export type SeriesQuery = { exchange: string; symbol: string; period: Period; from: number; to: number };
 
+// Analytics through the app's query cache (~/api/queries): the same view
+// asked again within a minute is served from memory. The signal cancels a
+// request nobody waits for any more.
+const fresh = { staleTime: STALE_MS.analytics };
+
 export async function fetchOpenInterest(q: SeriesQuery, signal?: AbortSignal): Promise<OpenInterestPoint[]> {
-  const data = unwrap("GET /api/v1/analytics/open-interest", await api().GET("/api/v1/analytics/open-interest", {
-    params: { query: q },
-    signal,
-  }));
-  return data.points ?? [];
+  const opts = $api.queryOptions("get", "/api/v1/analytics/open-interest", { params: { query: q } }, fresh);
+  return (await fetchThrough(opts, signal)).points ?? [];
 }
 
-export async function fetchLongShort(
-  q: SeriesQuery,
-  kind: LongShortKind,
-  signal?: AbortSignal,
-): Promise<LongShortPoint[]> {
-  const data = unwrap("GET /api/v1/analytics/long-short-ratio", await api().GET("/api/v1/analytics/long-short-ratio", {
-    params: { query: { ...q, kind } },
-    signal,
-  }));
-  return data.points ?? [];
+export async function fetchLongShort(q: SeriesQuery, kind: LongShortKind, signal?: AbortSignal): Promise<LongShortPoint[]> {
+  const opts = $api.queryOptions("get", "/api/v1/analytics/long-short-ratio", { params: { query: { ...q, kind } } }, fresh);
+  return (await fetchThrough(opts, signal)).points ?? [];
 }
 
 export async function fetchTakerVolume(q: SeriesQuery, signal?: AbortSignal): Promise<TakerVolumePoint[]> {
-  const data = unwrap("GET /api/v1/analytics/taker-volume", await api().GET("/api/v1/analytics/taker-volume", {
-    params: { query: { ...q, type: "SWAP" } },
-    signal,
-  }));
-  return data.points ?? [];
+  const opts = $api.queryOptions("get", "/api/v1/analytics/taker-volume", { params: { query: { ...q, type: "SWAP" } } }, fresh);
+  return (await fetchThrough(opts, signal)).points ?? [];
 }
 
 export async function fetchFunding(q: SeriesQuery, signal?: AbortSignal): Promise<FundingPoint[]> {
-  const data = unwrap("GET /api/v1/analytics/funding-rate", await api().GET("/api/v1/analytics/funding-rate", { params: { query: q }, signal }));
-  return data.points ?? [];
+  const opts = $api.queryOptions("get", "/api/v1/analytics/funding-rate", { params: { query: q } }, fresh);
+  return (await fetchThrough(opts, signal)).points ?? [];
 }
 
 // Candles of the same periods (the volume under open interest): the ones
@@ -51,13 +43,9 @@ export async function fetchFunding(q: SeriesQuery, signal?: AbortSignal): Promis
 export async function fetchPeriodCandles(q: SeriesQuery, signal?: AbortSignal): Promise<HistoryCandle[]> {
   const step = { "5m": 300_000, "15m": 900_000, "1h": 3_600_000, "4h": 14_400_000, "1d": 86_400_000 }[q.period];
   const limit = Math.min(5000, Math.ceil((q.to - q.from) / step));
-  const data = unwrap("GET /api/v1/analytics/candles", await api().GET("/api/v1/analytics/candles", {
-    params: {
-      query: { exchange: q.exchange, type: "SWAP", symbol: q.symbol, interval: q.period, end: q.to - 1, limit },
-    },
-    signal,
-  }));
-  return (data.candles ?? []).filter((c) => c.openTime >= q.from);
+  const query = { exchange: q.exchange, type: "SWAP" as const, symbol: q.symbol, interval: q.period, end: q.to - 1, limit };
+  const opts = $api.queryOptions("get", "/api/v1/analytics/candles", { params: { query } }, fresh);
+  return ((await fetchThrough(opts, signal)).candles ?? []).filter((c) => c.openTime >= q.from);
 }
 
 export { fetchInstrumentList, fetchTickerList };

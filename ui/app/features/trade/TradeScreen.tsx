@@ -1,7 +1,7 @@
 import { Trans, useLingui } from "@lingui/react/macro";
 import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState } from "react";
 import { Link, useNavigate } from "react-router";
-import { fetchExchanges } from "~/api/client";
+import { fetchExchanges } from "~/api/queries";
 import { displayState } from "~/api/exchange-state";
 import { PageTitle } from "~/components/PageTitle";
 import { defaultSymbol, fetchInstruments, fetchTickers, type Exchange, type Instrument, type MarketType, type Ticker } from "./api";

@@ -1,5 +1,5 @@
-import { api, type Exchange } from "~/api/client";
-import { unwrap } from "~/lib/errors";
+import { $api, type Exchange } from "~/api/client";
+import { fetchInstrumentList, fetchThrough, fetchTickerList, STALE_MS } from "~/api/queries";
 import type { components } from "~/api/schema";
 
 export type Instrument = components["schemas"]["Instrument"];
@@ -9,14 +9,16 @@ export type Trade = components["schemas"]["Trade"];
 export type MarketType = "SPOT" | "SWAP";
 export type { Exchange };
 
-export async function fetchInstruments(exchange: string, type: MarketType): Promise<Instrument[]> {
-  const data = unwrap("GET /api/v1/instruments", await api().GET("/api/v1/instruments", { params: { query: { exchange, type } } }));
-  return data.instruments ?? [];
+// Through the app's query cache (~/api/queries): instruments stay fresh for
+// minutes and are shared with the other screens; tickers, candles and trades
+// are fetched again on every call (only identical calls in flight share one
+// request).
+export function fetchInstruments(exchange: string, type: MarketType): Promise<Instrument[]> {
+  return fetchInstrumentList(exchange, type);
 }
 
-export async function fetchTickers(exchange: string, type: MarketType): Promise<Ticker[]> {
-  const data = unwrap("GET /api/v1/tickers", await api().GET("/api/v1/tickers", { params: { query: { exchange, type } } }));
-  return data.tickers ?? [];
+export function fetchTickers(exchange: string, type: MarketType): Promise<Ticker[]> {
+  return fetchTickerList(exchange, type);
 }
 
 export async function fetchCandles(q: {
@@ -27,15 +29,18 @@ export async function fetchCandles(q: {
   end?: number;
   limit: number;
 }): Promise<Candle[]> {
-  const data = unwrap("GET /api/v1/candles", await api().GET("/api/v1/candles", { params: { query: q } }));
-  return data.candles ?? [];
+  const opts = $api.queryOptions("get", "/api/v1/candles", { params: { query: q } }, { staleTime: STALE_MS.candles });
+  return (await fetchThrough(opts)).candles ?? [];
 }
 
 export async function fetchTrades(exchange: string, type: MarketType, symbol: string, limit: number): Promise<Trade[]> {
-  const data = unwrap("GET /api/v1/trades", await api().GET("/api/v1/trades", {
-    params: { query: { exchange, type, symbol, limit } },
-  }));
-  return data.trades ?? [];
+  const opts = $api.queryOptions(
+    "get",
+    "/api/v1/trades",
+    { params: { query: { exchange, type, symbol, limit } } },
+    { staleTime: STALE_MS.trades },
+  );
+  return (await fetchThrough(opts)).trades ?? [];
 }
 
 // The default market of an exchange when the route names none: BTC against
