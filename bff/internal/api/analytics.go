@@ -13,6 +13,8 @@ import (
 
 	"github.com/exhub/exhub/analytics/backfill"
 	"github.com/exhub/exhub/analytics/query"
+	"github.com/exhub/exhub/bff/internal/api/apiutil"
+	marketapi "github.com/exhub/exhub/bff/internal/api/market"
 )
 
 // Analytics is what the analytics routes need: the query store and the exporter, each failing while ClickHouse is
@@ -273,7 +275,7 @@ func (s *server) registerAnalytics(api huma.API) {
 			"one-minute candles. The live stream writes the forming minute within about a second, so the newest " +
 			"candle is current. To page back pass end = the first candle's openTime - 1.",
 	}, func(ctx context.Context, in *struct {
-		SymbolQuery
+		apiutil.SymbolQuery
 		Interval string `query:"interval" default:"1m" enum:"1m,3m,5m,15m,30m,1h,2h,4h,6h,12h,1d" doc:"Candle interval."`
 		End      int64  `query:"end" minimum:"0" doc:"Inclusive upper bound on the open time, Unix ms; absent: now." example:"1767225600000"`
 		Limit    int    `query:"limit" default:"500" minimum:"1" maximum:"5000" doc:"How many candles."`
@@ -286,7 +288,7 @@ func (s *server) registerAnalytics(api huma.API) {
 		if err != nil {
 			return nil, analyticsError(err)
 		}
-		out := &HistoryCandlesOutput{AnalyticsHeaders: AnalyticsHeaders{ccCandlesLive}}
+		out := &HistoryCandlesOutput{AnalyticsHeaders: AnalyticsHeaders{marketapi.CacheCandlesLive}}
 		b := &out.Body
 		b.Exchange, b.Type, b.Symbol, b.Interval, b.Candles = in.Exchange, in.Type, in.Symbol, in.Interval, cs
 		return out, nil

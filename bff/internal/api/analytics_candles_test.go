@@ -15,6 +15,7 @@ import (
 	"github.com/exhub/exhub/analytics/chtest"
 	"github.com/exhub/exhub/analytics/query"
 	"github.com/exhub/exhub/analytics/service"
+	marketapi "github.com/exhub/exhub/bff/internal/api/market"
 	"github.com/exhub/exhub/bff/internal/config"
 	"github.com/exhub/exhub/bff/internal/market"
 	"github.com/exhub/exhub/bff/internal/metrics"
@@ -157,7 +158,7 @@ func TestCandlesFromTheStore(t *testing.T) {
 	}
 	var cs candlesBody
 	resp := getJSON(t, base+symbol+"&interval=1m&limit=700", &cs)
-	if resp.StatusCode != 200 || resp.Header.Get(SourceHeader) != SourceStore || resp.Header.Get("Cache-Control") != ccCandlesLive ||
+	if resp.StatusCode != 200 || resp.Header.Get(marketapi.SourceHeader) != marketapi.SourceStore || resp.Header.Get("Cache-Control") != marketapi.CacheCandlesLive ||
 		len(cs.Candles) != 700 || cs.Stale || cs.AsOf == 0 {
 		t.Fatalf("1m from the store: %d %v %d candles", resp.StatusCode, resp.Header, len(cs.Candles))
 	}
@@ -183,7 +184,7 @@ func TestCandlesFromTheStore(t *testing.T) {
 	// Paging back by end time continues seamlessly, from the store, with the long max-age of closed history.
 	var older candlesBody
 	resp = getJSON(t, fmt.Sprintf("%s%s&interval=1m&limit=100&end=%d", base, symbol, cs.Candles[0].OpenTime-1), &older)
-	if resp.StatusCode != 200 || resp.Header.Get(SourceHeader) != SourceStore || resp.Header.Get("Cache-Control") != ccCandlesClosed ||
+	if resp.StatusCode != 200 || resp.Header.Get(marketapi.SourceHeader) != marketapi.SourceStore || resp.Header.Get("Cache-Control") != marketapi.CacheCandlesClosed ||
 		len(older.Candles) != 100 || older.Candles[99].OpenTime != cs.Candles[0].OpenTime-minute {
 		t.Fatalf("paging: %d %v %d candles", resp.StatusCode, resp.Header, len(older.Candles))
 	}
@@ -193,7 +194,7 @@ func TestCandlesFromTheStore(t *testing.T) {
 	awayFromMinuteEdge()
 	var hours candlesBody
 	resp = getJSON(t, base+symbol+"&interval=1h&limit=8", &hours)
-	if resp.StatusCode != 200 || resp.Header.Get(SourceHeader) != SourceStore || len(hours.Candles) != 8 || hours.Interval != "1h" {
+	if resp.StatusCode != 200 || resp.Header.Get(marketapi.SourceHeader) != marketapi.SourceStore || len(hours.Candles) != 8 || hours.Interval != "1h" {
 		t.Fatalf("1h from the store: %d %v %+v", resp.StatusCode, resp.Header, hours)
 	}
 	contiguous(t, "1h", hours.Candles, 3_600_000)
@@ -212,7 +213,7 @@ func TestCandlesFromTheStore(t *testing.T) {
 	awayFromMinuteEdge()
 	var mixed candlesBody
 	resp = getJSON(t, base+symbol+"&interval=1h&limit=40", &mixed)
-	if resp.StatusCode != 200 || resp.Header.Get(SourceHeader) != SourceMixed || len(mixed.Candles) != 40 {
+	if resp.StatusCode != 200 || resp.Header.Get(marketapi.SourceHeader) != marketapi.SourceMixed || len(mixed.Candles) != 40 {
 		t.Fatalf("1h mixed: %d %v %d candles", resp.StatusCode, resp.Header, len(mixed.Candles))
 	}
 	contiguous(t, "1h mixed", mixed.Candles, 3_600_000)
@@ -233,7 +234,7 @@ func TestCandlesFromTheStore(t *testing.T) {
 		"&interval=3d&limit=3", "&interval=1w&limit=2",
 	} {
 		resp = getJSON(t, base+symbol+q, &cs)
-		if resp.StatusCode != 200 || resp.Header.Get(SourceHeader) != SourcePlugin || len(cs.Candles) == 0 {
+		if resp.StatusCode != 200 || resp.Header.Get(marketapi.SourceHeader) != marketapi.SourcePlugin || len(cs.Candles) == 0 {
 			t.Fatalf("%s: %d %v", q, resp.StatusCode, resp.Header)
 		}
 	}
@@ -258,7 +259,7 @@ func TestCandlesFromTheStore(t *testing.T) {
 	srv2 := httptest.NewServer(h)
 	defer srv2.Close()
 	resp = getJSON(t, srv2.URL+"/api/v1/candles?exchange=reference&type=SWAP&symbol="+symbol+"&interval=1m&limit=700", &cs)
-	if resp.StatusCode != 200 || resp.Header.Get(SourceHeader) != SourcePlugin || len(cs.Candles) != 700 || cs.Stale {
+	if resp.StatusCode != 200 || resp.Header.Get(marketapi.SourceHeader) != marketapi.SourcePlugin || len(cs.Candles) != 700 || cs.Stale {
 		t.Fatalf("ClickHouse down: %d %v %d candles", resp.StatusCode, resp.Header, len(cs.Candles))
 	}
 	contiguous(t, "plugin 1m", cs.Candles, minute)

@@ -20,6 +20,8 @@ import (
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 
 	"github.com/exhub/exhub/bff/internal/api/account"
+	"github.com/exhub/exhub/bff/internal/api/apiutil"
+	marketapi "github.com/exhub/exhub/bff/internal/api/market"
 	"github.com/exhub/exhub/bff/internal/auth"
 	"github.com/exhub/exhub/bff/internal/cache"
 	"github.com/exhub/exhub/bff/internal/config"
@@ -89,7 +91,7 @@ func New(d Deps) (http.Handler, huma.API) {
 	}
 	api := humago.New(s.mux, apiConfig(d.Version))
 	s.registerExchanges(api)
-	s.registerMarket(api)
+	marketapi.Register(api, marketapi.Deps{Market: s.market, Host: d.Host, Analytics: d.Analytics, Logger: d.Logger})
 	s.analytics = d.Analytics
 	s.registerAnalytics(api)
 	if d.Auth == nil && d.Config != nil {
@@ -169,13 +171,7 @@ func OpenAPI(cfg *config.Config, version string) ([]byte, error) {
 }
 
 // problem writes an RFC 9457 problem document.
-func problem(w http.ResponseWriter, status int, detail string) {
-	w.Header().Set("Content-Type", "application/problem+json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(&huma.ErrorModel{
-		Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: detail,
-	})
-}
+func problem(w http.ResponseWriter, status int, detail string) { apiutil.Problem(w, status, detail) }
 
 // notFound answers every /api path no route matched: 405 when the path exists for another method, else 404.
 func (s *server) notFound(w http.ResponseWriter, r *http.Request) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	marketapi "github.com/exhub/exhub/bff/internal/api/market"
 	"github.com/exhub/exhub/bff/internal/cache"
 	"github.com/exhub/exhub/bff/internal/config"
 	"github.com/exhub/exhub/bff/internal/market"
@@ -117,7 +118,7 @@ func TestMarketRoutesWithTheReferencePlugin(t *testing.T) {
 		Instruments []market.Instrument `json:"instruments"`
 	}
 	resp := getJSON(t, base+"instruments?exchange=reference&type=SWAP", &insts)
-	if resp.StatusCode != 200 || resp.Header.Get("Cache-Control") != ccInstruments || resp.Header.Get(StaleHeader) != "" {
+	if resp.StatusCode != 200 || resp.Header.Get("Cache-Control") != marketapi.CacheInstruments || resp.Header.Get(marketapi.StaleHeader) != "" {
 		t.Fatalf("instruments: %d %v", resp.StatusCode, resp.Header)
 	}
 	if insts.Exchange != "reference" || insts.Type != "SWAP" || insts.Stale || insts.AsOf == 0 || len(insts.Instruments) < 3 {
@@ -142,7 +143,7 @@ func TestMarketRoutesWithTheReferencePlugin(t *testing.T) {
 		Tickers []map[string]any `json:"tickers"`
 	}
 	resp = getJSON(t, base+"tickers?exchange=reference&type=SWAP", &tk)
-	if resp.StatusCode != 200 || resp.Header.Get("Cache-Control") != ccTickers || len(tk.Tickers) != len(insts.Instruments) {
+	if resp.StatusCode != 200 || resp.Header.Get("Cache-Control") != marketapi.CacheTickers || len(tk.Tickers) != len(insts.Instruments) {
 		t.Fatalf("tickers: %d %d", resp.StatusCode, len(tk.Tickers))
 	}
 	for _, k := range []string{"last", "changePct24h", "quoteVolume24h", "markPrice", "fundingRate"} {
@@ -157,7 +158,7 @@ func TestMarketRoutesWithTheReferencePlugin(t *testing.T) {
 		Movers []market.Mover `json:"movers"`
 	}
 	resp = getJSON(t, base+"movers", &mv)
-	if resp.StatusCode != 200 || resp.Header.Get("Cache-Control") != ccMovers || len(mv.Movers) != len(insts.Instruments) {
+	if resp.StatusCode != 200 || resp.Header.Get("Cache-Control") != marketapi.CacheMovers || len(mv.Movers) != len(insts.Instruments) {
 		t.Fatalf("movers: %d %+v", resp.StatusCode, mv)
 	}
 	for i := 1; i < len(mv.Movers); i++ {
@@ -173,7 +174,7 @@ func TestMarketRoutesWithTheReferencePlugin(t *testing.T) {
 		Candles []market.Candle `json:"candles"`
 	}
 	resp = getJSON(t, base+"candles?exchange=reference&type=SWAP&symbol="+symbol+"&interval=1m&limit=1500", &cs)
-	if resp.StatusCode != 200 || len(cs.Candles) != 1500 || resp.Header.Get("Cache-Control") != ccCandlesLive {
+	if resp.StatusCode != 200 || len(cs.Candles) != 1500 || resp.Header.Get("Cache-Control") != marketapi.CacheCandlesLive {
 		t.Fatalf("candles: %d %d", resp.StatusCode, len(cs.Candles))
 	}
 	for i := 1; i < len(cs.Candles); i++ {
@@ -185,7 +186,7 @@ func TestMarketRoutesWithTheReferencePlugin(t *testing.T) {
 	first := cs.Candles[0].OpenTime
 	resp = getJSON(t, fmt.Sprintf("%scandles?exchange=reference&type=SWAP&symbol=%s&interval=1m&limit=10&end=%d", base, symbol, first-1), &cs)
 	if resp.StatusCode != 200 || len(cs.Candles) != 10 || cs.Candles[9].OpenTime != first-60_000 ||
-		resp.Header.Get("Cache-Control") != ccCandlesClosed {
+		resp.Header.Get("Cache-Control") != marketapi.CacheCandlesClosed {
 		t.Fatalf("previous page: %d %+v %q", resp.StatusCode, cs.Candles, resp.Header.Get("Cache-Control"))
 	}
 
@@ -196,7 +197,7 @@ func TestMarketRoutesWithTheReferencePlugin(t *testing.T) {
 	}
 	resp = getJSON(t, base+"orderbook?exchange=reference&type=SWAP&symbol="+symbol+"&depth=10", &book)
 	if resp.StatusCode != 200 || len(book.Bids) != 10 || len(book.Asks) != 10 || book.Symbol != symbol ||
-		resp.Header.Get("Cache-Control") != ccOrderBook {
+		resp.Header.Get("Cache-Control") != marketapi.CacheOrderBook {
 		t.Fatalf("orderbook: %d %+v", resp.StatusCode, book)
 	}
 	if !mustDecimal(t, "bid", book.Bids[0].Price).LessThan(mustDecimal(t, "ask", book.Asks[0].Price)) {
@@ -207,7 +208,7 @@ func TestMarketRoutesWithTheReferencePlugin(t *testing.T) {
 		Trades []market.Trade `json:"trades"`
 	}
 	resp = getJSON(t, base+"trades?exchange=reference&type=SWAP&symbol="+symbol+"&limit=5", &tr)
-	if resp.StatusCode != 200 || len(tr.Trades) == 0 || len(tr.Trades) > 5 || resp.Header.Get("Cache-Control") != ccTrades {
+	if resp.StatusCode != 200 || len(tr.Trades) == 0 || len(tr.Trades) > 5 || resp.Header.Get("Cache-Control") != marketapi.CacheTrades {
 		t.Fatalf("trades: %d %+v", resp.StatusCode, tr)
 	}
 
@@ -303,7 +304,7 @@ func TestMarketStaleAndUnavailable(t *testing.T) {
 	}
 	resp := getJSON(t, url, &stale)
 	if resp.StatusCode != 200 || !stale.Stale || stale.AsOf != fresh.AsOf || len(stale.Tickers) != len(fresh.Tickers) ||
-		stale.StaleReason == "" || resp.Header.Get(StaleHeader) != "true" || resp.Header.Get("Cache-Control") != ccStale {
+		stale.StaleReason == "" || resp.Header.Get(marketapi.StaleHeader) != "true" || resp.Header.Get("Cache-Control") != marketapi.CacheStale {
 		t.Fatalf("stale: %d %+v %v", resp.StatusCode, stale, resp.Header)
 	}
 

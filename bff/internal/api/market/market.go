@@ -1,33 +1,64 @@
-package api
+// Package market serves the public market data routes (OpenAPI tag "Market"): instruments, tickers, movers,
+// candles (from the analytics store when it holds them), order books and trades, with their Cache-Control for the
+// edge and the stale fallback of the market service.
+package market
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
+	"log/slog"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/exhub/exhub/analytics/query"
+	"github.com/exhub/exhub/bff/internal/api/apiutil"
 	"github.com/exhub/exhub/bff/internal/market"
+	"github.com/exhub/exhub/bff/internal/pluginhost"
 )
+
+// Deps are the market routes' collaborators.
+type Deps struct {
+	// Market is the market data service (required).
+	Market *market.Service
+	// Host finds an exchange's plugin for the candles of the analytics store (its intervals); nil: the plugin
+	// answers every candles request.
+	Host *pluginhost.Host
+	// Analytics is the analytics store for candle history; nil: the plugin answers every candles request.
+	Analytics Analytics
+	// Logger logs what the client is not told (a store that failed and was answered around); nil discards.
+	Logger *slog.Logger
+}
+
+// Analytics is the part of the analytics service the candles route reads: the query store, failing while
+// ClickHouse is not ready.
+type Analytics interface {
+	Store() (*query.Store, error)
+}
+
+type routes struct {
+	market    *market.Service
+	host      *pluginhost.Host
+	analytics Analytics
+	log       *slog.Logger
+}
 
 // Cache-Control of the public market routes. max-age is how long the edge and browsers may reuse an answer;
 // stale-while-revalidate lets them serve it a little longer while they refetch. Tickers are refreshed every 10 s
 // upstream, instruments change rarely, books and trades are live. Every max-age is at least 2 s: the edge's Valkey
 // store rounds a 1 s lifetime down to nothing and refuses to store it (edge/market_cache_test.go).
 const (
-	ccInstruments   = "public, max-age=60, stale-while-revalidate=300"
-	ccTickers       = "public, max-age=5, stale-while-revalidate=10"
-	ccMovers        = "public, max-age=10, stale-while-revalidate=20"
-	ccCandlesLive   = "public, max-age=5, stale-while-revalidate=10"
-	ccCandlesClosed = "public, max-age=300, stale-while-revalidate=600"
-	ccOrderBook     = "public, max-age=2"
-	ccTrades        = "public, max-age=2, stale-while-revalidate=2"
+	CacheInstruments   = "public, max-age=60, stale-while-revalidate=300"
+	CacheTickers       = "public, max-age=5, stale-while-revalidate=10"
+	CacheMovers        = "public, max-age=10, stale-while-revalidate=20"
+	CacheCandlesLive   = "public, max-age=5, stale-while-revalidate=10"
+	CacheCandlesClosed = "public, max-age=300, stale-while-revalidate=600"
+	CacheOrderBook     = "public, max-age=2"
+	CacheTrades        = "public, max-age=2, stale-while-revalidate=2"
 	// A stale answer (the exchange failed) is reused only briefly so recovery shows quickly.
-	ccStale = "public, max-age=2"
+	CacheStale = "public, max-age=2"
 	// StaleHeader is set to "true" on answers that carry a last good value after a failure.
 	StaleHeader = "X-Exhub-Stale"
 )
@@ -38,17 +69,6 @@ const staleDoc = "Answers carry asOf (when the data was fetched). When the excha
 	"with an error), as problem+json with a Retry-After header in seconds. Unknown exchange, type, symbol or interval " +
 	"and limits out of range are 422 problem+json whose errors[].location names the query parameter."
 
-// ExchangeQuery and SymbolQuery are the query parameters shared by the market routes.
-type ExchangeQuery struct {
-	Exchange string `query:"exchange" required:"true" pattern:"^[a-z0-9]+(-[a-z0-9]+)*$" maxLength:"40" doc:"Exchange slug (GET /api/v1/exchanges lists them)." example:"binance"`
-	Type     string `query:"type" required:"true" enum:"SPOT,SWAP" doc:"Market type: SPOT, or SWAP for USDT-margined perpetual futures." example:"SWAP"`
-}
-
-type SymbolQuery struct {
-	ExchangeQuery
-	Symbol string `query:"symbol" required:"true" pattern:"^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$" doc:"Exchange symbol as listed by GET /api/v1/instruments." example:"BTCUSDT"`
-}
-
 // MarketHeaders are the headers of every market answer.
 type MarketHeaders struct {
 	CacheControl string `header:"Cache-Control" doc:"Public: the edge and browsers may cache the answer."`
@@ -57,7 +77,7 @@ type MarketHeaders struct {
 
 func headersFor(fr market.Freshness, cc string) MarketHeaders {
 	if fr.Stale {
-		return MarketHeaders{CacheControl: ccStale, Stale: "true"}
+		return MarketHeaders{CacheControl: CacheStale, Stale: "true"}
 	}
 	return MarketHeaders{CacheControl: cc}
 }
@@ -133,7 +153,13 @@ type TradesOutput struct {
 
 var marketErrors = []int{http.StatusUnprocessableEntity, http.StatusBadGateway, http.StatusServiceUnavailable}
 
-func (s *server) registerMarket(api huma.API) {
+// Register adds the market routes to api.
+func Register(api huma.API, d Deps) {
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &routes{market: d.Market, host: d.Host, analytics: d.Analytics, log: d.Logger}
+
 	huma.Register(api, huma.Operation{
 		OperationID: "listInstruments",
 		Method:      http.MethodGet,
@@ -144,12 +170,12 @@ func (s *server) registerMarket(api huma.API) {
 			"SWAP whose exchange gives none. Cached for 5 minutes. " + staleDoc,
 		Tags:   []string{"Market"},
 		Errors: marketErrors,
-	}, func(ctx context.Context, in *ExchangeQuery) (*InstrumentsOutput, error) {
+	}, func(ctx context.Context, in *apiutil.ExchangeQuery) (*InstrumentsOutput, error) {
 		data, fr, err := s.market.Instruments(ctx, in.Exchange, in.Type)
 		if err != nil {
 			return nil, marketError(err)
 		}
-		out := &InstrumentsOutput{MarketHeaders: headersFor(fr, ccInstruments)}
+		out := &InstrumentsOutput{MarketHeaders: headersFor(fr, CacheInstruments)}
 		out.Body.Exchange, out.Body.Type, out.Body.Freshness, out.Body.Instruments = in.Exchange, in.Type, fr, data
 		return out, nil
 	})
@@ -163,12 +189,12 @@ func (s *server) registerMarket(api huma.API) {
 			"listed instrument of one exchange and market type. The BFF refreshes them every 10 seconds. " + staleDoc,
 		Tags:   []string{"Market"},
 		Errors: marketErrors,
-	}, func(ctx context.Context, in *ExchangeQuery) (*TickersOutput, error) {
+	}, func(ctx context.Context, in *apiutil.ExchangeQuery) (*TickersOutput, error) {
 		data, fr, err := s.market.Tickers(ctx, in.Exchange, in.Type)
 		if err != nil {
 			return nil, marketError(err)
 		}
-		out := &TickersOutput{MarketHeaders: headersFor(fr, ccTickers)}
+		out := &TickersOutput{MarketHeaders: headersFor(fr, CacheTickers)}
 		out.Body.Exchange, out.Body.Type, out.Body.Freshness, out.Body.Tickers = in.Exchange, in.Type, fr, data
 		return out, nil
 	})
@@ -192,7 +218,7 @@ func (s *server) registerMarket(api huma.API) {
 		if err != nil {
 			return nil, marketError(err)
 		}
-		out := &MoversOutput{MarketHeaders: headersFor(fr, ccMovers)}
+		out := &MoversOutput{MarketHeaders: headersFor(fr, CacheMovers)}
 		out.Body.Freshness, out.Body.Movers = fr, data
 		return out, nil
 	})
@@ -213,7 +239,7 @@ func (s *server) registerMarket(api huma.API) {
 		Tags:   []string{"Market"},
 		Errors: marketErrors,
 	}, func(ctx context.Context, in *struct {
-		SymbolQuery
+		apiutil.SymbolQuery
 		Interval string `query:"interval" required:"true" pattern:"^[0-9]{1,3}[smhdwM]$" doc:"Candle interval, one of the exchange's capabilities.intervals (1m 5m 15m 1h 4h 1d ...)." example:"1m"`
 		End      int64  `query:"end" minimum:"0" doc:"Inclusive upper bound on the open time, Unix milliseconds; absent or 0: now." example:"1767225600000"`
 		Limit    int    `query:"limit" default:"500" minimum:"1" maximum:"1500" doc:"How many candles." example:"500"`
@@ -222,9 +248,9 @@ func (s *server) registerMarket(api huma.API) {
 		if err != nil {
 			return nil, marketError(err)
 		}
-		cc := ccCandlesLive
+		cc := CacheCandlesLive
 		if d := market.IntervalDuration(in.Interval); in.End > 0 && d > 0 && time.UnixMilli(in.End).Add(d).Before(time.Now()) {
-			cc = ccCandlesClosed // every candle of the answer is closed: history does not change
+			cc = CacheCandlesClosed // every candle of the answer is closed: history does not change
 		}
 		out := &CandlesOutput{MarketHeaders: headersFor(fr, cc), Source: src}
 		b := &out.Body
@@ -242,14 +268,14 @@ func (s *server) registerMarket(api huma.API) {
 		Tags:   []string{"Market"},
 		Errors: marketErrors,
 	}, func(ctx context.Context, in *struct {
-		SymbolQuery
+		apiutil.SymbolQuery
 		Depth int `query:"depth" minimum:"1" maximum:"5000" doc:"Levels per side, at most the exchange's capabilities.pageLimits.orderBookDepth; absent: 50 (or that limit when lower)." example:"50"`
 	}) (*OrderBookOutput, error) {
 		data, fr, err := s.market.OrderBook(ctx, in.Exchange, in.Type, in.Symbol, in.Depth)
 		if err != nil {
 			return nil, marketError(err)
 		}
-		out := &OrderBookOutput{MarketHeaders: headersFor(fr, ccOrderBook)}
+		out := &OrderBookOutput{MarketHeaders: headersFor(fr, CacheOrderBook)}
 		b := &out.Body
 		b.Exchange, b.Type, b.Symbol, b.Freshness, b.OrderBook = in.Exchange, in.Type, in.Symbol, fr, data
 		return out, nil
@@ -264,14 +290,14 @@ func (s *server) registerMarket(api huma.API) {
 		Tags:        []string{"Market"},
 		Errors:      marketErrors,
 	}, func(ctx context.Context, in *struct {
-		SymbolQuery
+		apiutil.SymbolQuery
 		Limit int `query:"limit" minimum:"1" maximum:"5000" doc:"How many trades, at most the exchange's capabilities.pageLimits.trades; absent: 100 (or that limit when lower)." example:"100"`
 	}) (*TradesOutput, error) {
 		data, fr, err := s.market.Trades(ctx, in.Exchange, in.Type, in.Symbol, in.Limit)
 		if err != nil {
 			return nil, marketError(err)
 		}
-		out := &TradesOutput{MarketHeaders: headersFor(fr, ccTrades)}
+		out := &TradesOutput{MarketHeaders: headersFor(fr, CacheTrades)}
 		b := &out.Body
 		b.Exchange, b.Type, b.Symbol, b.Freshness, b.Trades = in.Exchange, in.Type, in.Symbol, fr, data
 		return out, nil
@@ -289,15 +315,7 @@ func marketError(err error) error {
 	}
 	var ue *market.UpstreamError
 	if errors.As(err, &ue) {
-		secs := int(math.Ceil(ue.RetryAfter.Seconds()))
-		if secs < 1 {
-			secs = 1
-		}
-		return huma.ErrorWithHeaders(huma.NewError(ue.Status, fmt.Sprintf("market data unavailable: %v", ue.Err)),
-			http.Header{"Retry-After": {strconv.Itoa(secs)}})
+		return apiutil.Unavailable(ue.Status, ue.RetryAfter, fmt.Sprintf("market data unavailable: %v", ue.Err))
 	}
-	if errors.Is(err, context.Canceled) {
-		return huma.NewError(499, "request canceled")
-	}
-	return huma.Error500InternalServerError("market data", err)
+	return apiutil.Error("market data", err)
 }

@@ -1,4 +1,4 @@
-package api
+package market
 
 import (
 	"cmp"
@@ -31,7 +31,7 @@ const (
 // candles serves GET /api/v1/candles: from the analytics store when it holds the range (rolled up from one-minute
 // candles, with the plugin's live candle as the newest), from the plugin for the buckets it lacks, and wholly from
 // the plugin when the store is not configured, not reachable or the interval is not one it rolls up.
-func (s *server) candles(ctx context.Context, exchange, typ, symbol, interval string, end int64, limit int) ([]market.Candle, market.Freshness, string, error) {
+func (s *routes) candles(ctx context.Context, exchange, typ, symbol, interval string, end int64, limit int) ([]market.Candle, market.Freshness, string, error) {
 	if out, fr, src, ok, err := s.storeCandles(ctx, exchange, typ, symbol, interval, end, limit); ok {
 		return out, fr, src, err
 	}
@@ -40,7 +40,7 @@ func (s *server) candles(ctx context.Context, exchange, typ, symbol, interval st
 }
 
 // storeCandles answers from the store; ok is false when the request should go to the plugin as a whole.
-func (s *server) storeCandles(ctx context.Context, exchange, typ, symbol, interval string, end int64, limit int) (
+func (s *routes) storeCandles(ctx context.Context, exchange, typ, symbol, interval string, end int64, limit int) (
 	out []market.Candle, fr market.Freshness, src string, ok bool, err error) {
 	step := service.ChartStep(interval)
 	if s.analytics == nil || s.host == nil || step == 0 || end < 0 || limit < 1 || limit > market.MaxCandles {
@@ -161,7 +161,7 @@ func (s *server) storeCandles(ctx context.Context, exchange, typ, symbol, interv
 
 // liveCandle is the plugin's current candle of the interval, when it answers fresh within liveCandleTimeout. The
 // call runs on its own goroutine, which ends with the call (bounded by the market service's call timeout).
-func (s *server) liveCandle(ctx context.Context, exchange, typ, symbol, interval string) (market.Candle, bool) {
+func (s *routes) liveCandle(ctx context.Context, exchange, typ, symbol, interval string) (market.Candle, bool) {
 	type result struct {
 		c   []market.Candle
 		fr  market.Freshness
