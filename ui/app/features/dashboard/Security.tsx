@@ -1,0 +1,671 @@
+import { Trans, useLingui } from "@lingui/react/macro";
+import type { UiNode } from "@ory/client-fetch";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState, type FormEvent } from "react";
+import { Link } from "react-router";
+import {
+  Alert,
+  Loading,
+  PasswordRules,
+  ResultAlert,
+} from "~/features/auth/AuthLayout";
+import {
+  csrfToken,
+  FlowForm,
+  FlowMessages,
+  inputName,
+  Messages,
+  NodeView,
+} from "~/features/auth/FlowForm";
+import {
+  flowMessages,
+  submitFlow,
+  type Flow,
+  type FlowResult,
+  type PasswordRule,
+} from "~/features/auth/kratos";
+import { brokenPasswordRules } from "~/features/auth/password";
+import { showToast } from "~/features/auth/toast";
+import { loadMe, useMember, type Member } from "~/lib/session";
+import { validationText } from "~/lib/validation";
+import { getSecurity, keys, lockedUntil } from "./api";
+import { copyText } from "./copy";
+import { useSettingsFlow } from "./useSettings";
+
+// Security (/dashboard?page=security, also Kratos' settings UI URL
+// /dashboard/security): password change, Google Authenticator in the spec's
+// five steps, recovery codes, OTP reset, and the 24-hour withdrawal lockout
+// that any of these changes starts.
+
+function node(flow: Flow, name: string): UiNode | undefined {
+  return flow.ui.nodes.find(
+    (n) =>
+      inputName(n) === name || (n.attributes as { id?: string }).id === name,
+  );
+}
+
+type Refresh = () => Promise<void>;
+
+// After a security change: the member (2FA state) and the lockout are read again.
+function useAfterChange(): Refresh {
+  const qc = useQueryClient();
+  return async () => {
+    await Promise.all([
+      loadMe({ force: true }),
+      qc.invalidateQueries({ queryKey: keys.security }),
+    ]);
+  };
+}
+
+export function LockoutNotice() {
+  const { i18n } = useLingui();
+  const q = useQuery({ queryKey: keys.security, queryFn: getSecurity });
+  const until = lockedUntil(q.data);
+  if (!until) return null;
+  const when = i18n.date(until, { dateStyle: "medium", timeStyle: "short" });
+  return (
+    <div className="dash-notice" role="status" data-testid="withdraw-lockout">
+      <Trans>
+        Withdrawals are disabled for 24 hours after a change of password, email,
+        mobile or authenticator: until {when}.
+      </Trans>
+    </div>
+  );
+}
+
+function PasswordChange({
+  flow,
+  submit,
+  busy,
+  done,
+}: {
+  flow: Flow;
+  submit: (b: Record<string, unknown>) => Promise<FlowResult | null>;
+  busy: boolean;
+  done: Refresh;
+}) {
+  const { t, i18n } = useLingui();
+  const [password, setPassword] = useState("");
+  const [confirm, setConfirm] = useState("");
+  const [tried, setTried] = useState(false);
+  const [result, setResult] = useState<FlowResult | null>(null);
+  const [reported, setReported] = useState<PasswordRule[]>([]);
+  const broken = brokenPasswordRules(password);
+  const mismatch = confirm !== password;
+  const errors = (node(flow, "password")?.messages ?? []).filter(
+    (m) => m.type === "error",
+  );
+
+  const onSubmit = async (e: FormEvent) => {
+    e.preventDefault();
+    setTried(true);
+    if (broken.length > 0 || mismatch) return;
+    setResult(null);
+    setReported([]);
+    const r = await submit({
+      method: "password",
+      password,
+      csrf_token: csrfToken(flow),
+    });
+    if (!r) return;
+    if (r.kind === "success") {
+      setPassword("");
+      setConfirm("");
+      setTried(false);
+      showToast(t`Modified successfully!`);
+      await done();
+      return;
+    }
+    if (r.kind === "policy") setReported(r.rules);
+    if (r.kind !== "flow") setResult(r);
+  };
+
+  return (
+    <section
+      className="dash-card"
+      aria-labelledby="sec-password"
+      data-testid="security-password"
+    >
+      <h2 id="sec-password">{t`Change password`}</h2>
+      <form className="auth-form" onSubmit={(e) => void onSubmit(e)} noValidate>
+        <Messages messages={errors} />
+        <ResultAlert result={result} />
+        <div className="auth-field">
+          <label htmlFor="sec-new-password" className="auth-label">
+            <Trans>New password</Trans>
+          </label>
+          <input
+            id="sec-new-password"
+            className="auth-input"
+            type="password"
+            autoComplete="new-password"
+            maxLength={15}
+            value={password}
+            onChange={(e) => setPassword(e.target.value)}
+            aria-describedby="password-rules"
+          />
+          <PasswordRules broken={broken} reported={reported} touched={tried} />
+        </div>
+        <div className="auth-field">
+          <label htmlFor="sec-confirm-password" className="auth-label">
+            <Trans>Confirm password</Trans>
+          </label>
+          <input
+            id="sec-confirm-password"
+            className="auth-input"
+            type="password"
+            autoComplete="new-password"
+            maxLength={15}
+            value={confirm}
+            onChange={(e) => setConfirm(e.target.value)}
+          />
+          {tried && mismatch ? (
+            <Alert>{validationText(i18n, "password.mismatch")}</Alert>
+          ) : null}
+        </div>
+        <div className="auth-actions">
+          <button
+            type="submit"
+            className="button button--primary"
+            disabled={busy}
+            data-testid="password-submit"
+          >
+            <Trans>Confirm</Trans>
+          </button>
+        </div>
+      </form>
+    </section>
+  );
+}
+
+// The recovery codes of a flow (the lookup_secret_codes text node).
+function recoveryCodes(flow: Flow): string[] {
+  const n = node(flow, "lookup_secret_codes");
+  const text = (
+    n?.attributes as
+      { text?: { context?: { secrets?: { text: string }[] } } } | undefined
+  )?.text;
+  return (text?.context?.secrets ?? []).map((s) => s.text);
+}
+
+const STEPS = 5;
+
+// Google Authenticator in five steps: download the app, scan the QR code,
+// save the recovery key phrase (recovery codes), read the guide, enable
+// with a code. The codes are confirmed right after the app is enabled, so
+// the session that proved the code (aal2) is the one that stores them.
+function AuthenticatorSetup({
+  flow,
+  submit,
+  busy,
+  done,
+}: {
+  flow: Flow;
+  submit: (b: Record<string, unknown>) => Promise<FlowResult | null>;
+  busy: boolean;
+  done: Refresh;
+}) {
+  const { t } = useLingui();
+  const [step, setStep] = useState(0);
+  const [saved, setSaved] = useState(false);
+  const [code, setCode] = useState("");
+  const [result, setResult] = useState<FlowResult | null>(null);
+  const [codeError, setCodeError] = useState(false);
+  const codes = recoveryCodes(flow);
+  const qr = node(flow, "totp_qr");
+  const secret = node(flow, "totp_secret_key");
+  const codeNode = node(flow, "totp_code");
+  const titles = [
+    t`Download app`,
+    t`Scan QR code`,
+    t`Save recovery key phrase`,
+    t`User guide`,
+    t`Enable`,
+  ];
+
+  const generate = async () => {
+    setResult(null);
+    const r = await submit({
+      method: "lookup_secret",
+      lookup_secret_regenerate: true,
+      csrf_token: csrfToken(flow),
+    });
+    if (r && r.kind !== "flow" && r.kind !== "success") setResult(r);
+  };
+
+  const enable = async (e: FormEvent) => {
+    e.preventDefault();
+    if (!/^\d{6}$/.test(code.trim())) {
+      setCodeError(true);
+      return;
+    }
+    setCodeError(false);
+    setResult(null);
+    const r = await submit({
+      method: "totp",
+      totp_code: code.trim(),
+      csrf_token: csrfToken(flow),
+    });
+    if (!r) return;
+    if (r.kind !== "success") {
+      if (r.kind !== "flow") setResult(r);
+      return;
+    }
+    // The app is on and this session is aal2: store the recovery codes shown in step 3.
+    const next = r.flow ?? flow;
+    if (codes.length > 0 && node(next, "lookup_secret_confirm")) {
+      const c = await submitFlow("settings", next.id, {
+        method: "lookup_secret",
+        lookup_secret_confirm: true,
+        csrf_token: csrfToken(next),
+      });
+      if (c.kind !== "success") setResult(c.kind === "flow" ? null : c);
+    }
+    setCode("");
+    showToast(t`Setting successful!`);
+    await done();
+  };
+
+  return (
+    <div className="dash-steps" data-testid="totp-setup">
+      <ol className="dash-stepper" aria-label={t`Steps`}>
+        {titles.map((title, i) => (
+          <li
+            key={title}
+            aria-current={i === step ? "step" : undefined}
+            data-done={i < step}
+          >
+            <span className="dash-step-no">{i + 1}</span> {title}
+          </li>
+        ))}
+      </ol>
+      <ResultAlert result={result} />
+      <div className="dash-step" data-testid={`totp-step-${step + 1}`}>
+        <h3>
+          {step + 1}. {titles[step]}
+        </h3>
+        {step === 0 ? (
+          <p>
+            <Trans>
+              Install Google Authenticator (or another authenticator app) on
+              your phone from its app store.
+            </Trans>
+          </p>
+        ) : null}
+        {step === 1 ? (
+          <>
+            <p>
+              <Trans>
+                Open the app and scan this QR code. If you cannot scan it, enter
+                the key below by hand.
+              </Trans>
+            </p>
+            {qr ? (
+              <NodeView
+                node={qr}
+                value={undefined}
+                onChange={() => undefined}
+              />
+            ) : null}
+            {secret ? (
+              <NodeView
+                node={secret}
+                value={undefined}
+                onChange={() => undefined}
+              />
+            ) : null}
+          </>
+        ) : null}
+        {step === 2 ? (
+          <>
+            <p>
+              <Trans>
+                Recovery codes let you log in if you lose your phone. Each works
+                once. Write them down or keep them somewhere safe and offline.
+              </Trans>
+            </p>
+            {codes.length === 0 ? (
+              <button
+                type="button"
+                className="button"
+                onClick={() => void generate()}
+                disabled={busy}
+                data-testid="lookup-generate"
+              >
+                <Trans>Show recovery codes</Trans>
+              </button>
+            ) : (
+              <>
+                <ul className="auth-codes" data-testid="lookup-secrets">
+                  {codes.map((c) => (
+                    <li key={c}>
+                      <code>{c}</code>
+                    </li>
+                  ))}
+                </ul>
+                <div className="auth-actions">
+                  <button
+                    type="button"
+                    className="button"
+                    onClick={() =>
+                      void copyText(codes.join("\n")).then((ok) =>
+                        showToast(
+                          ok ? t`Copy Successful` : t`Copy failed`,
+                          ok ? "success" : "error",
+                        ),
+                      )
+                    }
+                  >
+                    <Trans>Copy</Trans>
+                  </button>
+                </div>
+                <label className="dash-check">
+                  <input
+                    type="checkbox"
+                    checked={saved}
+                    onChange={(e) => setSaved(e.target.checked)}
+                    data-testid="lookup-saved"
+                  />{" "}
+                  <Trans>I have saved my recovery codes</Trans>
+                </label>
+              </>
+            )}
+          </>
+        ) : null}
+        {step === 3 ? (
+          <ul className="dash-guide">
+            <li>
+              <Trans>The app shows a new 6-digit code every 30 seconds.</Trans>
+            </li>
+            <li>
+              <Trans>
+                After your password, log in with the current code from the app.
+              </Trans>
+            </li>
+            <li>
+              <Trans>
+                Without your phone, log in with one of your recovery codes
+                instead.
+              </Trans>
+            </li>
+            <li>
+              <Trans>
+                Withdrawals are disabled for 24 hours after the authenticator
+                changes.
+              </Trans>
+            </li>
+          </ul>
+        ) : null}
+        {step === 4 ? (
+          <form
+            className="auth-form"
+            onSubmit={(e) => void enable(e)}
+            noValidate
+          >
+            {codeNode?.messages?.length ? (
+              <Messages messages={codeNode.messages} />
+            ) : null}
+            <div className="auth-field">
+              <label htmlFor="totp-code" className="auth-label">
+                <Trans>Authentication code</Trans>
+              </label>
+              <input
+                id="totp-code"
+                className="auth-input"
+                inputMode="numeric"
+                autoComplete="one-time-code"
+                maxLength={6}
+                value={code}
+                onChange={(e) => setCode(e.target.value)}
+                aria-invalid={codeError || undefined}
+                data-testid="totp-code"
+              />
+              {codeError ? (
+                <Alert>{t`Enter the 6-digit code from your authenticator app.`}</Alert>
+              ) : null}
+            </div>
+            <div className="auth-actions">
+              <button
+                type="submit"
+                className="button button--primary"
+                disabled={busy}
+                data-testid="totp-enable"
+              >
+                <Trans>Enable</Trans>
+              </button>
+            </div>
+          </form>
+        ) : null}
+      </div>
+      <div className="dash-step-nav">
+        <button
+          type="button"
+          className="button"
+          onClick={() => setStep((s) => s - 1)}
+          disabled={step === 0}
+        >
+          <Trans>Back</Trans>
+        </button>
+        {step < STEPS - 1 ? (
+          <button
+            type="button"
+            className="button button--primary"
+            onClick={() => setStep((s) => s + 1)}
+            disabled={step === 2 && !saved}
+            data-testid="totp-next"
+          >
+            <Trans>Next</Trans>
+          </button>
+        ) : null}
+      </div>
+    </div>
+  );
+}
+
+function canResetOtp(m: Member | null): boolean {
+  return !!m?.email && !!m.phone;
+}
+
+function Authenticator({
+  flow,
+  submit,
+  busy,
+  done,
+}: {
+  flow: Flow;
+  submit: (b: Record<string, unknown>) => Promise<FlowResult | null>;
+  busy: boolean;
+  done: Refresh;
+}) {
+  const { t } = useLingui();
+  const member = useMember();
+  const [result, setResult] = useState<FlowResult | null>(null);
+  const [resetting, setResetting] = useState(false);
+  const enrolled = !!node(flow, "totp_unlink");
+
+  const unlink = async (reset: boolean) => {
+    setResult(null);
+    const r = await submit({
+      method: "totp",
+      totp_unlink: true,
+      csrf_token: csrfToken(flow),
+    });
+    if (!r) return;
+    if (r.kind === "success") {
+      showToast(t`Setting successful!`);
+      setResetting(reset);
+      await done();
+      return;
+    }
+    if (r.kind !== "flow") setResult(r);
+  };
+
+  return (
+    <section
+      className="dash-card"
+      aria-labelledby="sec-totp"
+      data-testid="security-totp"
+    >
+      <h2 id="sec-totp">{t`Google Authenticator`}</h2>
+      <ResultAlert result={result} />
+      {enrolled ? (
+        <>
+          <p data-testid="totp-enabled">
+            <Trans>
+              Google Authenticator is on: logging in asks for a code from the
+              app.
+            </Trans>
+          </p>
+          <div className="auth-actions">
+            <button
+              type="button"
+              className="button"
+              onClick={() => void unlink(false)}
+              disabled={busy}
+              data-testid="totp-disable"
+            >
+              <Trans>Disable</Trans>
+            </button>
+          </div>
+          <h3>{t`Reset OTP`}</h3>
+          {canResetOtp(member) ? (
+            <>
+              <p>
+                <Trans>
+                  Lost or replaced your phone? Reset the authenticator and set
+                  up a new one.
+                </Trans>
+              </p>
+              <div className="auth-actions">
+                <button
+                  type="button"
+                  className="button"
+                  onClick={() => void unlink(true)}
+                  disabled={busy}
+                  data-testid="otp-reset"
+                >
+                  <Trans>Reset OTP</Trans>
+                </button>
+              </div>
+            </>
+          ) : (
+            <p className="auth-hint" data-testid="otp-reset-unavailable">
+              <Trans>
+                Resetting OTP needs both a mobile number and an email address
+                bound to your account. Bind the missing one on the{" "}
+                <Link to="/dashboard?page=profile">Profile</Link> page first.
+              </Trans>
+            </p>
+          )}
+        </>
+      ) : (
+        <>
+          {resetting ? (
+            <p className="auth-hint">
+              <Trans>
+                The old authenticator is removed. Set up the new one below.
+              </Trans>
+            </p>
+          ) : null}
+          <AuthenticatorSetup
+            flow={flow}
+            submit={submit}
+            busy={busy}
+            done={done}
+          />
+        </>
+      )}
+    </section>
+  );
+}
+
+function RecoveryCodes({
+  flow,
+  submit,
+  busy,
+  done,
+}: {
+  flow: Flow;
+  submit: (b: Record<string, unknown>) => Promise<FlowResult | null>;
+  busy: boolean;
+  done: Refresh;
+}) {
+  const { t } = useLingui();
+  const [result, setResult] = useState<FlowResult | null>(null);
+  // Only once the authenticator is on: before that the setup's step 3 holds them.
+  if (
+    !node(flow, "totp_unlink") ||
+    !flow.ui.nodes.some((n) => n.group === "lookup_secret")
+  )
+    return null;
+  const onSubmit = async (body: Record<string, unknown>) => {
+    setResult(null);
+    const r = await submit(body);
+    if (!r) return;
+    if (r.kind === "success") {
+      showToast(t`Setting successful!`);
+      await done();
+    } else if (r.kind !== "flow") setResult(r);
+  };
+  return (
+    <section
+      className="dash-card"
+      aria-labelledby="sec-lookup"
+      data-testid="security-lookup"
+    >
+      <h2 id="sec-lookup">{t`Recovery codes`}</h2>
+      <p className="auth-hint">
+        <Trans>
+          Regenerate them when you used some or think someone saw them: the old
+          codes stop working once you confirm the new ones.
+        </Trans>
+      </p>
+      <ResultAlert result={result} />
+      <FlowForm
+        flow={flow}
+        groups={["lookup_secret"]}
+        onSubmit={onSubmit}
+        busy={busy}
+        testId="lookup-form"
+      />
+    </section>
+  );
+}
+
+export function SecurityPage() {
+  const settings = useSettingsFlow();
+  const { state, submit, busy } = settings;
+  const done = useAfterChange();
+  return (
+    <div className="dash-stack" data-testid="dashboard-security">
+      <LockoutNotice />
+      {state.status === "loading" ? <Loading /> : null}
+      {state.status === "failed" && state.result.kind !== "aal2_required" ? (
+        <ResultAlert result={state.result} />
+      ) : null}
+      {state.status === "ready" ? (
+        <>
+          <FlowMessages flow={state.flow} />
+          <PasswordChange
+            flow={state.flow}
+            submit={submit}
+            busy={busy}
+            done={done}
+          />
+          <Authenticator
+            flow={state.flow}
+            submit={submit}
+            busy={busy}
+            done={done}
+          />
+          <RecoveryCodes
+            flow={state.flow}
+            submit={submit}
+            busy={busy}
+            done={done}
+          />
+        </>
+      ) : null}
+    </div>
+  );
+}

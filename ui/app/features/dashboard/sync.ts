@@ -1,0 +1,284 @@
+import { useLingui } from "@lingui/react/macro";
+import { useEffect, useRef } from "react";
+import { SUBPAGE_KEYS } from "~/components/Nav";
+import { changeLocale } from "~/i18n";
+import { isApiError } from "~/lib/errors";
+import {
+  FAVORITES_KEY,
+  favoriteId,
+  localFavoritesStore,
+  setFavoritesStore,
+  type FavoritesStore,
+} from "~/lib/favorites";
+import { useMember } from "~/lib/session";
+import { isLocale, isTheme, writeStored } from "~/preferences";
+import { useTheme } from "~/theme";
+import {
+  call,
+  paths,
+  type FavoriteKey,
+  type Preferences,
+  type PreferencesDoc,
+} from "./api";
+
+// A signed-in member's favourites and preferences live on the server
+// (/api/v1/me/favorites, /api/v1/me/preferences); a visitor's stay in this
+// browser. <MemberSync/> switches between the two when the session changes:
+// on sign-in the server list replaces the local one behind the favourites
+// interface (the local favourites are merged into it once per member and
+// browser), the stored theme, language and remembered sub-pages are applied,
+// and later changes are saved back.
+
+export const MERGED_KEY_PREFIX = "exhub.favorites.merged.";
+
+export function toKey(id: string): FavoriteKey | null {
+  const [exchange, market_type, ...rest] = id.split(":");
+  const symbol = rest.join(":");
+  return exchange && market_type && symbol
+    ? { exchange, market_type, symbol }
+    : null;
+}
+
+export function fromKey(k: FavoriteKey): string {
+  return favoriteId(k.exchange, k.market_type, k.symbol);
+}
+
+function favoritesQuery(k: FavoriteKey): string {
+  return new URLSearchParams({
+    exchange: k.exchange,
+    market_type: k.market_type,
+    symbol: k.symbol,
+  }).toString();
+}
+
+export type ServerFavorites = FavoritesStore & {
+  // Reads the member's list (merging this browser's local favourites first, once).
+  load(): Promise<void>;
+};
+
+// The server-backed FavoritesStore of one member. Changes show at once and
+// are sent in order; a refused change is rolled back by reading the list again.
+export function serverFavoritesStore(
+  memberId: string,
+  opts: { local?: FavoritesStore; onError?: (e: unknown) => void } = {},
+): ServerFavorites {
+  const local = opts.local ?? localFavoritesStore(FAVORITES_KEY);
+  const listeners = new Set<() => void>();
+  let set: ReadonlySet<string> = new Set();
+  let queue: Promise<unknown> = Promise.resolve();
+  const emit = () => {
+    for (const l of listeners) l();
+  };
+  const replace = (next: ReadonlySet<string>) => {
+    set = next;
+    emit();
+  };
+  const read = async () => {
+    const r = await call<{ favorites?: FavoriteKey[] }>("GET", paths.favorites);
+    replace(new Set((r?.favorites ?? []).map(fromKey)));
+  };
+  const send = (what: () => Promise<unknown>) => {
+    queue = queue.then(what).catch(async (e: unknown) => {
+      opts.onError?.(e);
+      await read().catch(() => undefined);
+    });
+    return queue;
+  };
+  return {
+    list: () => set,
+    add(id) {
+      const k = toKey(id);
+      if (!k || set.has(id)) return;
+      replace(new Set(set).add(id));
+      void send(() => call("POST", paths.favorites, k));
+    },
+    remove(id) {
+      const k = toKey(id);
+      if (!k || !set.has(id)) return;
+      const next = new Set(set);
+      next.delete(id);
+      replace(next);
+      void send(() =>
+        call("DELETE", `${paths.favorites}?${favoritesQuery(k)}`),
+      );
+    },
+    subscribe(l) {
+      listeners.add(l);
+      return () => listeners.delete(l);
+    },
+    async load() {
+      const mergedKey = MERGED_KEY_PREFIX + memberId;
+      let merged = false;
+      try {
+        merged = window.localStorage.getItem(mergedKey) === "1";
+      } catch {
+        merged = false;
+      }
+      const mine = [...local.list()]
+        .map(toKey)
+        .filter((k): k is FavoriteKey => k !== null);
+      if (!merged && mine.length > 0) {
+        await call("POST", `${paths.favorites}/merge`, { favorites: mine });
+      }
+      if (!merged) writeStored(mergedKey, "1");
+      await read();
+    },
+  };
+}
+
+// Preferences: the last document read or written, and its version.
+let prefs: { memberId: string; version: number; doc: PreferencesDoc } | null =
+  null;
+let prefsQueue: Promise<unknown> = Promise.resolve();
+
+async function readPreferences(
+  memberId: string,
+): Promise<NonNullable<typeof prefs>> {
+  const r = await call<Preferences>("GET", paths.preferences);
+  prefs = { memberId, version: r?.version ?? 0, doc: r?.preferences ?? {} };
+  return prefs;
+}
+
+function merge(doc: PreferencesDoc, patch: PreferencesDoc): PreferencesDoc {
+  return {
+    ...doc,
+    ...patch,
+    alerts: patch.alerts ? { ...doc.alerts, ...patch.alerts } : doc.alerts,
+    sub_pages: patch.sub_pages
+      ? { ...doc.sub_pages, ...patch.sub_pages }
+      : doc.sub_pages,
+  };
+}
+
+// Saves a change of the signed-in member's preferences (no-op when signed
+// out). Writes are sent one at a time with the version last seen; a stale
+// version (409 or 412) reads the document again and retries once.
+export function updatePreferences(patch: PreferencesDoc): Promise<void> {
+  const p = prefs;
+  if (!p) return Promise.resolve();
+  const run = async () => {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const cur =
+        prefs && prefs.memberId === p.memberId
+          ? prefs
+          : await readPreferences(p.memberId);
+      const doc = merge(cur.doc, patch);
+      try {
+        const r = await call<Preferences>("PUT", paths.preferences, {
+          version: cur.version,
+          preferences: doc,
+        });
+        prefs = {
+          memberId: p.memberId,
+          version: r?.version ?? cur.version + 1,
+          doc: r?.preferences ?? doc,
+        };
+        return;
+      } catch (e) {
+        if (
+          attempt === 0 &&
+          isApiError(e) &&
+          (e.status === 409 || e.status === 412)
+        ) {
+          await readPreferences(p.memberId);
+          continue;
+        }
+        throw e;
+      }
+    }
+  };
+  const next = prefsQueue.then(run);
+  prefsQueue = next.catch(() => undefined);
+  return next;
+}
+
+// The remembered sub-page of /wallet, /dashboard or /history: this browser,
+// and the member's preferences when signed in.
+export function rememberSubPage(
+  page: keyof typeof SUBPAGE_KEYS,
+  sub: string,
+): void {
+  writeStored(SUBPAGE_KEYS[page], sub);
+  void updatePreferences({ sub_pages: { [page]: sub } }).catch(() => undefined);
+}
+
+export function preferencesSnapshot(): PreferencesDoc | null {
+  return prefs?.doc ?? null;
+}
+
+// Forgets the member's data (sign-out, tests).
+export function resetMemberSync(): void {
+  prefs = null;
+  prefsQueue = Promise.resolve();
+  setFavoritesStore(null);
+}
+
+// Applies stored preferences to this browser.
+async function apply(
+  doc: PreferencesDoc,
+  setTheme: (t: "dark" | "light") => void,
+  locale: string,
+): Promise<void> {
+  if (
+    isTheme(doc.theme) &&
+    document.documentElement.getAttribute("data-theme") !== doc.theme
+  )
+    setTheme(doc.theme);
+  const lang = doc.language?.slice(0, 2);
+  if (isLocale(lang) && lang !== locale) await changeLocale(lang);
+  for (const [page, sub] of Object.entries(doc.sub_pages ?? {})) {
+    if (page in SUBPAGE_KEYS)
+      writeStored(SUBPAGE_KEYS[page as keyof typeof SUBPAGE_KEYS], sub);
+  }
+}
+
+// Mounted once inside the app's providers.
+export function MemberSync() {
+  const member = useMember();
+  const { theme, setTheme } = useTheme();
+  const { i18n } = useLingui();
+  const locale = i18n.locale;
+  const ready = useRef<string | null>(null);
+  const id = member?.id ?? null;
+
+  useEffect(() => {
+    if (!id) {
+      ready.current = null;
+      resetMemberSync();
+      return;
+    }
+    let live = true;
+    const favs = serverFavoritesStore(id);
+    setFavoritesStore(favs);
+    void favs.load().catch(() => undefined);
+    void (async () => {
+      try {
+        const p = await readPreferences(id);
+        if (!live) return;
+        if (p.version === 0)
+          await updatePreferences({
+            theme:
+              document.documentElement.getAttribute("data-theme") ?? undefined,
+            language: i18n.locale,
+          });
+        else await apply(p.doc, setTheme, i18n.locale);
+        if (live) ready.current = id;
+      } catch {
+        // Preferences stay local until the next sign-in.
+      }
+    })();
+    return () => {
+      live = false;
+    };
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [id]);
+
+  // Later changes of theme and language are saved.
+  useEffect(() => {
+    if (!id || ready.current !== id || !prefs) return;
+    if (prefs.doc.theme === theme && prefs.doc.language === locale) return;
+    void updatePreferences({ theme, language: locale }).catch(() => undefined);
+  }, [id, theme, locale]);
+
+  return null;
+}

@@ -1,0 +1,5 @@
+import { DashboardScreen } from "~/features/dashboard/Dashboard";
+
+export default function Dashboard() {
+  return <DashboardScreen />;
+}
