@@ -2,7 +2,7 @@ import { type RouteConfig, index, layout, route } from "@react-router/dev/routes
 
 // Pages that later work fills show a placeholder until then.
 const open = ["about", "event"];
-const protectedPages = ["dashboard", "wallet", "history"];
+const protectedPages = ["wallet", "history"];
 
 export default [
   index("routes/home.tsx"),
@@ -27,8 +27,10 @@ export default [
   // Login required: /api/v1/me decides (routes/protected.tsx).
   layout("routes/protected.tsx", [
     ...protectedPages.map((p) => route(p, "routes/placeholder.tsx", { id: `page-${p}` })),
-    // Kratos' settings UI (authenticator, recovery codes).
-    route("dashboard/security", "routes/auth.security.tsx"),
+    // Dashboard: Profile, Security, Reward (features/dashboard); /dashboard/security
+    // is Kratos' settings UI URL and opens the Security sub-page.
+    route("dashboard", "routes/dashboard.tsx", { id: "page-dashboard" }),
+    route("dashboard/security", "routes/dashboard.tsx", { id: "page-dashboard-security" }),
   ]),
   route("*", "routes/not-found.tsx"),
 ] satisfies RouteConfig;
