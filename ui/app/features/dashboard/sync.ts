@@ -249,8 +249,13 @@ export function MemberSync() {
     }
     let live = true;
     const favs = serverFavoritesStore(id);
-    setFavoritesStore(favs);
-    void favs.load().catch(() => undefined);
+    // Until the server list is read, and if it cannot be, the local one stays in use.
+    void favs.load().then(
+      () => {
+        if (live) setFavoritesStore(favs);
+      },
+      () => undefined,
+    );
     void (async () => {
       try {
         const p = await readPreferences(id);
