@@ -26,7 +26,6 @@ export const ACCEPTED_TYPES = [
   "image/jpeg",
   "image/png",
   "image/webp",
-  "image/gif",
   "application/pdf",
 ];
 
@@ -79,6 +78,7 @@ export function KycSection() {
   const fileRef = useRef<HTMLInputElement>(null);
   const refresh = () => qc.invalidateQueries({ queryKey: keys.kyc });
   const sizeText = t`The attachment size exceeds the limit (maximum 5MB)`;
+  const typeText = t`Choose an image (JPEG, PNG or WebP) or a PDF.`;
 
   const start = useMutation({ mutationFn: startKyc, onSuccess: refresh });
   const upload = useMutation({
@@ -91,7 +91,9 @@ export function KycSection() {
       setFileError(
         isApiError(e) && e.status === 413
           ? sizeText
-          : errorText(e, t`Network anomaly`),
+          : isApiError(e) && e.status === 415
+            ? typeText
+            : errorText(e, t`Network anomaly`),
       ),
   });
   const submit = useMutation({
@@ -108,11 +110,7 @@ export function KycSection() {
     if (!f) return;
     const problem = checkFile(f);
     if (problem) {
-      setFileError(
-        problem === "size"
-          ? sizeText
-          : t`Choose an image (JPEG, PNG, WebP, GIF) or a PDF.`,
-      );
+      setFileError(problem === "size" ? sizeText : typeText);
       e.target.value = "";
       return;
     }
@@ -122,7 +120,7 @@ export function KycSection() {
   const k = q.data;
   const state: KycState = k?.state ?? "none";
   const docs = k?.documents ?? [];
-  const flags = Object.entries(k?.exchanges ?? {});
+  const flags = k?.exchanges ?? [];
   const nameOf = (slug: string) =>
     exchanges?.find((x) => x.slug === slug)?.name ?? slug;
   const mutationError = start.error ?? submit.error;
@@ -271,7 +269,7 @@ export function KycSection() {
             <>
               <h3>{t`Exchange verification`}</h3>
               <ul className="dash-list" data-testid="kyc-exchanges">
-                {flags.map(([slug, ok]) => (
+                {flags.map(({ exchange: slug, verified: ok }) => (
                   <li key={slug} data-exchange={slug}>
                     {nameOf(slug)}:{" "}
                     <span

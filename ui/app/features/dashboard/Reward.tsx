@@ -124,7 +124,7 @@ export function RewardPage() {
             ) : (
               <ul className="dash-list" data-testid="referees">
                 {r.referees.map((x, i) => (
-                  <li key={x.id ?? i}>
+                  <li key={i}>
                     {x.nickname || t`Member`}
                     {x.joined_at ? (
                       <span className="dash-muted">

@@ -2,7 +2,13 @@ import { fireEvent, screen, waitFor, within } from "@testing-library/react";
 import type { UiNode } from "@ory/client-fetch";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { setKratosFetch } from "~/features/auth/kratos";
-import { fakeKratos, flow, input, json, submit } from "~/features/auth/testing/kratos-fake";
+import {
+  fakeKratos,
+  flow,
+  input,
+  json,
+  submit,
+} from "~/features/auth/testing/kratos-fake";
 import { renderAt } from "~/features/auth/testing/render";
 import { queryClient } from "~/api/queries";
 import { resetSession } from "~/lib/session";
@@ -11,14 +17,33 @@ import { fakeApi, jsonResponse, member } from "./testing/fake-api";
 
 const qr = "data:image/png;base64,iVBORw0KGgo=";
 
-const passwordNodes = (): UiNode[] => [input("password", { type: "password", group: "password" }), submit("method", "password", "password")];
+const passwordNodes = (): UiNode[] => [
+  input("password", { type: "password", group: "password" }),
+  submit("method", "password", "password"),
+];
 
 const totpSetupNodes = (): UiNode[] => [
-  { type: "img", group: "totp", attributes: { node_type: "img", id: "totp_qr", src: qr, width: 256, height: 256 } as never, messages: [], meta: {} },
+  {
+    type: "img",
+    group: "totp",
+    attributes: {
+      node_type: "img",
+      id: "totp_qr",
+      src: qr,
+      width: 256,
+      height: 256,
+    } as never,
+    messages: [],
+    meta: {},
+  },
   {
     type: "text",
     group: "totp",
-    attributes: { node_type: "text", id: "totp_secret_key", text: { id: 1050006, text: "JBSWY3DPEHPK3PXP", type: "info" } } as never,
+    attributes: {
+      node_type: "text",
+      id: "totp_secret_key",
+      text: { id: 1050006, text: "JBSWY3DPEHPK3PXP", type: "info" },
+    } as never,
     messages: [],
     meta: {},
   },
@@ -26,7 +51,10 @@ const totpSetupNodes = (): UiNode[] => [
   submit("method", "totp", "totp"),
 ];
 
-const lookupRegenerate = (): UiNode[] => [submit("lookup_secret_regenerate", "true", "lookup_secret"), submit("method", "lookup_secret", "lookup_secret")];
+const lookupRegenerate = (): UiNode[] => [
+  submit("lookup_secret_regenerate", "true", "lookup_secret"),
+  submit("method", "lookup_secret", "lookup_secret"),
+];
 
 const lookupCodes = (): UiNode[] => [
   {
@@ -35,7 +63,17 @@ const lookupCodes = (): UiNode[] => [
     attributes: {
       node_type: "text",
       id: "lookup_secret_codes",
-      text: { id: 1050015, text: "a1b2c3d4, e5f6g7h8", type: "info", context: { secrets: [{ id: 1050009, text: "a1b2c3d4", type: "info" }, { id: 1050009, text: "e5f6g7h8", type: "info" }] } },
+      text: {
+        id: 1050015,
+        text: "a1b2c3d4, e5f6g7h8",
+        type: "info",
+        context: {
+          secrets: [
+            { id: 1050009, text: "a1b2c3d4", type: "info" },
+            { id: 1050009, text: "e5f6g7h8", type: "info" },
+          ],
+        },
+      },
     } as never,
     messages: [],
     meta: {},
@@ -63,13 +101,19 @@ describe("security", () => {
     const until = new Date(Date.now() + 24 * 3600_000).toISOString();
     fakeApi({
       "GET /api/v1/me": () => jsonResponse(member),
-      "GET /api/v1/me/security": () => jsonResponse(locked ? { withdraw_locked_until: until } : {}),
+      "GET /api/v1/me/security": () =>
+        jsonResponse(locked ? { withdraw_locked_until: until } : {}),
     });
     const k = fakeKratos({
-      "GET /self-service/settings/browser": () => json(flow("S1", [...passwordNodes(), ...totpSetupNodes()])),
+      "GET /self-service/settings/browser": () =>
+        json(flow("S1", [...passwordNodes(), ...totpSetupNodes()])),
       "POST /self-service/settings": () => {
         locked = true;
-        return json(flow("S1", [...passwordNodes(), ...totpSetupNodes()], { state: "success" }));
+        return json(
+          flow("S1", [...passwordNodes(), ...totpSetupNodes()], {
+            state: "success",
+          }),
+        );
       },
     });
     setKratosFetch(k.fetch);
@@ -80,39 +124,81 @@ describe("security", () => {
     fireEvent.change(pw, { target: { value: "abc" } });
     fireEvent.click(screen.getByTestId("password-submit"));
     const rules = screen.getByTestId("password-rules");
-    const shown = [...rules.querySelectorAll("[data-shown-error=true]")].map((li) => li.getAttribute("data-rule"));
+    const shown = [...rules.querySelectorAll("[data-shown-error=true]")].map(
+      (li) => li.getAttribute("data-rule"),
+    );
     expect(shown).toEqual(["length", "number", "uppercase", "special"]);
     expect(k.calls.filter((c) => c.method === "POST")).toHaveLength(0);
 
     fireEvent.change(pw, { target: { value: "Good1!xx" } });
-    fireEvent.change(screen.getByLabelText("Confirm password"), { target: { value: "Good1!xy" } });
+    fireEvent.change(screen.getByLabelText("Confirm password"), {
+      target: { value: "Good1!xy" },
+    });
     fireEvent.click(screen.getByTestId("password-submit"));
     expect(await screen.findByText("The passwords do not match.")).toBeTruthy();
     expect(k.calls.filter((c) => c.method === "POST")).toHaveLength(0);
 
-    fireEvent.change(screen.getByLabelText("Confirm password"), { target: { value: "Good1!xx" } });
+    fireEvent.change(screen.getByLabelText("Confirm password"), {
+      target: { value: "Good1!xx" },
+    });
     fireEvent.click(screen.getByTestId("password-submit"));
     await waitFor(() => expect(toast()).toBe("Modified successfully!"));
-    expect(k.calls.find((c) => c.method === "POST")!.body).toEqual({ method: "password", password: "Good1!xx", csrf_token: "csrf-S1" });
+    expect(k.calls.find((c) => c.method === "POST")!.body).toEqual({
+      method: "password",
+      password: "Good1!xx",
+      csrf_token: "csrf-S1",
+    });
     const notice = await screen.findByTestId("withdraw-lockout");
     expect(notice.textContent).toContain("24 hours");
   });
 
   it("sets up Google Authenticator in five steps and stores the recovery codes once the app is on", async () => {
-    fakeApi({ "GET /api/v1/me": () => jsonResponse(member), "GET /api/v1/me/security": () => jsonResponse({}) });
+    fakeApi({
+      "GET /api/v1/me": () => jsonResponse(member),
+      "GET /api/v1/me/security": () => jsonResponse({}),
+    });
     const k = fakeKratos({
-      "GET /self-service/settings/browser": () => json(flow("S1", [...passwordNodes(), ...totpSetupNodes(), ...lookupRegenerate()])),
+      "GET /self-service/settings/browser": () =>
+        json(
+          flow("S1", [
+            ...passwordNodes(),
+            ...totpSetupNodes(),
+            ...lookupRegenerate(),
+          ]),
+        ),
       "POST /self-service/settings": (c) => {
         const b = c.body as Record<string, unknown>;
-        if (b.lookup_secret_regenerate) return json(flow("S1", [...passwordNodes(), ...totpSetupNodes(), ...lookupCodes()]));
-        if (b.method === "totp") return json(flow("S1", [...passwordNodes(), ...totpEnrolled(), ...lookupCodes()], { state: "success" }));
-        return json(flow("S1", [...passwordNodes(), ...totpEnrolled()], { state: "success" }));
+        if (b.lookup_secret_regenerate)
+          return json(
+            flow("S1", [
+              ...passwordNodes(),
+              ...totpSetupNodes(),
+              ...lookupCodes(),
+            ]),
+          );
+        if (b.method === "totp")
+          return json(
+            flow(
+              "S1",
+              [...passwordNodes(), ...totpEnrolled(), ...lookupCodes()],
+              { state: "success" },
+            ),
+          );
+        return json(
+          flow("S1", [...passwordNodes(), ...totpEnrolled()], {
+            state: "success",
+          }),
+        );
       },
     });
     setKratosFetch(k.fetch);
     renderAt("/dashboard/security", { "/dashboard/security": DashboardScreen });
     const setup = await screen.findByTestId("totp-setup");
-    expect(within(setup).getAllByRole("listitem").map((li) => li.textContent)).toEqual([
+    expect(
+      within(setup)
+        .getAllByRole("listitem")
+        .map((li) => li.textContent),
+    ).toEqual([
       "1 Download app",
       "2 Scan QR code",
       "3 Save recovery key phrase",
@@ -121,78 +207,159 @@ describe("security", () => {
     ]);
     fireEvent.click(screen.getByTestId("totp-next"));
     expect(screen.getByTestId("totp-qr").getAttribute("src")).toBe(qr);
-    expect(screen.getByTestId("totp-secret").textContent).toBe("JBSWY3DPEHPK3PXP");
+    expect(screen.getByTestId("totp-secret").textContent).toBe(
+      "JBSWY3DPEHPK3PXP",
+    );
     fireEvent.click(screen.getByTestId("totp-next"));
 
     // Step 3: the codes are generated and must be marked saved before going on.
     fireEvent.click(screen.getByTestId("lookup-generate"));
     const codes = await screen.findByTestId("lookup-secrets");
-    expect(within(codes).getAllByRole("listitem").map((li) => li.textContent)).toEqual(["a1b2c3d4", "e5f6g7h8"]);
-    expect((screen.getByTestId("totp-next") as HTMLButtonElement).disabled).toBe(true);
+    expect(
+      within(codes)
+        .getAllByRole("listitem")
+        .map((li) => li.textContent),
+    ).toEqual(["a1b2c3d4", "e5f6g7h8"]);
+    expect(
+      (screen.getByTestId("totp-next") as HTMLButtonElement).disabled,
+    ).toBe(true);
     fireEvent.click(screen.getByTestId("lookup-saved"));
     fireEvent.click(screen.getByTestId("totp-next"));
-    expect(screen.getByTestId("totp-step-4").textContent).toContain("recovery codes");
+    expect(screen.getByTestId("totp-step-4").textContent).toContain(
+      "recovery codes",
+    );
     fireEvent.click(screen.getByTestId("totp-next"));
 
     // Step 5: a code that is not 6 digits is refused before sending.
-    fireEvent.change(screen.getByTestId("totp-code"), { target: { value: "12" } });
+    fireEvent.change(screen.getByTestId("totp-code"), {
+      target: { value: "12" },
+    });
     fireEvent.click(screen.getByTestId("totp-enable"));
-    expect(screen.getByText("Enter the 6-digit code from your authenticator app.")).toBeTruthy();
-    fireEvent.change(screen.getByTestId("totp-code"), { target: { value: "123456" } });
+    expect(
+      screen.getByText("Enter the 6-digit code from your authenticator app."),
+    ).toBeTruthy();
+    fireEvent.change(screen.getByTestId("totp-code"), {
+      target: { value: "123456" },
+    });
     fireEvent.click(screen.getByTestId("totp-enable"));
     await waitFor(() => expect(toast()).toBe("Setting successful!"));
     const posts = k.calls.filter((c) => c.method === "POST").map((c) => c.body);
     expect(posts).toEqual([
-      { method: "lookup_secret", lookup_secret_regenerate: true, csrf_token: "csrf-S1" },
+      {
+        method: "lookup_secret",
+        lookup_secret_regenerate: true,
+        csrf_token: "csrf-S1",
+      },
       { method: "totp", totp_code: "123456", csrf_token: "csrf-S1" },
-      { method: "lookup_secret", lookup_secret_confirm: true, csrf_token: "csrf-S1" },
+      {
+        method: "lookup_secret",
+        lookup_secret_confirm: true,
+        csrf_token: "csrf-S1",
+      },
     ]);
     expect(await screen.findByTestId("totp-enabled")).toBeTruthy();
   });
 
   it("offers OTP reset only with both a mobile number and an email address bound", async () => {
-    fakeApi({ "GET /api/v1/me": () => jsonResponse(member), "GET /api/v1/me/security": () => jsonResponse({}) });
-    setKratosFetch(fakeKratos({ "GET /self-service/settings/browser": () => json(flow("S1", [...passwordNodes(), ...totpEnrolled()])) }).fetch);
+    fakeApi({
+      "GET /api/v1/me": () => jsonResponse(member),
+      "GET /api/v1/me/security": () => jsonResponse({}),
+    });
+    setKratosFetch(
+      fakeKratos({
+        "GET /self-service/settings/browser": () =>
+          json(flow("S1", [...passwordNodes(), ...totpEnrolled()])),
+      }).fetch,
+    );
     renderAt("/dashboard?page=security", { "/dashboard": DashboardScreen });
     const why = await screen.findByTestId("otp-reset-unavailable");
-    expect(why.textContent).toContain("needs both a mobile number and an email address");
+    expect(why.textContent).toContain(
+      "needs both a mobile number and an email address",
+    );
     expect(screen.queryByTestId("otp-reset")).toBeNull();
   });
 
   it("resets OTP for a member with both bound: the authenticator is removed and set up again", async () => {
-    fakeApi({ "GET /api/v1/me": () => jsonResponse({ ...member, phone: "+819012345678", phone_verified: true }), "GET /api/v1/me/security": () => jsonResponse({}) });
+    fakeApi({
+      "GET /api/v1/me": () =>
+        jsonResponse({
+          ...member,
+          phone: "+819012345678",
+          phone_verified: true,
+        }),
+      "GET /api/v1/me/security": () => jsonResponse({}),
+    });
     const k = fakeKratos({
-      "GET /self-service/settings/browser": () => json(flow("S1", [...passwordNodes(), ...totpEnrolled()])),
-      "POST /self-service/settings": () => json(flow("S1", [...passwordNodes(), ...totpSetupNodes()], { state: "success" })),
+      "GET /self-service/settings/browser": () =>
+        json(flow("S1", [...passwordNodes(), ...totpEnrolled()])),
+      "POST /self-service/settings": () =>
+        json(
+          flow("S1", [...passwordNodes(), ...totpSetupNodes()], {
+            state: "success",
+          }),
+        ),
     });
     setKratosFetch(k.fetch);
     renderAt("/dashboard?page=security", { "/dashboard": DashboardScreen });
     fireEvent.click(await screen.findByTestId("otp-reset"));
     expect(await screen.findByTestId("totp-setup")).toBeTruthy();
-    expect(k.calls.find((c) => c.method === "POST")!.body).toEqual({ method: "totp", totp_unlink: true, csrf_token: "csrf-S1" });
+    expect(k.calls.find((c) => c.method === "POST")!.body).toEqual({
+      method: "totp",
+      totp_unlink: true,
+      csrf_token: "csrf-S1",
+    });
     expect(toast()).toBe("Setting successful!");
   });
 
   it("sends a member whose privileged window passed to Kratos' re-authentication", async () => {
-    fakeApi({ "GET /api/v1/me": () => jsonResponse(member), "GET /api/v1/me/security": () => jsonResponse({}) });
+    fakeApi({
+      "GET /api/v1/me": () => jsonResponse(member),
+      "GET /api/v1/me/security": () => jsonResponse({}),
+    });
     setKratosFetch(
       fakeKratos({
-        "GET /self-service/settings/browser": () => json(flow("S1", passwordNodes())),
+        "GET /self-service/settings/browser": () =>
+          json(flow("S1", passwordNodes())),
         "POST /self-service/settings": () =>
-          json({ error: { id: "session_refresh_required", code: 403 }, redirect_browser_to: "http://localhost/.ory/self-service/login/browser?refresh=true" }, 403),
+          json(
+            {
+              error: { id: "session_refresh_required", code: 403 },
+              redirect_browser_to:
+                "http://localhost/.ory/self-service/login/browser?refresh=true",
+            },
+            403,
+          ),
       }).fetch,
     );
     const assigned: string[] = [];
     const orig = window.location;
-    Object.defineProperty(window, "location", { configurable: true, value: { ...orig, origin: orig.origin, assign: (u: string) => assigned.push(u) } });
+    Object.defineProperty(window, "location", {
+      configurable: true,
+      value: {
+        ...orig,
+        origin: orig.origin,
+        assign: (u: string) => assigned.push(u),
+      },
+    });
     try {
       renderAt("/dashboard?page=security", { "/dashboard": DashboardScreen });
-      fireEvent.change(await screen.findByLabelText("New password"), { target: { value: "Good1!xx" } });
-      fireEvent.change(screen.getByLabelText("Confirm password"), { target: { value: "Good1!xx" } });
+      fireEvent.change(await screen.findByLabelText("New password"), {
+        target: { value: "Good1!xx" },
+      });
+      fireEvent.change(screen.getByLabelText("Confirm password"), {
+        target: { value: "Good1!xx" },
+      });
       fireEvent.click(screen.getByTestId("password-submit"));
-      await waitFor(() => expect(assigned).toEqual(["http://localhost/.ory/self-service/login/browser?refresh=true"]));
+      await waitFor(() =>
+        expect(assigned).toEqual([
+          "http://localhost/.ory/self-service/login/browser?refresh=true",
+        ]),
+      );
     } finally {
-      Object.defineProperty(window, "location", { configurable: true, value: orig });
+      Object.defineProperty(window, "location", {
+        configurable: true,
+        value: orig,
+      });
     }
   });
 });

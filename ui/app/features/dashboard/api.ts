@@ -18,6 +18,7 @@ export type Profile = {
 };
 
 export type SecurityState = {
+  withdraw_locked?: boolean;
   // RFC 3339; in the future while withdrawals are locked after a security change.
   withdraw_locked_until?: string;
   events?: { kind: string; at: string }[];
@@ -40,12 +41,13 @@ export type Kyc = {
   kind?: KycKind;
   reason?: string;
   documents?: KycDocument[];
-  // Exchange slug -> verified there.
-  exchanges?: Record<string, boolean>;
+  // Per-exchange KYC flags.
+  exchanges?: { exchange: string; verified: boolean }[];
+  max_file_bytes?: number;
 };
 
 export type RewardTotal = { coin: string; settled: string; unsettled: string };
-export type Referee = { id?: string; nickname?: string; joined_at?: string };
+export type Referee = { nickname?: string; joined_at?: string };
 
 export type Referral = {
   code: string;

@@ -118,7 +118,7 @@ export function serverFavoritesStore(
         .map(toKey)
         .filter((k): k is FavoriteKey => k !== null);
       if (!merged && mine.length > 0) {
-        await call("POST", `${paths.favorites}/merge`, { favorites: mine });
+        await call("POST", `${paths.favorites}:merge`, { favorites: mine });
       }
       if (!merged) writeStored(mergedKey, "1");
       await read();

@@ -3,13 +3,22 @@ import { setApiFetch } from "~/api/client";
 
 // A scripted BFF for the dashboard's tests: answers /api/v1/* by
 // "METHOD /path" (the query string is kept in the call), records calls.
-export type ApiCall = { method: string; path: string; query: URLSearchParams; headers: Headers; body: unknown };
+export type ApiCall = {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  headers: Headers;
+  body: unknown;
+};
 export type ApiHandler = (c: ApiCall) => Response | Promise<Response>;
 
 export function jsonResponse(body: unknown, status = 200): Response {
   return new Response(body === undefined ? null : JSON.stringify(body), {
     status,
-    headers: { "Content-Type": status >= 400 ? "application/problem+json" : "application/json" },
+    headers: {
+      "Content-Type":
+        status >= 400 ? "application/problem+json" : "application/json",
+    },
   });
 }
 
@@ -21,14 +30,22 @@ export function fakeApi(routes: Record<string, ApiHandler>) {
     let body: unknown;
     if (ct.includes("application/json")) body = JSON.parse(await req.text());
     else if (ct.includes("multipart/form-data")) body = await req.formData();
-    const c: ApiCall = { method: req.method, path: url.pathname, query: url.searchParams, headers: req.headers, body };
+    const c: ApiCall = {
+      method: req.method,
+      path: url.pathname,
+      query: url.searchParams,
+      headers: req.headers,
+      body,
+    };
     calls.push(c);
     const h = routes[`${req.method} ${url.pathname}`];
     return h ? h(c) : jsonResponse({ title: "Not Found", status: 404 }, 404);
   };
   // The typed client (GET /api/v1/me) and plain fetch (the member API) both land here.
   setApiFetch(handle);
-  vi.spyOn(globalThis, "fetch").mockImplementation((input, init) => handle(input instanceof Request ? input : new Request(input, init)));
+  vi.spyOn(globalThis, "fetch").mockImplementation((input, init) =>
+    handle(input instanceof Request ? input : new Request(input, init)),
+  );
   return { calls };
 }
 
