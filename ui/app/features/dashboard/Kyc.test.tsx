@@ -5,7 +5,12 @@ import { renderAt } from "~/features/auth/testing/render";
 import { resetSession } from "~/lib/session";
 import { DashboardScreen } from "./Dashboard";
 import { checkFile, MAX_UPLOAD_BYTES } from "./Kyc";
-import { fakeApi, jsonResponse, member, type ApiHandler } from "./testing/fake-api";
+import {
+  fakeApi,
+  jsonResponse,
+  member,
+  type ApiHandler,
+} from "./testing/fake-api";
 
 const SIZE_MESSAGE = "The attachment size exceeds the limit (maximum 5MB)";
 
@@ -25,7 +30,11 @@ function file(name: string, type: string, size: number): File {
 }
 
 function setup(routes: Record<string, ApiHandler>) {
-  const api = fakeApi({ "GET /api/v1/me": () => jsonResponse(member), "GET /api/v1/me/profile": () => jsonResponse(member), ...routes });
+  const api = fakeApi({
+    "GET /api/v1/me": () => jsonResponse(member),
+    "GET /api/v1/me/profile": () => jsonResponse(member),
+    ...routes,
+  });
   renderAt("/dashboard?page=profile", { "/dashboard": DashboardScreen });
   return api;
 }
@@ -34,7 +43,9 @@ describe("checkFile", () => {
   it("accepts images and PDFs up to exactly 5 MB", () => {
     expect(checkFile({ type: "image/png", size: MAX_UPLOAD_BYTES })).toBeNull();
     expect(checkFile({ type: "application/pdf", size: 1 })).toBeNull();
-    expect(checkFile({ type: "image/jpeg", size: MAX_UPLOAD_BYTES + 1 })).toBe("size");
+    expect(checkFile({ type: "image/jpeg", size: MAX_UPLOAD_BYTES + 1 })).toBe(
+      "size",
+    );
     expect(checkFile({ type: "text/plain", size: 10 })).toBe("type");
   });
 });
@@ -43,34 +54,79 @@ describe("KYC", () => {
   it("starts a KYB application for a company", async () => {
     let state = "none";
     const api = setup({
-      "GET /api/v1/me/kyc": () => jsonResponse({ state, kind: state === "none" ? undefined : "company", documents: [], exchanges: [] }),
+      "GET /api/v1/me/kyc": () =>
+        jsonResponse({
+          state,
+          kind: state === "none" ? undefined : "company",
+          documents: [],
+          exchanges: [],
+        }),
       "POST /api/v1/me/kyc": () => {
         state = "pending";
-        return jsonResponse({ state, kind: "company", documents: [], exchanges: [] }, 201);
+        return jsonResponse(
+          { state, kind: "company", documents: [], exchanges: [] },
+          201,
+        );
       },
     });
-    expect((await screen.findByTestId("kyc-state")).textContent).toBe("Not verified");
+    expect((await screen.findByTestId("kyc-state")).textContent).toBe(
+      "Not verified",
+    );
     fireEvent.click(screen.getByLabelText("A company (KYB)"));
     fireEvent.click(screen.getByTestId("kyc-start"));
-    await waitFor(() => expect(screen.getByTestId("kyc-state").textContent).toBe("Pending"));
+    await waitFor(() =>
+      expect(screen.getByTestId("kyc-state").textContent).toBe("Pending"),
+    );
     expect(screen.getByText("KYB verification")).toBeTruthy();
-    expect(api.calls.find((c) => c.method === "POST")!.body).toEqual({ kind: "company" });
+    expect(api.calls.find((c) => c.method === "POST")!.body).toEqual({
+      kind: "company",
+    });
   });
 
   it("refuses a file over 5 MB in the browser with the spec's message and sends nothing", async () => {
-    const api = setup({ "GET /api/v1/me/kyc": () => jsonResponse({ state: "pending", kind: "person", documents: [], exchanges: [] }) });
+    const api = setup({
+      "GET /api/v1/me/kyc": () =>
+        jsonResponse({
+          state: "pending",
+          kind: "person",
+          documents: [],
+          exchanges: [],
+        }),
+    });
     const input = await screen.findByTestId("kyc-file");
-    fireEvent.change(input, { target: { files: [file("passport.jpg", "image/jpeg", MAX_UPLOAD_BYTES + 1)] } });
+    fireEvent.change(input, {
+      target: {
+        files: [file("passport.jpg", "image/jpeg", MAX_UPLOAD_BYTES + 1)],
+      },
+    });
     expect((await screen.findByRole("alert")).textContent).toBe(SIZE_MESSAGE);
-    expect(api.calls.some((c) => c.path === "/api/v1/me/kyc/documents")).toBe(false);
+    expect(api.calls.some((c) => c.path === "/api/v1/me/kyc/documents")).toBe(
+      false,
+    );
   });
 
   it("shows the server's 413 with the same message", async () => {
     setup({
-      "GET /api/v1/me/kyc": () => jsonResponse({ state: "pending", kind: "person", documents: [], exchanges: [] }),
-      "POST /api/v1/me/kyc/documents": () => jsonResponse({ title: "Request Entity Too Large", status: 413, detail: SIZE_MESSAGE }, 413),
+      "GET /api/v1/me/kyc": () =>
+        jsonResponse({
+          state: "pending",
+          kind: "person",
+          documents: [],
+          exchanges: [],
+        }),
+      "POST /api/v1/me/kyc/documents": () =>
+        jsonResponse(
+          {
+            title: "Request Entity Too Large",
+            status: 413,
+            detail: SIZE_MESSAGE,
+          },
+          413,
+        ),
     });
-    fireEvent.change(await screen.findByTestId("kyc-file"), { target: { files: [file("id.png", "image/png", 1000)] } });
+    fireEvent.change(await screen.findByTestId("kyc-file"), {
+      target: { files: [file("id.png", "image/png", 1000)] },
+    });
     expect((await screen.findByRole("alert")).textContent).toBe(SIZE_MESSAGE);
   });
 
@@ -78,28 +134,53 @@ describe("KYC", () => {
     const docs: unknown[] = [];
     let state = "pending";
     const api = setup({
-      "GET /api/v1/me/kyc": () => jsonResponse({ state, kind: "person", documents: docs, exchanges: [] }),
+      "GET /api/v1/me/kyc": () =>
+        jsonResponse({ state, kind: "person", documents: docs, exchanges: [] }),
       "POST /api/v1/me/kyc/documents": (c) => {
         // One part named file (jsdom's File loses its name on the way through Node's Request; browsers keep it).
         const part = (c.body as FormData).get("file");
-        if (part === null || typeof part === "string") return jsonResponse({ title: "Unprocessable Entity", status: 422 }, 422);
-        const d = { id: "d1", file_name: "passport.png", content_type: "image/png", size: 2048, sha256: "0".repeat(64), created_at: "2026-03-04T05:06:07Z" };
+        if (part === null || typeof part === "string")
+          return jsonResponse(
+            { title: "Unprocessable Entity", status: 422 },
+            422,
+          );
+        const d = {
+          id: "d1",
+          file_name: "passport.png",
+          content_type: "image/png",
+          size: 2048,
+          sha256: "0".repeat(64),
+          created_at: "2026-03-04T05:06:07Z",
+        };
         docs.push(d);
         return jsonResponse(d, 201);
       },
       "POST /api/v1/me/kyc/submit": () => {
         state = "in_review";
-        return jsonResponse({ state, kind: "person", documents: docs, exchanges: [] });
+        return jsonResponse({
+          state,
+          kind: "person",
+          documents: docs,
+          exchanges: [],
+        });
       },
     });
-    const submitButton = (await screen.findByTestId("kyc-submit")) as HTMLButtonElement;
+    const submitButton = (await screen.findByTestId(
+      "kyc-submit",
+    )) as HTMLButtonElement;
     expect(submitButton.disabled).toBe(true);
-    fireEvent.change(screen.getByTestId("kyc-file"), { target: { files: [file("passport.png", "image/png", 2048)] } });
+    fireEvent.change(screen.getByTestId("kyc-file"), {
+      target: { files: [file("passport.png", "image/png", 2048)] },
+    });
     const list = await screen.findByTestId("kyc-documents");
     expect(within(list).getByText(/passport\.png/)).toBeTruthy();
-    expect(api.calls.find((c) => c.path === "/api/v1/me/kyc/documents")!.method).toBe("POST");
+    expect(
+      api.calls.find((c) => c.path === "/api/v1/me/kyc/documents")!.method,
+    ).toBe("POST");
     fireEvent.click(screen.getByTestId("kyc-submit"));
-    await waitFor(() => expect(screen.getByTestId("kyc-state").textContent).toBe("In Review"));
+    await waitFor(() =>
+      expect(screen.getByTestId("kyc-state").textContent).toBe("In Review"),
+    );
   });
 
   it("shows a declined application's reason, lets the member apply again, and the per-exchange flags", async () => {
@@ -116,10 +197,16 @@ describe("KYC", () => {
           ],
         }),
     });
-    expect((await screen.findByTestId("kyc-state")).textContent).toBe("Declined");
+    expect((await screen.findByTestId("kyc-state")).textContent).toBe(
+      "Declined",
+    );
     expect(screen.getByText("Declined: The photo is blurred.")).toBeTruthy();
     expect(screen.getByTestId("kyc-start")).toBeTruthy();
     const flags = screen.getByTestId("kyc-exchanges");
-    expect(within(flags).getAllByRole("listitem").map((li) => li.textContent)).toEqual(["binance: Verified", "okx: Not verified"]);
+    expect(
+      within(flags)
+        .getAllByRole("listitem")
+        .map((li) => li.textContent),
+    ).toEqual(["binance: Verified", "okx: Not verified"]);
   });
 });

@@ -2,7 +2,13 @@ import { fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { queryClient } from "~/api/queries";
 import { setKratosFetch } from "~/features/auth/kratos";
-import { fakeKratos, flow, input, json, submit } from "~/features/auth/testing/kratos-fake";
+import {
+  fakeKratos,
+  flow,
+  input,
+  json,
+  submit,
+} from "~/features/auth/testing/kratos-fake";
 import { renderAt } from "~/features/auth/testing/render";
 import { activateLocale } from "~/i18n";
 import { resetSession } from "~/lib/session";
@@ -21,7 +27,8 @@ afterEach(() => {
   setKratosFetch(undefined);
   resetSession();
   document.getElementById("exhub-toasts")?.remove();
-  document.cookie = "exhub_csrf=; expires=Thu, 01 Jan 1970 00:00:00 GMT; path=/";
+  document.cookie =
+    "exhub_csrf=; expires=Thu, 01 Jan 1970 00:00:00 GMT; path=/";
 });
 
 const toast = () => document.getElementById("exhub-toasts")?.textContent ?? "";
@@ -31,15 +38,24 @@ describe("profile", () => {
     fakeApi({
       "GET /api/v1/me": () => jsonResponse(member),
       "GET /api/v1/me/profile": () => jsonResponse(profile),
-      "GET /api/v1/me/kyc": () => jsonResponse({ state: "none", documents: [], exchanges: [] }),
+      "GET /api/v1/me/kyc": () =>
+        jsonResponse({ state: "none", documents: [], exchanges: [] }),
     });
     const writeText = vi.fn(async () => undefined);
-    Object.defineProperty(navigator, "clipboard", { configurable: true, value: { writeText } });
+    Object.defineProperty(navigator, "clipboard", {
+      configurable: true,
+      value: { writeText },
+    });
     renderAt("/dashboard?page=profile", { "/dashboard": DashboardScreen });
-    expect((await screen.findByTestId("profile-id")).textContent).toBe(member.id);
+    expect((await screen.findByTestId("profile-id")).textContent).toBe(
+      member.id,
+    );
     const last = await screen.findByTestId("profile-last-login");
     await waitFor(() => expect(last.textContent).toContain("203.0.113.7"));
-    const when = new Intl.DateTimeFormat("en", { dateStyle: "medium", timeStyle: "medium" }).format(new Date(lastLogin.at));
+    const when = new Intl.DateTimeFormat("en", {
+      dateStyle: "medium",
+      timeStyle: "medium",
+    }).format(new Date(lastLogin.at));
     expect(last.textContent).toContain(when);
     fireEvent.click(screen.getByRole("button", { name: "Copy user ID" }));
     await waitFor(() => expect(toast()).toBe("Copy Successful"));
@@ -51,11 +67,15 @@ describe("profile", () => {
     fakeApi({
       "GET /api/v1/me": () => jsonResponse(member),
       "GET /api/v1/me/profile": () => jsonResponse(profile),
-      "GET /api/v1/me/kyc": () => jsonResponse({ state: "none", documents: [], exchanges: [] }),
+      "GET /api/v1/me/kyc": () =>
+        jsonResponse({ state: "none", documents: [], exchanges: [] }),
     });
     renderAt("/dashboard?page=profile", { "/dashboard": DashboardScreen });
     const last = await screen.findByTestId("profile-last-login");
-    const when = new Intl.DateTimeFormat("ja", { dateStyle: "medium", timeStyle: "medium" }).format(new Date(lastLogin.at));
+    const when = new Intl.DateTimeFormat("ja", {
+      dateStyle: "medium",
+      timeStyle: "medium",
+    }).format(new Date(lastLogin.at));
     await waitFor(() => expect(last.textContent).toContain(when));
   });
 
@@ -68,14 +88,17 @@ describe("profile", () => {
         nickname = (c.body as { nickname: string }).nickname;
         return jsonResponse({ ...profile, nickname });
       },
-      "GET /api/v1/me/kyc": () => jsonResponse({ state: "none", documents: [], exchanges: [] }),
+      "GET /api/v1/me/kyc": () =>
+        jsonResponse({ state: "none", documents: [], exchanges: [] }),
     });
     renderAt("/dashboard?page=profile", { "/dashboard": DashboardScreen });
     const box = (await screen.findByLabelText("Nickname")) as HTMLInputElement;
     await waitFor(() => expect(box.value).toBe("Ann"));
     fireEvent.change(box, { target: { value: "   " } });
     fireEvent.click(screen.getByTestId("nickname-save"));
-    expect(screen.getByText("The nickname is 1 to 32 characters.")).toBeTruthy();
+    expect(
+      screen.getByText("The nickname is 1 to 32 characters."),
+    ).toBeTruthy();
     fireEvent.change(box, { target: { value: " Annie " } });
     fireEvent.click(screen.getByTestId("nickname-save"));
     await waitFor(() => expect(toast()).toBe("Modified successfully!"));
@@ -89,41 +112,77 @@ describe("profile", () => {
     fakeApi({
       "GET /api/v1/me": () => jsonResponse(member),
       "GET /api/v1/me/profile": () => jsonResponse(profile),
-      "GET /api/v1/me/kyc": () => jsonResponse({ state: "none", documents: [], exchanges: [] }),
+      "GET /api/v1/me/kyc": () =>
+        jsonResponse({ state: "none", documents: [], exchanges: [] }),
     });
     const traits = [
       input("traits.email", { group: "profile", value: member.email }),
       input("traits.nickname", { group: "profile", value: "Ann" }),
       input("traits.locale", { group: "profile", value: "en-US" }),
-      input("traits.terms", { group: "profile", type: "checkbox", value: true }),
+      input("traits.terms", {
+        group: "profile",
+        type: "checkbox",
+        value: true,
+      }),
       submit("method", "profile", "profile"),
     ];
-    const verify = flow("V1", [input("code", { group: "code" }), submit("method", "code", "code")], { state: "sent_email" });
+    const verify = flow(
+      "V1",
+      [input("code", { group: "code" }), submit("method", "code", "code")],
+      { state: "sent_email" },
+    );
     const k = fakeKratos({
       "GET /self-service/settings/browser": () => json(flow("S1", traits)),
       "POST /self-service/settings": () =>
-        json({ ...flow("S1", traits, { state: "success" }), continue_with: [{ action: "show_verification_ui", flow: { id: "V1", verifiable_address: "+819012345678" } }] }),
+        json({
+          ...flow("S1", traits, { state: "success" }),
+          continue_with: [
+            {
+              action: "show_verification_ui",
+              flow: { id: "V1", verifiable_address: "+819012345678" },
+            },
+          ],
+        }),
       "GET /self-service/verification/flows": () => json(verify),
-      "POST /self-service/verification": () => json(flow("V1", [], { state: "passed_challenge" })),
+      "POST /self-service/verification": () =>
+        json(flow("V1", [], { state: "passed_challenge" })),
     });
     setKratosFetch(k.fetch);
     renderAt("/dashboard?page=profile", { "/dashboard": DashboardScreen });
     const row = await screen.findByTestId("profile-phone");
-    expect(within(row).getByTestId("profile-phone-value").textContent).toBe("Not bound");
+    expect(within(row).getByTestId("profile-phone-value").textContent).toBe(
+      "Not bound",
+    );
     fireEvent.click(within(row).getByTestId("bind-phone"));
     const number = await screen.findByLabelText("New mobile number");
-    fireEvent.change(screen.getByLabelText("Country code"), { target: { value: "81" } });
+    fireEvent.change(screen.getByLabelText("Country code"), {
+      target: { value: "81" },
+    });
     fireEvent.change(number, { target: { value: "090-1234-5678" } });
     fireEvent.click(screen.getByTestId("bind-phone-submit"));
     const code = await screen.findByLabelText("Verification code");
-    expect(k.calls.find((c) => c.method === "POST" && c.path === "/self-service/settings")!.body).toEqual({
+    expect(
+      k.calls.find(
+        (c) => c.method === "POST" && c.path === "/self-service/settings",
+      )!.body,
+    ).toEqual({
       method: "profile",
       csrf_token: "csrf-S1",
-      traits: { email: member.email, nickname: "Ann", locale: "en-US", terms: true, phone: "+819012345678" },
+      traits: {
+        email: member.email,
+        nickname: "Ann",
+        locale: "en-US",
+        terms: true,
+        phone: "+819012345678",
+      },
     });
     fireEvent.change(code, { target: { value: "123456" } });
     fireEvent.click(screen.getByTestId("submit-method-code"));
     await waitFor(() => expect(toast()).toBe("Setting successful!"));
-    expect(k.calls.find((c) => c.method === "POST" && c.path === "/self-service/verification")!.body).toMatchObject({ method: "code", code: "123456" });
+    expect(
+      k.calls.find(
+        (c) => c.method === "POST" && c.path === "/self-service/verification",
+      )!.body,
+    ).toMatchObject({ method: "code", code: "123456" });
   });
 });

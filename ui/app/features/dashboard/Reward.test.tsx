@@ -16,13 +16,23 @@ afterEach(() => resetSession());
 
 describe("reward", () => {
   it("adds settled and unsettled exactly (no binary floating point)", () => {
-    expect(totalOf({ coin: "USDT", settled: "0.1", unsettled: "0.2" })).toBe("0.3");
-    expect(totalOf({ coin: "BTC", settled: "0.00000001", unsettled: "12345678901234567.00000002" })).toBe("12345678901234567.00000003");
+    expect(totalOf({ coin: "USDT", settled: "0.1", unsettled: "0.2" })).toBe(
+      "0.3",
+    );
+    expect(
+      totalOf({
+        coin: "BTC",
+        settled: "0.00000001",
+        unsettled: "12345678901234567.00000002",
+      }),
+    ).toBe("12345678901234567.00000003");
     expect(totalOf({ coin: "X", settled: "n/a", unsettled: "1" })).toBe("");
   });
 
   it("links to the register screen with the code", () => {
-    expect(shareLink("AB3DEF7G", "http://127.0.0.1:8080")).toBe("http://127.0.0.1:8080/regist?ref=AB3DEF7G");
+    expect(shareLink("AB3DEF7G", "http://127.0.0.1:8080")).toBe(
+      "http://127.0.0.1:8080/regist?ref=AB3DEF7G",
+    );
   });
 
   it("shows the code, the share link, totals per coin and the referees", async () => {
@@ -36,22 +46,36 @@ describe("reward", () => {
           rewards: [],
         }),
     });
-    renderAt("/dashboard?page=self_referral", { "/dashboard": DashboardScreen });
-    expect((await screen.findByTestId("referral-code")).textContent).toBe("AB3DEF7G");
-    expect(screen.getByTestId("referral-link").textContent).toBe(`${window.location.origin}/regist?ref=AB3DEF7G`);
+    renderAt("/dashboard?page=self_referral", {
+      "/dashboard": DashboardScreen,
+    });
+    expect((await screen.findByTestId("referral-code")).textContent).toBe(
+      "AB3DEF7G",
+    );
+    expect(screen.getByTestId("referral-link").textContent).toBe(
+      `${window.location.origin}/regist?ref=AB3DEF7G`,
+    );
     expect(screen.getByTestId("settled-USDT").textContent).toBe("1,234.5");
     expect(screen.getByTestId("unsettled-USDT").textContent).toBe("0.25");
     expect(screen.getByTestId("total-USDT").textContent).toBe("1,234.75");
-    expect(within(screen.getByTestId("referees")).getByText(/Bob/)).toBeTruthy();
-    expect(screen.getByTestId("dash-tab-self_referral").getAttribute("aria-current")).toBe("page");
+    expect(
+      within(screen.getByTestId("referees")).getByText(/Bob/),
+    ).toBeTruthy();
+    expect(
+      screen.getByTestId("dash-tab-self_referral").getAttribute("aria-current"),
+    ).toBe("page");
     expect(document.title).toBe("exhub | Dashboard - Reward");
   });
 });
 
 describe("sub-pages", () => {
   it("chooses the sub-page from the path, the query, then the remembered one", () => {
-    expect(chooseSubPage("/dashboard/security", "profile", null)).toBe("security");
-    expect(chooseSubPage("/dashboard", "self_referral", "security")).toBe("self_referral");
+    expect(chooseSubPage("/dashboard/security", "profile", null)).toBe(
+      "security",
+    );
+    expect(chooseSubPage("/dashboard", "self_referral", "security")).toBe(
+      "self_referral",
+    );
     expect(chooseSubPage("/dashboard", null, "security")).toBe("security");
     expect(chooseSubPage("/dashboard", "nonsense", "bogus")).toBe("profile");
   });
@@ -59,12 +83,22 @@ describe("sub-pages", () => {
   it("opens the remembered sub-page and remembers the one shown", async () => {
     fakeApi({
       "GET /api/v1/me": () => jsonResponse(member),
-      "GET /api/v1/me/referral": () => jsonResponse({ code: "AB3DEF7G", referees: [], totals: [], rewards: [] }),
+      "GET /api/v1/me/referral": () =>
+        jsonResponse({
+          code: "AB3DEF7G",
+          referees: [],
+          totals: [],
+          rewards: [],
+        }),
     });
     window.localStorage.setItem(SUBPAGE_KEYS.dashboard, "self_referral");
     renderAt("/dashboard", { "/dashboard": DashboardScreen });
     expect(await screen.findByTestId("dashboard-reward")).toBeTruthy();
     expect(await screen.findByTestId("rewards-empty")).toBeTruthy();
-    await waitFor(() => expect(window.localStorage.getItem(SUBPAGE_KEYS.dashboard)).toBe("self_referral"));
+    await waitFor(() =>
+      expect(window.localStorage.getItem(SUBPAGE_KEYS.dashboard)).toBe(
+        "self_referral",
+      ),
+    );
   });
 });

@@ -131,7 +131,8 @@ let prefs: { memberId: string; version: number; doc: PreferencesDoc } | null =
   null;
 let prefsQueue: Promise<unknown> = Promise.resolve();
 
-async function readPreferences(
+// Reads the member's preferences (and their version) into the module.
+export async function readPreferences(
   memberId: string,
 ): Promise<NonNullable<typeof prefs>> {
   const r = await call<Preferences>("GET", paths.preferences);

@@ -1,0 +1,266 @@
+import { render, waitFor } from "@testing-library/react";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import {
+  FAVORITES_KEY,
+  listFavorites,
+  localFavoritesStore,
+  toggleFavorite,
+} from "~/lib/favorites";
+import { clearSession, resetSession, setMember } from "~/lib/session";
+import { I18nProvider } from "@lingui/react";
+import { i18n } from "~/i18n";
+import { ThemeProvider } from "~/theme";
+import { THEME_KEY } from "~/preferences";
+import { fakeApi, jsonResponse, member } from "./testing/fake-api";
+import {
+  MERGED_KEY_PREFIX,
+  MemberSync,
+  readPreferences,
+  resetMemberSync,
+  serverFavoritesStore,
+  updatePreferences,
+} from "./sync";
+
+const k = (exchange: string, market_type: string, symbol: string) => ({
+  exchange,
+  market_type,
+  symbol,
+});
+
+beforeEach(() => {
+  resetSession();
+  resetMemberSync();
+});
+afterEach(() => {
+  resetSession();
+  resetMemberSync();
+});
+
+describe("server favourites", () => {
+  it("merges this browser's favourites once per member, then reads the server's list", async () => {
+    window.localStorage.setItem(
+      FAVORITES_KEY,
+      JSON.stringify(["binance:SPOT:BTCUSDT"]),
+    );
+    let server = [k("okx", "SWAP", "BTC-USDT-SWAP")];
+    const api = fakeApi({
+      "POST /api/v1/me/favorites:merge": (c) => {
+        server = [
+          ...server,
+          ...(c.body as { favorites: typeof server }).favorites,
+        ];
+        return jsonResponse({
+          added: 1,
+          present: 0,
+          dropped: 0,
+          favorites: server,
+        });
+      },
+      "GET /api/v1/me/favorites": () => jsonResponse({ favorites: server }),
+    });
+    const s = serverFavoritesStore("m1");
+    await s.load();
+    expect([...s.list()].sort()).toEqual([
+      "binance:SPOT:BTCUSDT",
+      "okx:SWAP:BTC-USDT-SWAP",
+    ]);
+    expect(
+      api.calls
+        .filter((c) => c.path === "/api/v1/me/favorites:merge")
+        .map((c) => c.body),
+    ).toEqual([{ favorites: [k("binance", "SPOT", "BTCUSDT")] }]);
+    expect(window.localStorage.getItem(MERGED_KEY_PREFIX + "m1")).toBe("1");
+
+    await serverFavoritesStore("m1").load();
+    expect(
+      api.calls.filter((c) => c.path === "/api/v1/me/favorites:merge"),
+    ).toHaveLength(1);
+  });
+
+  it("does not mark the merge done when it failed", async () => {
+    window.localStorage.setItem(
+      FAVORITES_KEY,
+      JSON.stringify(["binance:SPOT:BTCUSDT"]),
+    );
+    fakeApi({
+      "POST /api/v1/me/favorites:merge": () =>
+        jsonResponse({ title: "Service Unavailable", status: 503 }, 503),
+    });
+    await expect(serverFavoritesStore("m2").load()).rejects.toThrow();
+    expect(window.localStorage.getItem(MERGED_KEY_PREFIX + "m2")).toBeNull();
+  });
+
+  it("adds and removes with the market in the body or the query, and rolls back a refused change", async () => {
+    let server: ReturnType<typeof k>[] = [];
+    let refuse = false;
+    const api = fakeApi({
+      "GET /api/v1/me/favorites": () => jsonResponse({ favorites: server }),
+      "POST /api/v1/me/favorites": (c) => {
+        if (refuse)
+          return jsonResponse(
+            {
+              title: "Unprocessable Entity",
+              status: 422,
+              detail: "at most 500 favorites",
+            },
+            422,
+          );
+        server = [...server, c.body as ReturnType<typeof k>];
+        return jsonResponse({ changed: true });
+      },
+      "DELETE /api/v1/me/favorites": (c) => {
+        server = server.filter((f) => f.symbol !== c.query.get("symbol"));
+        return jsonResponse({ changed: true });
+      },
+    });
+    window.localStorage.setItem(MERGED_KEY_PREFIX + "m3", "1");
+    const s = serverFavoritesStore("m3");
+    await s.load();
+    let changes = 0;
+    s.subscribe(() => changes++);
+    s.add("binance:SWAP:ETH/USDT");
+    expect(s.list().has("binance:SWAP:ETH/USDT")).toBe(true);
+    await waitFor(() =>
+      expect(server).toEqual([k("binance", "SWAP", "ETH/USDT")]),
+    );
+    s.remove("binance:SWAP:ETH/USDT");
+    await waitFor(() => expect(server).toEqual([]));
+    expect(api.calls.find((c) => c.method === "DELETE")!.query.toString()).toBe(
+      "exchange=binance&market_type=SWAP&symbol=ETH%2FUSDT",
+    );
+
+    refuse = true;
+    s.add("okx:SPOT:BTC-USDT");
+    expect(s.list().has("okx:SPOT:BTC-USDT")).toBe(true);
+    await waitFor(() => expect(s.list().has("okx:SPOT:BTC-USDT")).toBe(false));
+    expect(changes).toBeGreaterThanOrEqual(4);
+  });
+});
+
+describe("member sync", () => {
+  it("uses the member's server favourites once signed in and the local ones again after sign-out", async () => {
+    window.localStorage.setItem(
+      FAVORITES_KEY,
+      JSON.stringify(["binance:SPOT:BTCUSDT"]),
+    );
+    window.localStorage.setItem(MERGED_KEY_PREFIX + member.id, "1");
+    fakeApi({
+      "GET /api/v1/me": () => jsonResponse(member),
+      "GET /api/v1/me/favorites": () =>
+        jsonResponse({ favorites: [k("okx", "SWAP", "ETH-USDT-SWAP")] }),
+      "POST /api/v1/me/favorites": () => jsonResponse({ changed: true }),
+      "GET /api/v1/me/preferences": () =>
+        jsonResponse({
+          version: 3,
+          preferences: {
+            theme: "light",
+            language: "en",
+            sub_pages: { dashboard: "security" },
+          },
+        }),
+    });
+    setMember(member);
+    render(
+      <I18nProvider i18n={i18n}>
+        <ThemeProvider>
+          <MemberSync />
+        </ThemeProvider>
+      </I18nProvider>,
+    );
+    await waitFor(() =>
+      expect([...listFavorites()]).toEqual(["okx:SWAP:ETH-USDT-SWAP"]),
+    );
+    await waitFor(() =>
+      expect(document.documentElement.getAttribute("data-theme")).toBe("light"),
+    );
+    expect(window.localStorage.getItem(THEME_KEY)).toBe("light");
+    expect(window.localStorage.getItem("exhub.dashboard.page")).toBe(
+      "security",
+    );
+    toggleFavorite("okx:SPOT:BTC-USDT");
+    // The local list is untouched by a member's change.
+    expect([...localFavoritesStore().list()]).toEqual(["binance:SPOT:BTCUSDT"]);
+
+    clearSession();
+    await waitFor(() =>
+      expect([...listFavorites()]).toEqual(["binance:SPOT:BTCUSDT"]),
+    );
+  });
+
+  it("saves the browser's theme and language for a member who never saved preferences", async () => {
+    document.documentElement.setAttribute("data-theme", "dark");
+    const api = fakeApi({
+      "GET /api/v1/me": () => jsonResponse(member),
+      "GET /api/v1/me/favorites": () => jsonResponse({ favorites: [] }),
+      "GET /api/v1/me/preferences": () =>
+        jsonResponse({ version: 0, preferences: {} }),
+      "PUT /api/v1/me/preferences": (c) =>
+        jsonResponse({
+          version: 1,
+          preferences: (c.body as { preferences: unknown }).preferences,
+        }),
+    });
+    setMember(member);
+    render(
+      <I18nProvider i18n={i18n}>
+        <ThemeProvider>
+          <MemberSync />
+        </ThemeProvider>
+      </I18nProvider>,
+    );
+    await waitFor(() =>
+      expect(api.calls.some((c) => c.method === "PUT")).toBe(true),
+    );
+    expect(api.calls.find((c) => c.method === "PUT")!.body).toEqual({
+      version: 0,
+      preferences: { theme: "dark", language: "en" },
+    });
+  });
+});
+
+describe("updatePreferences", () => {
+  it("retries once on 412 with the version read again, keeping the other keys", async () => {
+    let version = 1;
+    let doc: Record<string, unknown> = {
+      theme: "dark",
+      sub_pages: { history: "funding_history" },
+    };
+    const puts: { version: number }[] = [];
+    fakeApi({
+      "GET /api/v1/me/preferences": () =>
+        jsonResponse({ version, preferences: doc }),
+      "PUT /api/v1/me/preferences": (c) => {
+        const b = c.body as {
+          version: number;
+          preferences: Record<string, unknown>;
+        };
+        puts.push(b);
+        if (b.version !== version)
+          return jsonResponse(
+            { title: "Precondition Failed", status: 412 },
+            412,
+          );
+        version++;
+        doc = b.preferences;
+        return jsonResponse({ version, preferences: doc });
+      },
+    });
+    await readPreferences("m1");
+    // Another device saves first.
+    version = 5;
+    doc = { theme: "light", sub_pages: { history: "funding_history" } };
+    await updatePreferences({ sub_pages: { dashboard: "self_referral" } });
+    expect(puts.map((p) => p.version)).toEqual([1, 5]);
+    expect(doc).toEqual({
+      theme: "light",
+      sub_pages: { history: "funding_history", dashboard: "self_referral" },
+    });
+    expect(version).toBe(6);
+  });
+
+  it("does nothing for a visitor", async () => {
+    const api = fakeApi({});
+    await updatePreferences({ theme: "light" });
+    expect(api.calls).toEqual([]);
+  });
+});
