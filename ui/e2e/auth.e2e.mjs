@@ -116,7 +116,7 @@ test("register by e-mail, verify with the code from the demo inbox, log out", as
     await page.getByTestId("register-submit").click();
     await page.getByText("successfully registered!").waitFor();
     await page.waitForURL(/\/otp\?flow=/);
-    await page.getByText(/valid for 30 minutes/).waitFor();
+    assert.match(await page.getByTestId("verification-hint").textContent(), new RegExp(`sent a code to ${email.replace(/[.]/g, "\\.")}.*valid for 30 minutes`));
 
     const { code } = await waitForCode(email, since);
     // The demo inbox page shows the same code.
@@ -216,16 +216,24 @@ test("enable the authenticator, then log in with a TOTP code", async () => {
   await withBrowser("totp", {}, async (page) => {
     await login(page);
     await page.getByText("Login succeeded!").waitFor();
+    // The dashboard's five steps: app, QR code and key, recovery codes, guide, enable.
     await page.goto("/dashboard/security");
-    const section = page.getByTestId("settings-totp");
-    await section.getByTestId("totp-qr").waitFor();
-    totpSecret = (await section.getByTestId("totp-secret").textContent()).trim();
+    await page.getByTestId("totp-setup").waitFor();
+    await page.getByTestId("totp-next").click();
+    await page.getByTestId("totp-qr").waitFor();
+    totpSecret = (await page.getByTestId("totp-secret").textContent()).trim();
     assert.match(totpSecret, /^[A-Z2-7]{16,}$/);
+    await page.getByTestId("totp-next").click();
+    await page.getByTestId("lookup-generate").click();
+    await page.getByTestId("lookup-secrets").waitFor();
+    await page.getByTestId("lookup-saved").check();
+    await page.getByTestId("totp-next").click();
+    await page.getByTestId("totp-next").click();
     const first = await freshTotp(totpSecret, -1);
     totpStep = first.step;
-    await section.getByLabel(/code/i).fill(first.code);
-    await section.getByRole("button", { name: "Save" }).click();
-    await page.getByText("Setting successful!").waitFor();
+    await page.getByTestId("totp-code").fill(first.code);
+    await page.getByTestId("totp-enable").click();
+    await page.getByTestId("totp-enabled").waitFor();
   });
   await withBrowser("totp-login", {}, async (page) => {
     await login(page, { returnTo: "/history" });

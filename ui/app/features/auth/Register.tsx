@@ -92,7 +92,7 @@ export function RegisterScreen() {
       if (verify?.flow) {
         const q = new URLSearchParams({ flow: verify.flow.id });
         if (returnTo !== "/") q.set("return_to", returnTo);
-        await navigate(`/otp?${q.toString()}`, { replace: true });
+        await navigate(`/otp?${q.toString()}`, { replace: true, state: { address: verify.flow.verifiable_address } });
       } else await navigate(returnTo, { replace: true });
       return;
     }

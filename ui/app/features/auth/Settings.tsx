@@ -2,8 +2,8 @@ import { Trans, useLingui } from "@lingui/react/macro";
 import { useEffect, useState, type FormEvent } from "react";
 import { useLocation, useNavigate } from "react-router";
 import { Alert, AuthLayout, Loading, PasswordRules, ResultAlert } from "./AuthLayout";
-import { csrfToken, FlowForm, FlowMessages, Messages } from "./FlowForm";
-import { flowMessages, submitFlow, type Flow, type FlowResult, type PasswordRule } from "./kratos";
+import { csrfToken, Messages } from "./FlowForm";
+import { flowMessages, submitFlow, type FlowResult, type PasswordRule } from "./kratos";
 import { validationText } from "~/lib/validation";
 import { brokenPasswordRules } from "./password";
 import { showToast } from "./toast";
@@ -11,7 +11,7 @@ import { useFlow, type FlowState } from "./useFlow";
 
 // A settings flow needs a session (else /login) and, once the member has
 // 2FA, the second factor (else /otpauth); both come back here afterwards.
-function useSettingsGate(state: FlowState) {
+export function useSettingsGate(state: FlowState) {
   const navigate = useNavigate();
   const { pathname } = useLocation();
   useEffect(() => {
@@ -113,64 +113,6 @@ export function BindPasswordScreen() {
             </button>
           </div>
         </form>
-      ) : null}
-    </AuthLayout>
-  );
-}
-
-function SettingsSection({ title, flow, group, onSubmit, busy }: { title: string; flow: Flow; group: string; onSubmit: (b: Record<string, unknown>) => Promise<void>; busy: boolean }) {
-  if (!flow.ui.nodes.some((n) => n.group === group)) return null;
-  return (
-    <section aria-label={title} data-testid={`settings-${group}`}>
-      <hr className="auth-divider" />
-      <h2>{title}</h2>
-      <FlowForm flow={flow} groups={[group]} onSubmit={onSubmit} busy={busy} />
-    </section>
-  );
-}
-
-// Kratos' settings page (/dashboard/security): the authenticator app
-// (QR code, secret, confirm with a code; or disable), recovery codes.
-export function SecuritySettingsScreen() {
-  const { t } = useLingui();
-  const { state, show, recover } = useFlow("settings");
-  useSettingsGate(state);
-  const navigate = useNavigate();
-  const [busy, setBusy] = useState(false);
-  const [result, setResult] = useState<FlowResult | null>(null);
-
-  const submit = async (body: Record<string, unknown>) => {
-    if (state.status !== "ready") return;
-    setBusy(true);
-    setResult(null);
-    const r = await submitFlow("settings", state.flow.id, body);
-    setBusy(false);
-    if (r.kind === "success" && r.flow) {
-      show(r.flow);
-      return;
-    }
-    if (r.kind === "aal2_required") {
-      await navigate(`/otpauth?return_to=${encodeURIComponent("/dashboard/security")}`);
-      return;
-    }
-    if (await recover(r)) {
-      if (r.kind !== "flow") setResult(r);
-      return;
-    }
-    setResult(r);
-  };
-
-  return (
-    <AuthLayout title={t`Security`} testId="security-settings">
-      {state.status === "loading" ? <Loading /> : null}
-      {state.status === "failed" && state.result.kind !== "aal2_required" ? <ResultAlert result={state.result} /> : null}
-      {state.status === "ready" ? (
-        <>
-          <FlowMessages flow={state.flow} />
-          <ResultAlert result={result} />
-          <SettingsSection title={t`Google Authenticator`} flow={state.flow} group="totp" onSubmit={submit} busy={busy} />
-          <SettingsSection title={t`Recovery codes`} flow={state.flow} group="lookup_secret" onSubmit={submit} busy={busy} />
-        </>
       ) : null}
     </AuthLayout>
   );

@@ -1,9 +1,9 @@
 import { Trans, useLingui } from "@lingui/react/macro";
 import { useState } from "react";
-import { useNavigate, useSearchParams } from "react-router";
+import { useLocation, useNavigate, useSearchParams } from "react-router";
 import { loadMe } from "~/lib/session";
 import { AuthLayout, Loading, ResultAlert } from "./AuthLayout";
-import { FlowForm, FlowMessages, initialValues } from "./FlowForm";
+import { csrfToken, FlowForm, inputName, isSubmit, Messages } from "./FlowForm";
 import { submitFlow, type FlowResult } from "./kratos";
 import { safeReturnTo } from "./return-to";
 import { showToast } from "./toast";
@@ -20,6 +20,8 @@ export function VerificationScreen() {
   const { state, recover } = useFlow("verification");
   const [busy, setBusy] = useState(false);
   const [result, setResult] = useState<FlowResult | null>(null);
+  const [resent, setResent] = useState(false);
+  const location = useLocation();
 
   const submit = async (body: Record<string, unknown>) => {
     if (state.status !== "ready") return;
@@ -41,7 +43,21 @@ export function VerificationScreen() {
   };
 
   const sent = state.status === "ready" && state.flow.state === "sent_email";
-  const address = state.status === "ready" ? String(initialValues(state.flow).email ?? initialValues(state.flow).phone ?? "") : "";
+  // Kratos' resend button carries the address; after registration the address also comes with the navigation.
+  const resendNode = state.status === "ready" ? state.flow.ui.nodes.find((n) => isSubmit(n) && inputName(n) === "email") : undefined;
+  const fromNav = (location.state as { address?: unknown } | null)?.address;
+  const address = resendNode
+    ? String((resendNode.attributes as { value?: unknown }).value ?? "")
+    : typeof fromNav === "string"
+      ? fromNav
+      : "";
+
+  const resend = async () => {
+    if (state.status !== "ready" || !address) return;
+    setResent(false);
+    await submit({ method: "code", email: address, csrf_token: csrfToken(state.flow) });
+    setResent(true);
+  };
 
   return (
     <AuthLayout title={t`Verification code`} testId="verification">
@@ -60,7 +76,8 @@ export function VerificationScreen() {
               <Trans>Enter your email address and we will send you a code, valid for 30 minutes.</Trans>
             )}
           </p>
-          <FlowMessages flow={state.flow} />
+          {/* "A code has been sent" repeats the hint above. */}
+          <Messages messages={(state.flow.ui.messages ?? []).filter((m) => !(sent && (m.id === 1080001 || m.id === 1080003)) || resent)} testId="flow-messages" />
           <ResultAlert result={result} />
           <FlowForm
             flow={state.flow}
@@ -69,6 +86,13 @@ export function VerificationScreen() {
             testId="verification-form"
             labels={{ code: t`Verification code`, "method=code": sent ? t`Verify` : t`Send code` }}
           />
+          {sent && !resendNode && address ? (
+            <div className="auth-actions">
+              <button type="button" className="button" disabled={busy} onClick={() => void resend()} data-testid="resend-code">
+                <Trans>Resend code</Trans>
+              </button>
+            </div>
+          ) : null}
         </>
       ) : null}
     </AuthLayout>

@@ -239,7 +239,7 @@ export async function submitFlow(
     if (isFlow(o) && (kind === "recovery" || kind === "verification" || kind === "settings")) {
       const cw = continueWithOf(o);
       if (kind === "settings" && o.state === "success") return { kind: "success", body: o, continueWith: cw, flow: o };
-      if (kind === "verification" && o.state === "passed_challenge") return { kind: "success", body: o, continueWith: cw, flow: o };
+      if ((kind === "verification" || kind === "recovery") && o.state === "passed_challenge") return { kind: "success", body: o, continueWith: cw, flow: o };
       return { kind: "flow", flow: o };
     }
     return { kind: "success", body: o, continueWith: continueWithOf(o) };

@@ -260,4 +260,26 @@ describe("recovery, step B", () => {
     expect(posts[1]!.body).toEqual({ method: "password", password: "New12!ab", csrf_token: "csrf-S1" });
     expect(document.getElementById("exhub-toasts")?.textContent).toBe("Modified successfully!");
   });
+
+  it("also takes Kratos' 200 answer (passed_challenge with continue_with show_settings_ui)", async () => {
+    const k = fakeKratos({
+      "GET /self-service/recovery/flows": () => json(flow("RC1", [input("code", { group: "code" }), submit("method", "code", "code")], { state: "sent_email" })),
+      "POST /self-service/recovery": () =>
+        json({
+          ...flow("RC1", [], { state: "passed_challenge" }),
+          continue_with: [{ action: "show_settings_ui", flow: { id: "S2", url: "http://127.0.0.1:8080/dashboard/security?flow=S2" } }],
+        }),
+      "GET /self-service/settings/flows": () => json(flow("S2", [input("password", { type: "password", group: "password" })])),
+      "POST /self-service/settings": () => json(flow("S2", [], { state: "success" })),
+    });
+    setKratosFetch(k.fetch);
+    renderAt("/forgotPassword_B?flow=RC1", { "/forgotPassword_B": RecoveryCodeScreen });
+    fireEvent.change(await screen.findByLabelText("Verification code"), { target: { value: "123456" } });
+    fireEvent.change(screen.getByLabelText("New password"), { target: { value: "New12!ab" } });
+    fireEvent.change(screen.getByLabelText("Confirm password"), { target: { value: "New12!ab" } });
+    fireEvent.click(screen.getByTestId("reset-submit"));
+    await waitFor(() => expect(where()).toBe("/"));
+    const posts = k.calls.filter((c) => c.method === "POST");
+    expect(posts[1]!.query.get("flow")).toBe("S2");
+  });
 });

@@ -1,5 +1,0 @@
-import { SecuritySettingsScreen } from "~/features/auth/Settings";
-
-export default function Security() {
-  return <SecuritySettingsScreen />;
-}
