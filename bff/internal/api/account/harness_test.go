@@ -248,3 +248,12 @@ func (w tWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
 }
+
+func mustMember(t *testing.T, b *bff, s *session) *auth.Member {
+	t.Helper()
+	m, err := b.checker.CheckCookie(context.Background(), s.SessionCookie())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
