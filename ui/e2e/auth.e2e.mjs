@@ -23,14 +23,16 @@ let password = "Kp7!vRw2";
 const newPassword = "Zq3#mNt8";
 let totpSecret = "";
 let totpStep = -1;
+let recoveryCodes = [];
 
+// locale "ko" is a Korean browser with no stored choice (the app falls back to English).
 async function withBrowser(name, { locale = "en", theme = "dark", width = 1280 } = {}, fn) {
   const profile = await mkdtemp(path.join(tmpdir(), "exhub-e2e-auth-"));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath,
     headless: true,
     args: chromiumArgs,
-    locale: locale === "ja" ? "ja-JP" : "en-US",
+    locale: { ja: "ja-JP", ko: "ko-KR" }[locale] ?? "en-US",
     viewport: { width, height: 900 },
     baseURL,
   });
@@ -38,7 +40,7 @@ async function withBrowser(name, { locale = "en", theme = "dark", width = 1280 }
   await context.addInitScript(
     ([l, t]) => {
       if (!localStorage.getItem("exhub.e2e")) {
-        localStorage.setItem("exhub.locale", l);
+        if (l !== "ko") localStorage.setItem("exhub.locale", l);
         localStorage.setItem("exhub.theme", t);
         localStorage.setItem("exhub.e2e", "1");
       }
@@ -128,10 +130,15 @@ test("register by e-mail, verify with the code from the demo inbox, log out", as
     await page.getByRole("button", { name: "Verify" }).click();
     await page.getByText("Your address has been verified.").waitFor();
 
-    const m = await me(page);
+    // The BFF caches a session's member briefly: wait (bounded) for the verified address to show.
+    let m = await me(page);
+    for (const deadline = Date.now() + 60_000; !(m.status === 200 && m.body.email_verified) && Date.now() < deadline; ) {
+      await page.waitForTimeout(1000);
+      m = await me(page);
+    }
     assert.equal(m.status, 200, JSON.stringify(m.body));
     assert.equal(m.body.email, email);
-    assert.equal(m.body.email_verified, true);
+    assert.equal(m.body.email_verified, true, JSON.stringify(m.body));
 
     await page.goto("/");
     await logoutByUI(page);
@@ -226,6 +233,8 @@ test("enable the authenticator, then log in with a TOTP code", async () => {
     await page.getByTestId("totp-next").click();
     await page.getByTestId("lookup-generate").click();
     await page.getByTestId("lookup-secrets").waitFor();
+    recoveryCodes = (await page.getByTestId("lookup-secrets").locator("li").allTextContents()).map((c) => c.trim());
+    assert.ok(recoveryCodes.length >= 8, `recovery codes: ${recoveryCodes.length}`);
     await page.getByTestId("lookup-saved").check();
     await page.getByTestId("totp-next").click();
     await page.getByTestId("totp-next").click();
@@ -249,6 +258,16 @@ test("enable the authenticator, then log in with a TOTP code", async () => {
     assert.equal(m.body.aal, "aal2");
     assert.equal(m.body.two_factor.totp, true);
   });
+  // Without the phone: a recovery code instead.
+  await withBrowser("lookup-login", {}, async (page) => {
+    await login(page);
+    await page.waitForURL(/\/otpauth/);
+    await page.getByTestId("tab-lookup").click();
+    await page.getByLabel("Recovery code").fill(recoveryCodes[0]);
+    await page.getByRole("button", { name: "Verify" }).click();
+    await page.getByText("Login succeeded!").waitFor();
+    assert.equal((await me(page)).status, 200);
+  });
 });
 
 test("the login screen in Japanese, light theme, phone width", async () => {
@@ -267,5 +286,13 @@ test("the login screen in Japanese, light theme, phone width", async () => {
     assert.equal(await page.evaluate(() => document.documentElement.getAttribute("data-theme")), "light");
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     assert.ok(overflow <= 0, `no horizontal scroll at 360 px (${overflow})`);
+  });
+});
+
+test("a Korean browser gets the sign-in screens in English", async () => {
+  await withBrowser("ko", { locale: "ko" }, async (page) => {
+    await page.goto("/regist");
+    await page.getByRole("heading", { name: "Sign Up" }).waitFor();
+    assert.equal(await page.evaluate(() => document.documentElement.lang), "en");
   });
 });

@@ -283,3 +283,40 @@ describe("recovery, step B", () => {
     expect(posts[1]!.query.get("flow")).toBe("S2");
   });
 });
+
+describe("second factor", () => {
+  it("takes a TOTP code or, on the other tab, a recovery code, then returns", async () => {
+    const { OtpAuthScreen } = await import("./OtpAuth");
+    const k = fakeKratos({
+      "GET /self-service/login/browser": (c) => {
+        expect(c.query.get("aal")).toBe("aal2");
+        return json(
+          flow("A1", [
+            input("totp_code", { group: "totp", label: { id: 1010006, text: "Authentication code", type: "info" } }),
+            submit("method", "totp", "totp", { id: 1010009, text: "Use Authenticator" }),
+            input("lookup_secret", { group: "lookup_secret", label: { id: 1010007, text: "Backup recovery code", type: "info" } }),
+            submit("method", "lookup_secret", "lookup_secret", { id: 1010010, text: "Use backup recovery code" }),
+          ], { messages: [{ id: 1010004, text: "Please complete the second authentication challenge.", type: "info" }] }),
+        );
+      },
+      "POST /self-service/login": [
+        () => json(flow("A1", [input("totp_code", { group: "totp" }), submit("method", "totp", "totp"), input("lookup_secret", { group: "lookup_secret" }), submit("method", "lookup_secret", "lookup_secret")], { messages: [{ id: 4000008, text: "The provided authentication code is invalid", type: "error" }] }), 400),
+        () => json({ session: { id: "s", authenticator_assurance_level: "aal2" } }),
+      ],
+    });
+    setKratosFetch(k.fetch);
+    renderAt("/otpauth?return_to=%2Fhistory", { "/otpauth": OtpAuthScreen });
+    fireEvent.change(await screen.findByLabelText("Authentication code"), { target: { value: "000000" } });
+    fireEvent.click(screen.getByRole("button", { name: "Verify" }));
+    expect((await screen.findByRole("alert")).textContent).toBe("The authentication code is wrong. Please try again.");
+    expect(k.calls[1]!.body).toEqual({ csrf_token: "csrf-A1", totp_code: "000000", method: "totp" });
+
+    fireEvent.click(screen.getByRole("tab", { name: "Recovery code" }));
+    expect(screen.queryByLabelText("Authentication code")).toBeNull();
+    fireEvent.change(screen.getByLabelText("Recovery code"), { target: { value: "abcd1234" } });
+    fireEvent.click(screen.getByRole("button", { name: "Verify" }));
+    await waitFor(() => expect(where()).toBe("/history"));
+    expect(k.calls[2]!.body).toEqual({ csrf_token: "csrf-A1", lookup_secret: "abcd1234", method: "lookup_secret" });
+    expect(document.getElementById("exhub-toasts")?.textContent).toBe("Login succeeded!");
+  });
+});
