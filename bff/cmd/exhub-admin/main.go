@@ -1,0 +1,168 @@
+// Command exhub-admin is the operator's tool for member data. It reads the same configuration as exhub-bff (the
+// --config file or EXHUB_CONFIG, else bff/exhub.yaml in the working directory, then EXHUB_* variables) and opens
+// the same store.
+//
+//	exhub-admin kyc list [--state in_review] [--limit 100]      applications in a state, oldest first
+//	exhub-admin kyc approve <application-or-member> [--reviewer name]
+//	exhub-admin kyc decline <application-or-member> --reason "..." [--reviewer name]
+//
+// A member id stands for that member's latest application. Approving sets the member's KYC flag on the exchanges of
+// kyc.exchanges (every configured exchange when empty).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"os/user"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/exhub/exhub/bff/internal/config"
+	"github.com/exhub/exhub/bff/internal/kyc"
+	"github.com/exhub/exhub/bff/internal/store"
+)
+
+const usage = `usage:
+  exhub-admin [--config FILE] kyc list [--state pending|in_review|completed|declined] [--limit N]
+  exhub-admin [--config FILE] kyc approve <application-or-member> [--reviewer NAME]
+  exhub-admin [--config FILE] kyc decline <application-or-member> --reason TEXT [--reviewer NAME]`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "exhub-admin:", err)
+		os.Exit(1)
+	}
+}
+
+// run is the command with its arguments (without the program name).
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	global := flag.NewFlagSet("exhub-admin", flag.ContinueOnError)
+	global.SetOutput(stderr)
+	configPath := global.String("config", os.Getenv("EXHUB_CONFIG"),
+		"YAML config file (default: bff/exhub.yaml when it exists in the working directory; env EXHUB_CONFIG)")
+	global.Usage = func() { fmt.Fprintln(stderr, usage) }
+	if err := global.Parse(args); err != nil {
+		return err
+	}
+	rest := global.Args()
+	if len(rest) < 2 || rest[0] != "kyc" {
+		global.Usage()
+		return errors.New("unknown command")
+	}
+	cmd, cmdArgs := rest[1], rest[2:]
+
+	fs := flag.NewFlagSet("exhub-admin kyc "+cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	state := fs.String("state", store.KYCInReview, "list: the state to list")
+	limit := fs.Int("limit", 100, "list: at most this many (1 to 1000)")
+	reviewer := fs.String("reviewer", defaultReviewer(), "approve, decline: who decides (recorded)")
+	reason := fs.String("reason", "", "decline: why (the member sees it)")
+	// Flags may follow the id: parse, take the id, parse the rest.
+	if err := fs.Parse(cmdArgs); err != nil {
+		return err
+	}
+	var id string
+	if fs.NArg() > 0 {
+		id = fs.Arg(0)
+		if err := fs.Parse(fs.Args()[1:]); err != nil {
+			return err
+		}
+		if fs.NArg() > 0 {
+			return fmt.Errorf("unexpected arguments %q", fs.Args())
+		}
+	}
+
+	cfg, err := loadConfig(*configPath)
+	if err != nil {
+		return err
+	}
+	st, err := store.Open(ctx, cfg.Store, store.WithLogger(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))))
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	kc := cfg.KYC
+	if len(kc.Exchanges) == 0 {
+		for _, e := range cfg.Exchanges {
+			kc.Exchanges = append(kc.Exchanges, e.Slug)
+		}
+	}
+	svc := kyc.New(st, cfg.DataPath(), kc, slog.New(slog.DiscardHandler))
+
+	switch cmd {
+	case "list":
+		if id != "" {
+			return fmt.Errorf("list takes no id")
+		}
+		return list(ctx, st, *state, *limit, stdout)
+	case "approve", "decline":
+		if id == "" {
+			return fmt.Errorf("%s needs an application or member id", cmd)
+		}
+		app, err := svc.Resolve(ctx, id)
+		if err != nil {
+			return err
+		}
+		if cmd == "approve" {
+			app, err = svc.Approve(ctx, app.ID, *reviewer)
+		} else {
+			if strings.TrimSpace(*reason) == "" {
+				return errors.New("decline needs --reason")
+			}
+			app, err = svc.Decline(ctx, app.ID, *reviewer, *reason)
+		}
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(stdout, "application %s of member %s is %s (reviewer %s)\n", app.ID, app.MemberID, app.State, app.Reviewer)
+		return err
+	default:
+		global.Usage()
+		return fmt.Errorf("unknown kyc command %q", cmd)
+	}
+}
+
+func list(ctx context.Context, st *store.Store, state string, limit int, out io.Writer) error {
+	apps, err := st.ListKYCByState(ctx, state, limit)
+	if err != nil {
+		return err
+	}
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "APPLICATION\tMEMBER\tKIND\tSTATE\tDOCUMENTS\tUPDATED\tREASON")
+	for _, a := range apps {
+		docs, err := st.KYCDocuments(ctx, a.ID)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", a.ID, a.MemberID, a.Kind, a.State, len(docs),
+			a.UpdatedAt.UTC().Format(time.RFC3339), a.Reason)
+	}
+	return w.Flush()
+}
+
+func defaultReviewer() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return "operator"
+}
+
+func loadConfig(path string) (*config.Config, error) {
+	if path == "" {
+		if _, err := os.Stat("bff/exhub.yaml"); err == nil {
+			path = "bff/exhub.yaml"
+		}
+	}
+	return config.Load(path)
+}
