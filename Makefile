@@ -65,6 +65,7 @@ hub-bins:
 	@mkdir -p $(BIN)/plugins
 	$(GO) build -o $(BIN)/exhub-bff ./bff/cmd/exhub-bff
 	$(GO) build -o $(BIN)/exhub-stack ./bff/cmd/exhub-stack
+	$(GO) build -o $(BIN)/exhub-admin ./bff/cmd/exhub-admin
 	$(GO) build -o $(BIN)/exhub-clickhouse ./analytics/cmd/exhub-clickhouse
 	$(GO) build -o $(BIN)/exhub-emulators ./adapters/cmd/exhub-emulators
 	$(GO) build -o $(BIN)/pluginctl ./plugin-sdk/cmd/pluginctl
