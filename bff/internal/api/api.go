@@ -25,7 +25,9 @@ import (
 	"github.com/exhub/exhub/bff/internal/auth"
 	"github.com/exhub/exhub/bff/internal/cache"
 	"github.com/exhub/exhub/bff/internal/config"
+	"github.com/exhub/exhub/bff/internal/kyc"
 	"github.com/exhub/exhub/bff/internal/market"
+	"github.com/exhub/exhub/bff/internal/member"
 	"github.com/exhub/exhub/bff/internal/metrics"
 	"github.com/exhub/exhub/bff/internal/pluginhost"
 )
@@ -58,6 +60,10 @@ type Deps struct {
 	Auth *auth.Checker
 	// Gate, when set, serves the browser's Kratos self-service submissions (/.ory/self-service/*, sent by the edge).
 	Gate http.Handler
+	// Members and KYC serve the account routes' member data (nil: GET /api/v1/me from the session alone, the other
+	// account routes 503). Members also serves Kratos' web hooks at member.HookPathPrefix.
+	Members *member.Service
+	KYC     *kyc.Service
 }
 
 type server struct {
@@ -102,7 +108,11 @@ func New(d Deps) (http.Handler, huma.API) {
 		}
 	}
 	if d.Auth != nil {
-		account.Register(api, account.Deps{Auth: d.Auth})
+		account.Register(api, account.Deps{Auth: d.Auth, Members: d.Members, KYC: d.KYC, Logger: d.Logger,
+			Exchanges: exchangeSlugs(d.Config)})
+	}
+	if d.Members != nil {
+		s.mux.Handle(member.HookPathPrefix, d.Members.Hooks())
 	}
 	if d.Gate != nil {
 		s.mux.Handle("/.ory/self-service/", d.Gate)
@@ -120,6 +130,18 @@ func New(d Deps) (http.Handler, huma.API) {
 		s.mux.Handle("GET /metrics", d.Metrics.Handler())
 	}
 	return s.middleware(s.mux), api
+}
+
+// exchangeSlugs are the configured exchanges' slugs (the KYC answer's per-exchange flags).
+func exchangeSlugs(cfg *config.Config) []string {
+	if cfg == nil {
+		return nil
+	}
+	out := make([]string, 0, len(cfg.Exchanges))
+	for _, e := range cfg.Exchanges {
+		out = append(out, e.Slug)
+	}
+	return out
 }
 
 // MarketExchanges lists the configured exchanges for the market service, each with its plugin supervisor when it

@@ -1,7 +1,8 @@
 // Package app assembles the BFF: it builds every component from the configuration (the HTTP listener, the member
 // store, the cache, the plugin host, the market service, analytics, the stream gateway, the session checker and the
-// self-service gate, the HTTP server, and as they land trading and wallet) and runs them with a Lifecycle: started in order, stopped in reverse order, every
-// goroutine owned. cmd/exhub-bff only parses flags and calls Serve or OpenAPI.
+// self-service gate, the member and KYC services, the HTTP server, and as they land trading and wallet) and runs
+// them with a Lifecycle: started in order, stopped in reverse order, every goroutine owned. cmd/exhub-bff only
+// parses flags and calls Serve or OpenAPI.
 package app
 
 import (
@@ -20,7 +21,9 @@ import (
 	"github.com/exhub/exhub/bff/internal/auth/gate"
 	"github.com/exhub/exhub/bff/internal/cache"
 	"github.com/exhub/exhub/bff/internal/config"
+	"github.com/exhub/exhub/bff/internal/kyc"
 	"github.com/exhub/exhub/bff/internal/market"
+	"github.com/exhub/exhub/bff/internal/member"
 	"github.com/exhub/exhub/bff/internal/metrics"
 	"github.com/exhub/exhub/bff/internal/pluginhost"
 	"github.com/exhub/exhub/bff/internal/ratelimit"
@@ -46,6 +49,8 @@ type BFF struct {
 	gateway   *stream.Gateway
 	checker   *auth.Checker
 	gate      *gate.Gate
+	members   *member.Service
+	kyc       *kyc.Service
 	server    *http.Server
 }
 
@@ -99,6 +104,7 @@ func (b *BFF) Components() []Component {
 		Func{ID: "analytics", OpenFn: b.newAnalytics, RunFn: b.runAnalytics},
 		Func{ID: "stream", OpenFn: b.newGateway, RunFn: b.runGateway},
 		Func{ID: "auth", OpenFn: b.newAuth},
+		Func{ID: "members", OpenFn: b.newMembers, RunFn: b.runKYCAutoReview},
 		Func{ID: "http", OpenFn: b.newServer, RunFn: b.serveHTTP},
 	}
 }
@@ -262,9 +268,33 @@ func (b *BFF) newAuth(context.Context) error {
 	return nil
 }
 
+// newMembers builds the member layer (Kratos' web hooks, lazy member rows, lockout) and KYC over the store.
+func (b *BFF) newMembers(context.Context) error {
+	b.members = member.New(b.store, b.cfg.Member, b.log)
+	kc := b.cfg.KYC
+	if len(kc.Exchanges) == 0 {
+		for _, e := range b.cfg.Exchanges {
+			kc.Exchanges = append(kc.Exchanges, e.Slug)
+		}
+	}
+	b.kyc = kyc.New(b.store, b.cfg.DataPath(), kc, b.log)
+	return nil
+}
+
+// runKYCAutoReview completes KYC applications in review after kyc.auto_review_delay, in demo mode only, until ctx
+// ends.
+func (b *BFF) runKYCAutoReview(ctx context.Context) error {
+	if b.cfg.Mode != "demo" || !b.cfg.KYC.AutoReview {
+		return nil
+	}
+	b.log.Info("kyc auto-review on (demo mode)", "delay", b.cfg.KYC.AutoReviewDelay)
+	return b.kyc.RunAutoReview(ctx)
+}
+
 func (b *BFF) newServer(context.Context) error {
 	handler, _ := api.New(api.Deps{Config: b.cfg, Host: b.host, Cache: b.cache, Metrics: b.metrics, Logger: b.log,
-		Version: b.version, Market: b.market, Stream: b.gateway, Analytics: b.analytics, Auth: b.checker, Gate: b.gate})
+		Version: b.version, Market: b.market, Stream: b.gateway, Analytics: b.analytics, Auth: b.checker, Gate: b.gate,
+		Members: b.members, KYC: b.kyc})
 	b.server = &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: b.cfg.HTTP.ReadHeaderTimeout.D(),

@@ -53,7 +53,7 @@ func TestComponentOrder(t *testing.T) {
 	}
 	// The listener binds first (a busy port fails before anything opens); the store opens next (migrations) and so
 	// closes after every component that uses it; HTTP serves last and so drains first.
-	want := []string{"listener", "store", "cache", "plugins", "market", "analytics", "stream", "auth", "http"}
+	want := []string{"listener", "store", "cache", "plugins", "market", "analytics", "stream", "auth", "members", "http"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("components %v, want %v", names, want)
 	}
@@ -98,6 +98,15 @@ func TestServeStopsOnCancel(t *testing.T) {
 	res.Body.Close()
 	if res.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "identity_unavailable") {
 		t.Fatalf("gate with Kratos down: %d %s", res.StatusCode, body)
+	}
+	// Kratos' web hooks reach the member service, which checks their secret.
+	res, err = http.Post("http://"+addr+"/internal/kratos/hooks/login", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("hook without the secret: %d", res.StatusCode)
 	}
 	cancel()
 	if err := <-done; err != nil {

@@ -42,6 +42,8 @@ import (
 
 	"github.com/exhub/exhub/bff/internal/auth"
 	"github.com/exhub/exhub/bff/internal/config/secret"
+	"github.com/exhub/exhub/bff/internal/kyc"
+	"github.com/exhub/exhub/bff/internal/member"
 	"github.com/exhub/exhub/bff/internal/store"
 )
 
@@ -60,6 +62,10 @@ type Config struct {
 	Kratos     Kratos      `yaml:"kratos"`
 	Auth       auth.Config `yaml:"auth"`
 	Gate       Gate        `yaml:"gate"`
+	// Member is the member service (member.Config: Kratos web-hook secret, withdrawal lockout, security events).
+	Member member.Config `yaml:"member"`
+	// KYC is KYC/KYB review (kyc.Config: documents per application, the demo auto-review).
+	KYC kyc.Config `yaml:"kyc"`
 	// Store is the member database (store.Config: driver sqlite or postgres, dsn, pools, migration lock).
 	Store store.Config `yaml:"store"`
 	Demo  Demo         `yaml:"demo"`
@@ -91,6 +97,8 @@ func Default() Config {
 		Kratos:     DefaultKratos(),
 		Auth:       DefaultAuth(),
 		Gate:       DefaultGate(),
+		Member:     member.DefaultConfig(),
+		KYC:        kyc.DefaultConfig(),
 		Store:      store.DefaultConfig(""),
 		Demo:       DefaultDemo(),
 		PluginDir:  "bin/plugins",
@@ -203,7 +211,7 @@ type section struct {
 func (c *Config) sections() []section {
 	return []section{
 		{"http", c.HTTP}, {"log", c.Log}, {"valkey", c.Valkey}, {"clickhouse", c.ClickHouse}, {"kratos", c.Kratos},
-		{"store", c.Store}, {"demo", c.Demo}, {"plugins", c.Plugins}, {"market", c.Market},
+		{"store", c.Store}, {"member", c.Member}, {"kyc", c.KYC}, {"demo", c.Demo}, {"plugins", c.Plugins}, {"market", c.Market},
 		{"stream", c.Stream}, {"analytics", c.Analytics},
 	}
 }
@@ -221,6 +229,9 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("config: stream.valkey_prefix: is required when valkey.addr is set"))
 	}
 	errs = append(errs, c.validateIdentity()...)
+	if c.Mode == "live" && c.Member.HookSecret.Reveal() == member.DevHookSecret {
+		errs = append(errs, errors.New("config: member.hook_secret: the development secret in live mode; set EXHUB_MEMBER_HOOK_SECRET_FILE (and the same value in Kratos' web hooks)"))
+	}
 	if err := validateExchanges(c.Exchanges); err != nil {
 		errs = append(errs, prefixed("", err)...)
 	}

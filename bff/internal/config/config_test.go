@@ -74,6 +74,7 @@ func TestEnvOverrides(t *testing.T) {
 		"EXHUB_LOG_LEVEL":                         "debug",
 		"EXHUB_MODE":                              "live",
 		"EXHUB_AUTH_CSRF_KEY":                     "0123456789abcdef0123456789abcdef",
+		"EXHUB_MEMBER_HOOK_SECRET":                "a-production-hook-secret",
 		"EXHUB_PLUGINS_HEALTH_INTERVAL":           "2s",
 		"EXHUB_VALKEY_REQUIRED":                   "false",
 		"EXHUB_PLUGINS_STREAM_BUFFER":             "64",

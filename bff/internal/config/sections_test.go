@@ -169,7 +169,8 @@ func TestSecretFromFile(t *testing.T) {
 			t.Errorf("EnvKeys lacks %s", k)
 		}
 	}
-	if !slices.Contains(SecretKeys(), "store.dsn") || !slices.Contains(SecretKeys(), "auth.csrf_key") {
+	if !slices.Contains(SecretKeys(), "store.dsn") || !slices.Contains(SecretKeys(), "auth.csrf_key") ||
+		!slices.Contains(SecretKeys(), "member.hook_secret") {
 		t.Errorf("SecretKeys = %v", SecretKeys())
 	}
 }
@@ -214,7 +215,9 @@ func TestSectionValidationNamesTheKey(t *testing.T) {
 		{yaml: "auth:\n  kratos_public_url: http://127.0.0.1:9\n", want: []string{"auth.kratos_public_url", "set kratos.public_url only"}},
 		{yaml: "gate:\n  session_cookie: other\n", want: []string{"gate.session_cookie", "set auth.session_cookie only"}},
 		{yaml: "gate:\n  max_body: 10\n", want: []string{"config: gate.max_body"}},
-		{yaml: "mode: live\n", want: []string{"config: auth.csrf_key: required in live mode"}},
+		{yaml: "mode: live\n", want: []string{"config: auth.csrf_key: required in live mode", "config: member.hook_secret: the development secret"}},
+		{yaml: "member:\n  withdraw_lockout: 1m\n  hook_secret: short\n", want: []string{"config: member.withdraw_lockout", "config: member.hook_secret: 5 bytes"}},
+		{yaml: "kyc:\n  max_documents: 0\n", want: []string{"config: kyc.max_documents"}},
 		{yaml: "auth:\n  csrf_key: short\n", want: []string{"config: auth.csrf_key: 5 bytes"}},
 		{yaml: "demo:\n  inbox_url: 127.0.0.1:8025\n", want: []string{"demo.inbox_url"}},
 		{yaml: "market:\n  call_timeout: 0s\n", want: []string{"config: market.call_timeout: must be a positive duration"}},

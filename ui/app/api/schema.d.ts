@@ -210,9 +210,229 @@ export interface paths {
         };
         /**
          * The signed-in member
-         * @description Who is signed in, with the session's assurance level and enrolled second factors. Sets the CSRF cookie that state-changing calls echo in the X-CSRF-Token header. 401 without a session; 403 with code aal2_required and redirect_to when the session needs the second factor.
+         * @description Who is signed in, with the session's assurance level, enrolled second factors, the previous sign-in (time and IP), KYC state, own referral code and the withdrawal lockout. Sets the CSRF cookie that state-changing calls echo in the X-CSRF-Token header. 401 without a session; 403 with code aal2_required and redirect_to when the session needs the second factor.
          */
         get: operations["get-me"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/favorites": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The member's favorite markets
+         * @description Starred markets, oldest first.
+         */
+        get: operations["list-favorites"];
+        put?: never;
+        /**
+         * Star a market
+         * @description Adds a market; changed is false when it was already starred. 422 beyond 500 favorites.
+         */
+        post: operations["add-favorite"];
+        /**
+         * Unstar a market
+         * @description Removes the market named by the query (exchange, market_type, symbol); changed is false when it was not starred.
+         */
+        delete: operations["delete-favorite"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/favorites/{exchange}/{market_type}/{symbol}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Is a market starred
+         * @description Whether the market is among the member's favorites.
+         */
+        get: operations["favorite-exists"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/favorites:merge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Merge local favorites
+         * @description Adds the browser's local favorites (kept before sign-in) to the member's, keeping their order; what is already there stays. Idempotent.
+         */
+        post: operations["merge-favorites"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/kyc": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The member's KYC
+         * @description The latest application (state none, pending, in_review, completed or declined), its documents and the per-exchange KYC flags.
+         */
+        get: operations["get-kyc"];
+        put?: never;
+        /**
+         * Start a KYC application
+         * @description Opens a pending application for a person (KYC) or a company (KYB). 409 while another application is not declined.
+         */
+        post: operations["start-kyc"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/kyc/documents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upload a KYC document
+         * @description multipart/form-data with one part named file: a PNG, JPEG or WebP image or a PDF (by content), at most 5 MB; 413 with 'The attachment size exceeds the limit (maximum 5MB)' beyond, 415 for other content, 409 unless the application is pending, 404 without one.
+         */
+        post: operations["upload-kyc-document"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/kyc/submit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Submit the KYC application
+         * @description Moves the pending application to in_review (it needs a document). 409 from another state, 404 without an application.
+         */
+        post: operations["submit-kyc"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/preferences": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The member's preferences
+         * @description Theme, language, alerts, sound volume and remembered sub-pages, with the version as ETag.
+         */
+        get: operations["get-preferences"];
+        /**
+         * Save the member's preferences
+         * @description Replaces the document. Optimistic concurrency: send If-Match with the ETag of the version the change is based on (or version in the body; "v0" / 0 before the first save). 412 when another change came first (GET again and retry); 428 without either.
+         */
+        put: operations["put-preferences"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/profile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The member's profile
+         * @description The same document as GET /api/v1/me (without setting the CSRF cookie).
+         */
+        get: operations["get-profile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change nickname or locale
+         * @description Sets the nickname (1 to 32 characters) and/or the locale; answers the updated profile. 422 when a field is invalid.
+         */
+        patch: operations["update-profile"];
+        trace?: never;
+    };
+    "/api/v1/me/referral": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The member's referral program
+         * @description The member's own code, who signed up with it (nickname and join date only), and the rewards from their trading fees: settled and unsettled totals per coin and the latest rows; amounts are decimal strings.
+         */
+        get: operations["get-referral"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/security": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The member's security state
+         * @description Second factors, the withdrawal lockout (24 hours after a password, e-mail, mobile or authenticator change) and recent security events.
+         */
+        get: operations["get-security"];
         put?: never;
         post?: never;
         delete?: never;
@@ -466,8 +686,50 @@ export interface components {
             /** @example https://www.binance.com */
             website: string;
         };
+        ExchangeKYC: {
+            exchange: string;
+            verified: boolean;
+        };
         ExchangesOutputBody: {
             exchanges: components["schemas"]["Exchange"][];
+        };
+        Favorite: {
+            /** Format: date-time */
+            created_at: string;
+            /** @description Exchange slug, such as binance */
+            exchange: string;
+            /** @enum {string} */
+            market_type: "SPOT" | "SWAP";
+            /** @description The exchange's instrument symbol */
+            symbol: string;
+        };
+        FavoriteChange: {
+            /** @description true when the market was added (POST) or removed (DELETE); false when it already was or was not there */
+            changed: boolean;
+        };
+        FavoriteExists: {
+            exists: boolean;
+        };
+        FavoriteKey: {
+            /** @description Exchange slug, such as binance */
+            exchange: string;
+            /** @enum {string} */
+            market_type: "SPOT" | "SWAP";
+            /** @description The exchange's instrument symbol */
+            symbol: string;
+        };
+        Favorites: {
+            favorites: components["schemas"]["Favorite"][];
+        };
+        FavoritesMerge: {
+            favorites: components["schemas"]["FavoriteKey"][];
+        };
+        FormFile: {
+            ContentType: string;
+            Filename: string;
+            IsSet: boolean;
+            /** Format: int64 */
+            Size: number;
         };
         FundingPoint: {
             /**
@@ -683,6 +945,56 @@ export interface components {
              */
             type: "SPOT" | "SWAP";
         };
+        KYC: {
+            application_id?: string;
+            /** Format: date-time */
+            created_at?: string;
+            documents: components["schemas"]["KYCDocument"][];
+            /** @description Per-exchange KYC flags */
+            exchanges: components["schemas"]["ExchangeKYC"][];
+            /**
+             * @description person (KYC) or company (KYB)
+             * @enum {string}
+             */
+            kind?: "person" | "company";
+            /** Format: int64 */
+            max_documents: number;
+            /** Format: int64 */
+            max_file_bytes: number;
+            /** @description Why it was declined */
+            reason?: string;
+            /** Format: date-time */
+            reviewed_at?: string;
+            /** @enum {string} */
+            state: "none" | "pending" | "in_review" | "completed" | "declined";
+            /** Format: date-time */
+            updated_at?: string;
+        };
+        KYCDocument: {
+            /**
+             * @description Sniffed from the content
+             * @enum {string}
+             */
+            content_type: "image/png" | "image/jpeg" | "image/webp" | "application/pdf";
+            /** Format: date-time */
+            created_at: string;
+            /** @description The uploaded file's name, without any directory */
+            file_name: string;
+            id: string;
+            sha256: string;
+            /** Format: int64 */
+            size: number;
+        };
+        KYCStart: {
+            /** @enum {string} */
+            kind: "person" | "company";
+        };
+        LastLogin: {
+            /** Format: date-time */
+            at: string;
+            /** @description The client address of that sign-in */
+            ip?: string;
+        };
         LongShortOutputBody: {
             /** @example binance */
             exchange: string;
@@ -741,19 +1053,58 @@ export interface components {
             aal: "aal1" | "aal2";
             /** Format: date-time */
             authenticated_at: string;
+            /**
+             * Format: date-time
+             * @description When the member row was created
+             */
+            created_at?: string;
             /** Format: email */
             email?: string;
             email_verified: boolean;
             /** @description The member's identity id */
             id: string;
+            /**
+             * @description State of the latest KYC application
+             * @enum {string}
+             */
+            kyc_state?: "none" | "pending" | "in_review" | "completed" | "declined";
+            /** @description The sign-in before this session's (the profile's 'last login'); absent on the first */
+            last_login?: components["schemas"]["LastLogin"];
             locale?: string;
             nickname?: string;
             /** @description E.164 mobile number */
             phone?: string;
             phone_verified: boolean;
+            /** @description The member's own referral code */
+            referral_code?: string;
+            /** @description The member signed up with another member's referral code */
+            referred?: boolean;
             /** Format: date-time */
             session_expires_at: string;
             two_factor: components["schemas"]["TwoFactor"];
+            /**
+             * Format: date-time
+             * @description Withdrawals are locked until then after a security change (absent when not locked)
+             */
+            withdraw_locked_until?: string;
+        };
+        MergeResult: {
+            /**
+             * Format: int64
+             * @description Newly stored
+             */
+            added: number;
+            /**
+             * Format: int64
+             * @description Left out because the member reached the limit of 500
+             */
+            dropped: number;
+            favorites: components["schemas"]["Favorite"][];
+            /**
+             * Format: int64
+             * @description Already starred (or repeated in the input)
+             */
+            present: number;
         };
         Mover: {
             /** @example SOL */
@@ -900,6 +1251,40 @@ export interface components {
             /** Format: int64 */
             trades: number;
         };
+        Preferences: {
+            preferences: components["schemas"]["PreferencesDoc"];
+            /** Format: date-time */
+            updated_at?: string;
+            /**
+             * Format: int64
+             * @description Increases with every save; 0 before the first. The ETag is "v<version>"
+             */
+            version: number;
+        };
+        PreferencesDoc: {
+            /** @description Alert switches by name (at most 64) */
+            alerts?: {
+                [key: string]: boolean;
+            };
+            /** @description A BCP 47 tag such as en or ja */
+            language?: string;
+            /** @description A decimal from 0 to 1, as a string */
+            sound_volume?: string;
+            /** @description The sub-page last shown per page (at most 64) */
+            sub_pages?: {
+                [key: string]: string;
+            };
+            /** @enum {string} */
+            theme?: "dark" | "light";
+        };
+        PreferencesPut: {
+            preferences: components["schemas"]["PreferencesDoc"];
+            /**
+             * Format: int64
+             * @description The version the change is based on, when the If-Match header is not sent
+             */
+            version?: number;
+        };
         PriceLevel: {
             /** @example 65012.3 */
             price: string;
@@ -908,6 +1293,67 @@ export interface components {
              * @example 0.75
              */
             qty: string;
+        };
+        ProfileUpdate: {
+            /** @description A BCP 47 language tag such as en or ja */
+            locale?: string;
+            /** @description 1 to 32 characters, no surrounding spaces */
+            nickname?: string;
+        };
+        Referee: {
+            /** Format: date-time */
+            joined_at: string;
+            nickname?: string;
+        };
+        Referral: {
+            /** @description The member's own referral code */
+            code: string;
+            /** @description Oldest first */
+            referees: components["schemas"]["Referee"][];
+            /** @description Newest first, at most 200 */
+            rewards: components["schemas"]["Reward"][];
+            /** @description Per coin, sorted by coin */
+            totals: components["schemas"]["RewardTotal"][];
+        };
+        Reward: {
+            /** @description Decimal string */
+            amount: string;
+            coin: string;
+            /** Format: date-time */
+            created_at: string;
+            id: string;
+            /** Format: date-time */
+            settled_at?: string;
+            /** @enum {string} */
+            state: "settled" | "unsettled";
+        };
+        RewardTotal: {
+            coin: string;
+            /** @description Decimal string */
+            settled: string;
+            /** @description Decimal string */
+            unsettled: string;
+        };
+        Security: {
+            email_verified: boolean;
+            /** @description Recent security changes, newest first */
+            events: components["schemas"]["SecurityEvent"][];
+            phone_verified: boolean;
+            two_factor: components["schemas"]["TwoFactor"];
+            /** @description Withdrawals are locked now */
+            withdraw_locked: boolean;
+            /**
+             * Format: date-time
+             * @description End of the running lockout
+             */
+            withdraw_locked_until?: string;
+        };
+        SecurityEvent: {
+            /** Format: date-time */
+            at: string;
+            ip?: string;
+            /** @enum {string} */
+            kind: "password" | "email" | "mobile" | "totp" | "otp_reset";
         };
         StreamCapabilities: {
             account: boolean;
@@ -1757,6 +2203,1058 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Me"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "list-favorites": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Favorites"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "add-favorite": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FavoriteKey"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FavoriteChange"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "delete-favorite": {
+        parameters: {
+            query: {
+                exchange: string;
+                market_type: "SPOT" | "SWAP";
+                symbol: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FavoriteChange"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "favorite-exists": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                exchange: string;
+                market_type: "SPOT" | "SWAP";
+                /** @description URL-encoded (a / is %2F) */
+                symbol: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FavoriteExists"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "merge-favorites": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FavoritesMerge"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MergeResult"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "get-kyc": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KYC"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "start-kyc": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KYCStart"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KYC"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "upload-kyc-document": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description One PNG, JPEG or WebP image or PDF, at most 5 MB (checked by content, not name)
+                     */
+                    file: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KYCDocument"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "submit-kyc": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KYC"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "get-preferences": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Preferences"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "put-preferences": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag of the version the change is based on */
+                "If-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PreferencesPut"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Preferences"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Precondition Failed */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Precondition Required */
+            428: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "get-profile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Me"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "update-profile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProfileUpdate"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Me"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "get-referral": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Referral"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "get-security": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Security"];
                 };
             };
             /** @description Unauthorized */
