@@ -47,9 +47,8 @@ describe("profile", () => {
       value: { writeText },
     });
     renderAt("/dashboard?page=profile", { "/dashboard": DashboardScreen });
-    expect((await screen.findByTestId("profile-id")).textContent).toBe(
-      member.id,
-    );
+    const id = await screen.findByTestId("profile-id");
+    await waitFor(() => expect(id.textContent).toBe(member.id));
     const last = await screen.findByTestId("profile-last-login");
     await waitFor(() => expect(last.textContent).toContain("203.0.113.7"));
     const when = new Intl.DateTimeFormat("en", {

@@ -22,6 +22,7 @@ import { emailSchema, mobileSchema, validationText } from "~/lib/validation";
 import { getProfile, keys, setNickname } from "./api";
 import { copyText } from "./copy";
 import { KycSection } from "./Kyc";
+import { LockoutNotice, useAfterChange } from "./Security";
 import { useSettingsFlow } from "./useSettings";
 
 // Profile (/dashboard?page=profile): nickname, user id, last login, email
@@ -205,6 +206,7 @@ function AddressEditor({
   busy: boolean;
   onClose: () => void;
 }) {
+  const changed = useAfterChange();
   const { t, i18n } = useLingui();
   const [email, setEmail] = useState("");
   const [dial, setDial] = useState(COUNTRIES[0]!.dial);
@@ -243,7 +245,8 @@ function AddressEditor({
       const next = r.continueWith.find(
         (c) => c.action === "show_verification_ui" && c.flow?.id,
       );
-      await loadMe({ force: true });
+      // A new address starts the withdrawal lockout.
+      await changed();
       if (next?.flow) setVerifyFlow(next.flow.id);
       else {
         showToast(t`Setting successful!`);
@@ -408,6 +411,7 @@ export function ProfilePage() {
   const [editing, setEditing] = useState<Kind | null>(null);
   return (
     <div className="dash-stack" data-testid="dashboard-profile">
+      <LockoutNotice />
       <section className="dash-card" aria-labelledby="profile-title">
         <h2 id="profile-title">{t`Profile`}</h2>
         {q.isError ? (

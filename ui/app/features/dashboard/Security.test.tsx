@@ -97,18 +97,27 @@ const toast = () => document.getElementById("exhub-toasts")?.textContent ?? "";
 
 describe("security", () => {
   it("changes the password with the four rules and the confirmation, then shows the 24-hour lockout", async () => {
-    let locked = false;
+    // Kratos' settings hook records the lockout a moment after the change:
+    // the first read after it still shows none.
+    let changed = false;
+    let readsAfter = 0;
     const until = new Date(Date.now() + 24 * 3600_000).toISOString();
     fakeApi({
       "GET /api/v1/me": () => jsonResponse(member),
-      "GET /api/v1/me/security": () =>
-        jsonResponse(locked ? { withdraw_locked_until: until } : {}),
+      "GET /api/v1/me/security": () => {
+        if (changed) readsAfter++;
+        return jsonResponse(
+          readsAfter >= 2
+            ? { withdraw_locked: true, withdraw_locked_until: until }
+            : { withdraw_locked: false },
+        );
+      },
     });
     const k = fakeKratos({
       "GET /self-service/settings/browser": () =>
         json(flow("S1", [...passwordNodes(), ...totpSetupNodes()])),
       "POST /self-service/settings": () => {
-        locked = true;
+        changed = true;
         return json(
           flow("S1", [...passwordNodes(), ...totpSetupNodes()], {
             state: "success",
@@ -148,7 +157,12 @@ describe("security", () => {
       password: "Good1!xx",
       csrf_token: "csrf-S1",
     });
-    const notice = await screen.findByTestId("withdraw-lockout");
+    const notice = await screen.findByTestId(
+      "withdraw-lockout",
+      {},
+      { timeout: 10_000 },
+    );
+    expect(readsAfter).toBe(2);
     expect(notice.textContent).toContain("24 hours");
   });
 

@@ -46,10 +46,21 @@ function node(flow: Flow, name: string): UiNode | undefined {
 
 type Refresh = () => Promise<void>;
 
+// The lockout is recorded by Kratos' settings hook, a moment after the
+// change: after one, /me/security is read every second until it shows the
+// lockout (for at most LOCKOUT_WATCH_MS).
+export const LOCKOUT_WATCH_MS = 20_000;
+let watchUntil = 0;
+
+export function expectLockout(now = Date.now()): void {
+  watchUntil = now + LOCKOUT_WATCH_MS;
+}
+
 // After a security change: the member (2FA state) and the lockout are read again.
-function useAfterChange(): Refresh {
+export function useAfterChange(): Refresh {
   const qc = useQueryClient();
   return async () => {
+    expectLockout();
     await Promise.all([
       loadMe({ force: true }),
       qc.invalidateQueries({ queryKey: keys.security }),
@@ -59,7 +70,12 @@ function useAfterChange(): Refresh {
 
 export function LockoutNotice() {
   const { i18n } = useLingui();
-  const q = useQuery({ queryKey: keys.security, queryFn: getSecurity });
+  const q = useQuery({
+    queryKey: keys.security,
+    queryFn: getSecurity,
+    refetchInterval: (query) =>
+      !lockedUntil(query.state.data) && Date.now() < watchUntil ? 1000 : false,
+  });
   const until = lockedUntil(q.data);
   if (!until) return null;
   const when = i18n.date(until, { dateStyle: "medium", timeStyle: "short" });
