@@ -1,5 +1,4 @@
 import createClient, { type Client, type Middleware } from "openapi-fetch";
-import createQueryClient from "openapi-react-query";
 import { ApiError, apiError } from "~/lib/errors";
 import type { components, paths } from "./schema";
 
@@ -75,25 +74,15 @@ const throwOnError: Middleware = {
   },
 };
 
-function throwingClient(): Client<paths> {
+// The client behind the query layer (~/api/queries, ~/api/hooks): every
+// failure is an ApiError.
+export function strictApi(): Client<paths> {
   if (!throwing) {
     throwing = newClient();
     throwing.use(throwOnError);
   }
   return throwing;
 }
-
-// The typed query hooks over the generated paths:
-//   $api.useQuery("get", "/api/v1/tickers", { params: { query } }, { refetchInterval })
-//   $api.queryOptions(...) for loaders and prefetching.
-// Query keys are [method, path, init], so invalidating ["get", path] covers
-// every query of that path (see ~/api/queries). Errors are ApiError.
-export const $api = createQueryClient<paths>(
-  new Proxy({} as Client<paths>, {
-    // Resolved per call, so setApiFetch (tests) takes effect at once.
-    get: (_t, key: keyof Client<paths>) => throwingClient()[key],
-  }),
-);
 
 export type Mover = components["schemas"]["Mover"];
 export type Instrument = components["schemas"]["Instrument"];

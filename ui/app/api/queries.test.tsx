@@ -4,8 +4,9 @@ import type { ReactNode } from "react";
 import { afterEach, describe, expect, it } from "vitest";
 import { ApiError } from "~/lib/errors";
 import { demoExchanges, fakeApi, jsonResponse } from "~/test/fixtures";
-import { $api, setApiFetch } from "./client";
-import { createAppQueryClient, fetchExchanges, invalidatePath, marketQueries, queryClient, retryRule } from "./queries";
+import { setApiFetch } from "./client";
+import { $api } from "./hooks";
+import { createAppQueryClient, fetchExchanges, invalidatePath, marketQueries, queryClient, queryOptionsFor, retryRule } from "./queries";
 
 function setVisibility(state: "visible" | "hidden") {
   Object.defineProperty(document, "visibilityState", { configurable: true, get: () => state });
@@ -78,6 +79,20 @@ describe("query layer", () => {
     expect(api.calls).toEqual(["GET /api/v1/exchanges"]);
     await act(() => invalidatePath("/api/v1/exchanges"));
     await waitFor(() => expect(api.calls).toHaveLength(2));
+  });
+
+  it("builds the same keys as the hook kit, so both share one cache", async () => {
+    const init = { params: { query: { exchange: "okx", type: "SWAP" as const } } };
+    expect(queryOptionsFor("get", "/api/v1/tickers", init).queryKey).toEqual($api.queryOptions("get", "/api/v1/tickers", init).queryKey);
+    expect(queryOptionsFor("get", "/api/v1/exchanges").queryKey).toEqual(["get", "/api/v1/exchanges"]);
+    const api = fakeApi({ "/api/v1/tickers": () => jsonResponse({ tickers: [{ symbol: "BTC-USDT-SWAP" }] }) });
+    setApiFetch(api.fetch);
+    await queryClient.fetchQuery(queryOptionsFor("get", "/api/v1/tickers", init, { staleTime: 60_000 }));
+    const { result } = renderHook(() => $api.useQuery("get", "/api/v1/tickers", init, { staleTime: 60_000 }), {
+      wrapper: ({ children }: { children: ReactNode }) => <QueryClientProvider client={queryClient}>{children}</QueryClientProvider>,
+    });
+    expect(result.current.data?.tickers?.[0]?.symbol).toBe("BTC-USDT-SWAP");
+    expect(api.calls).toHaveLength(1);
   });
 
   it("polls only while the page is visible", async () => {

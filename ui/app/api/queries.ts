@@ -1,6 +1,8 @@
 import { QueryClient, type QueryKey } from "@tanstack/react-query";
 import { isClientError } from "~/lib/errors";
-import { $api, type Exchange, type Instrument, type MarketType, type Mover, type Ticker } from "./client";
+import type { Client } from "openapi-fetch";
+import type { OpenapiQueryClient } from "openapi-react-query";
+import { strictApi, type Exchange, type Instrument, type MarketType, type Mover, type Ticker } from "./client";
 import type { components, paths } from "./schema";
 
 // The app's one data layer for request/response calls: TanStack Query over
@@ -69,20 +71,35 @@ export async function invalidateMarkets(client: QueryClient = queryClient): Prom
   );
 }
 
+// Typed query options for GET calls, with the keys and data of
+// $api.queryOptions (~/api/hooks) but without loading the hook kit:
+//   queryOptionsFor("get", "/api/v1/tickers", { params: { query } }, { staleTime })
+export const queryOptionsFor = ((method: "get", path: string, init?: object, options?: object) => ({
+  queryKey: init === undefined ? [method, path] : [method, path, init],
+  queryFn: async ({ signal }: { signal: AbortSignal }) => {
+    const get = strictApi().GET as (p: string, i: object) => ReturnType<Client<paths>["GET"]>;
+    const { data, response } = await get(path, { ...init, signal });
+    return response.status === 204 ? (data ?? null) : data;
+  },
+  ...options,
+})) as unknown as OpenapiQueryClient<paths>["queryOptions"];
+
+const $q = queryOptionsFor;
+
 // Query options for the market data the screens share.
 export const marketQueries = {
-  exchanges: () => $api.queryOptions("get", "/api/v1/exchanges", {}, { staleTime: STALE_MS.exchanges }),
+  exchanges: () => $q("get", "/api/v1/exchanges", {}, { staleTime: STALE_MS.exchanges }),
   movers: (limit: number) =>
-    $api.queryOptions("get", "/api/v1/movers", { params: { query: { limit } } }, { staleTime: STALE_MS.movers }),
+    $q("get", "/api/v1/movers", { params: { query: { limit } } }, { staleTime: STALE_MS.movers }),
   instruments: (exchange: string, type: MarketType) =>
-    $api.queryOptions(
+    $q(
       "get",
       "/api/v1/instruments",
       { params: { query: { exchange, type } } },
       { staleTime: STALE_MS.instruments },
     ),
   tickers: (exchange: string, type: MarketType) =>
-    $api.queryOptions("get", "/api/v1/tickers", { params: { query: { exchange, type } } }, { staleTime: STALE_MS.tickers }),
+    $q("get", "/api/v1/tickers", { params: { query: { exchange, type } } }, { staleTime: STALE_MS.tickers }),
 };
 
 // Imperative reads through the same cache, for loaders and pages that

@@ -3,6 +3,7 @@ import {
   addDecimals,
   compareDecimal,
   compareDecimals,
+  dec,
   decimalString,
   fixDecimals,
   fractionToPercent,
@@ -33,6 +34,13 @@ describe("decimal", () => {
     expect(compareDecimal("10", "9.99999999999999999999")).toBe(1);
     expect(() => compareDecimal("x", "1")).toThrow();
     expect(["2", "", "-1", "10", "—"].sort(compareDecimals)).toEqual(["", "—", "-1", "2", "10"]);
+    expect(compareDecimal("-0.0", "0")).toBe(0);
+    expect(compareDecimal("+.5", "0.50")).toBe(0);
+    expect(compareDecimal("-2.5", "-2.25")).toBe(-1);
+    expect(compareDecimal("007.1", "7.01")).toBe(1);
+    // Agrees with big.js on a spread of values.
+    const vals = ["0", "-0.001", "0.001", "1", "-1", "10.5", "10.05", "-10.5", "999999999999999999.9", ".3", "3."];
+    for (const a of vals) for (const b of vals) expect(compareDecimal(a, b), `${a} vs ${b}`).toBe(dec(a).cmp(dec(b)));
   });
 
   it("fixes the number of decimals by truncating", () => {

@@ -1,5 +1,5 @@
-import { $api, type Instrument, type Ticker } from "~/api/client";
-import { fetchInstrumentList, fetchThrough, fetchTickerList, STALE_MS } from "~/api/queries";
+import type { Instrument, Ticker } from "~/api/client";
+import { fetchInstrumentList, fetchThrough, fetchTickerList, queryOptionsFor, STALE_MS } from "~/api/queries";
 import type { components } from "~/api/schema";
 import type { Period } from "./data";
 
@@ -19,22 +19,22 @@ export type SeriesQuery = { exchange: string; symbol: string; period: Period; fr
 const fresh = { staleTime: STALE_MS.analytics };
 
 export async function fetchOpenInterest(q: SeriesQuery, signal?: AbortSignal): Promise<OpenInterestPoint[]> {
-  const opts = $api.queryOptions("get", "/api/v1/analytics/open-interest", { params: { query: q } }, fresh);
+  const opts = queryOptionsFor("get", "/api/v1/analytics/open-interest", { params: { query: q } }, fresh);
   return (await fetchThrough(opts, signal)).points ?? [];
 }
 
 export async function fetchLongShort(q: SeriesQuery, kind: LongShortKind, signal?: AbortSignal): Promise<LongShortPoint[]> {
-  const opts = $api.queryOptions("get", "/api/v1/analytics/long-short-ratio", { params: { query: { ...q, kind } } }, fresh);
+  const opts = queryOptionsFor("get", "/api/v1/analytics/long-short-ratio", { params: { query: { ...q, kind } } }, fresh);
   return (await fetchThrough(opts, signal)).points ?? [];
 }
 
 export async function fetchTakerVolume(q: SeriesQuery, signal?: AbortSignal): Promise<TakerVolumePoint[]> {
-  const opts = $api.queryOptions("get", "/api/v1/analytics/taker-volume", { params: { query: { ...q, type: "SWAP" } } }, fresh);
+  const opts = queryOptionsFor("get", "/api/v1/analytics/taker-volume", { params: { query: { ...q, type: "SWAP" } } }, fresh);
   return (await fetchThrough(opts, signal)).points ?? [];
 }
 
 export async function fetchFunding(q: SeriesQuery, signal?: AbortSignal): Promise<FundingPoint[]> {
-  const opts = $api.queryOptions("get", "/api/v1/analytics/funding-rate", { params: { query: q } }, fresh);
+  const opts = queryOptionsFor("get", "/api/v1/analytics/funding-rate", { params: { query: q } }, fresh);
   return (await fetchThrough(opts, signal)).points ?? [];
 }
 
@@ -44,7 +44,7 @@ export async function fetchPeriodCandles(q: SeriesQuery, signal?: AbortSignal): 
   const step = { "5m": 300_000, "15m": 900_000, "1h": 3_600_000, "4h": 14_400_000, "1d": 86_400_000 }[q.period];
   const limit = Math.min(5000, Math.ceil((q.to - q.from) / step));
   const query = { exchange: q.exchange, type: "SWAP" as const, symbol: q.symbol, interval: q.period, end: q.to - 1, limit };
-  const opts = $api.queryOptions("get", "/api/v1/analytics/candles", { params: { query } }, fresh);
+  const opts = queryOptionsFor("get", "/api/v1/analytics/candles", { params: { query } }, fresh);
   return ((await fetchThrough(opts, signal)).candles ?? []).filter((c) => c.openTime >= q.from);
 }
 

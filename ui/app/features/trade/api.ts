@@ -1,5 +1,5 @@
-import { $api, type Exchange } from "~/api/client";
-import { fetchInstrumentList, fetchThrough, fetchTickerList, STALE_MS } from "~/api/queries";
+import type { Exchange } from "~/api/client";
+import { fetchInstrumentList, fetchThrough, fetchTickerList, queryOptionsFor, STALE_MS } from "~/api/queries";
 import type { components } from "~/api/schema";
 
 export type Instrument = components["schemas"]["Instrument"];
@@ -29,12 +29,12 @@ export async function fetchCandles(q: {
   end?: number;
   limit: number;
 }): Promise<Candle[]> {
-  const opts = $api.queryOptions("get", "/api/v1/candles", { params: { query: q } }, { staleTime: STALE_MS.candles });
+  const opts = queryOptionsFor("get", "/api/v1/candles", { params: { query: q } }, { staleTime: STALE_MS.candles });
   return (await fetchThrough(opts)).candles ?? [];
 }
 
 export async function fetchTrades(exchange: string, type: MarketType, symbol: string, limit: number): Promise<Trade[]> {
-  const opts = $api.queryOptions(
+  const opts = queryOptionsFor(
     "get",
     "/api/v1/trades",
     { params: { query: { exchange, type, symbol, limit } } },
