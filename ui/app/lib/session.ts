@@ -1,5 +1,7 @@
-import { useEffect, useSyncExternalStore } from "react";
+import { useQuery } from "@tanstack/react-query";
+import { useEffect } from "react";
 import { api } from "~/api/client";
+import { queryClient } from "~/api/queries";
 import { kratosLogout } from "~/features/auth/kratos";
 
 // Who is signed in, as the BFF says (GET /api/v1/me). The session itself is
@@ -128,55 +130,47 @@ export async function fetchMe(): Promise<MeState> {
   return isMember(res.data) ? { status: "member", member: normalize(res.data) } : { status: "anonymous" };
 }
 
-// The store: one state, one request in flight at most.
-let state: MeState = { status: "unknown" };
-let inflight: Promise<MeState> | null = null;
-let generation = 0;
-const listeners = new Set<() => void>();
+// The member lives in the app's query cache (key ME_KEY): loaders and
+// screens read the same entry, concurrent readers share one request, and
+// `queryClient.invalidateQueries({ queryKey: ME_KEY })` asks again.
+export const ME_KEY = ["session", "me"] as const;
+// How long an answer counts as current; screens on view also refetch on window focus.
+export const ME_STALE_MS = 30_000;
 
-function set(next: MeState): void {
-  state = next;
-  cachedSession = undefined;
-  for (const l of listeners) l();
-}
+const meQuery = { queryKey: ME_KEY, queryFn: fetchMe, staleTime: ME_STALE_MS, retry: false } as const;
 
 export function meState(): MeState {
-  return state;
+  const q = queryClient.getQueryState<MeState>(ME_KEY);
+  if (q?.data) return q.data;
+  return q?.fetchStatus === "fetching" ? { status: "loading" } : { status: "unknown" };
 }
 
-// Loads the member unless known (force: ask again, e.g. after sign-in).
-export function loadMe(opts: { force?: boolean } = {}): Promise<MeState> {
-  if (!opts.force && state.status !== "unknown" && state.status !== "loading" && state.status !== "error") {
-    return Promise.resolve(state);
+// Loads the member unless known and current (force: ask again, e.g. after sign-in).
+export async function loadMe(opts: { force?: boolean } = {}): Promise<MeState> {
+  if (opts.force) {
+    // An answer still on its way predates what changed: drop it.
+    await queryClient.cancelQueries({ queryKey: ME_KEY });
+    return queryClient.fetchQuery({ ...meQuery, staleTime: 0 });
   }
-  if (inflight && !opts.force) return inflight;
-  const gen = ++generation;
-  if (state.status === "unknown") set({ status: "loading" });
-  const p = fetchMe().then((s) => {
-    // A later load or a clear wins over this answer.
-    if (gen === generation) {
-      set(s);
-      inflight = null;
-    }
-    return s;
-  });
-  inflight = p;
-  return p;
+  const known = queryClient.getQueryData<MeState>(ME_KEY);
+  if (known && known.status !== "error") return known;
+  return queryClient.fetchQuery({ ...meQuery, staleTime: known ? 0 : ME_STALE_MS });
 }
 
-// Forgets the member (after logout): the next read asks the BFF again.
+function put(next: MeState): void {
+  void queryClient.cancelQueries({ queryKey: ME_KEY });
+  queryClient.setQueryData<MeState>(ME_KEY, next);
+}
+
+// Forgets the member (after logout).
 export function clearSession(): void {
-  generation++;
-  inflight = null;
   removeLegacyKeys();
-  set({ status: "anonymous" });
+  put({ status: "anonymous" });
 }
 
-// Puts a known member into the store (tests; the shell's member menus).
+// Puts a known member into the cache (tests; right after a change the BFF confirmed).
 export function setMember(member: Member): void {
-  generation++;
-  inflight = null;
-  set({ status: "member", member: normalize(member) });
+  put({ status: "member", member: normalize(member) });
 }
 
 // Compatibility with the old token session: seeds a member with the given id.
@@ -193,20 +187,24 @@ export function setSession(_token: string, user: UserInfo): void {
 
 // Back to the initial state (tests).
 export function resetSession(): void {
-  generation++;
-  inflight = null;
-  set({ status: "unknown" });
+  void queryClient.cancelQueries({ queryKey: ME_KEY });
+  queryClient.removeQueries({ queryKey: ME_KEY });
 }
 
-let cachedSession: Session | undefined;
+const sessions = new WeakMap<Member, Session>();
+
+function sessionOf(s: MeState): Session {
+  if (s.status !== "member") return null;
+  let v = sessions.get(s.member);
+  if (!v) {
+    v = { member: s.member, user: { tid: s.member.id, tisjp: (s.member.locale ?? "").startsWith("ja") } };
+    sessions.set(s.member, v);
+  }
+  return v;
+}
 
 export function currentSession(): Session {
-  if (cachedSession !== undefined) return cachedSession;
-  cachedSession =
-    state.status === "member"
-      ? { member: state.member, user: { tid: state.member.id, tisjp: (state.member.locale ?? "").startsWith("ja") } }
-      : null;
-  return cachedSession;
+  return sessionOf(meState());
 }
 
 export function hasSession(): boolean {
@@ -216,11 +214,6 @@ export function hasSession(): boolean {
 // Signed in in the sense of the navigation: a member with an id.
 export function isLoggedIn(s: Session): boolean {
   return s !== null && typeof s.user.tid === "string" && s.user.tid !== "";
-}
-
-function subscribe(l: () => void): () => void {
-  listeners.add(l);
-  return () => listeners.delete(l);
 }
 
 let legacyRemoved = false;
@@ -233,20 +226,17 @@ function removeLegacyKeys(): void {
   }
 }
 
-function useLoad(): void {
+// The member state; asks the BFF when not known or no longer current.
+export function useMe(): MeState {
   useEffect(() => {
     if (!legacyRemoved) {
       legacyRemoved = true;
       removeLegacyKeys();
     }
-    if (state.status === "unknown") void loadMe();
   }, []);
-}
-
-// The member state; asks the BFF once per page load.
-export function useMe(): MeState {
-  useLoad();
-  return useSyncExternalStore(subscribe, meState, meState);
+  const q = useQuery(meQuery, queryClient);
+  if (q.data) return q.data;
+  return q.isFetching ? { status: "loading" } : { status: "unknown" };
 }
 
 // The signed-in member, or null.
@@ -256,8 +246,7 @@ export function useMember(): Member | null {
 }
 
 export function useSession(): Session {
-  useLoad();
-  return useSyncExternalStore(subscribe, currentSession, () => null);
+  return sessionOf(useMe());
 }
 
 // Logs out through Kratos' browser logout flow. Only when Kratos confirmed is
