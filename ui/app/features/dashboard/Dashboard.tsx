@@ -4,12 +4,18 @@ import { Link, useLocation, useSearchParams } from "react-router";
 import { PageTitle } from "~/components/PageTitle";
 import { SUBPAGE_KEYS } from "~/components/Nav";
 import "~/features/auth/auth.css";
+import { Loading } from "~/features/auth/AuthLayout";
+import { useMember } from "~/lib/session";
 import { readStored } from "~/preferences";
 import "./dashboard.css";
 import { ProfilePage } from "./Profile";
 import { RewardPage } from "./Reward";
 import { SecurityPage } from "./Security";
-import { preferencesSnapshot, rememberSubPage } from "./sync";
+import {
+  preferencesSnapshot,
+  rememberSubPage,
+  usePreferencesStatus,
+} from "./sync";
 
 // /dashboard: Profile, Security and Reward (the spec's sub-pages profile,
 // security, self_referral), chosen by ?page=. Without one the last sub-page
@@ -38,10 +44,18 @@ export function DashboardScreen() {
   const { t } = useLingui();
   const { pathname } = useLocation();
   const [params] = useSearchParams();
+  const member = useMember();
+  const status = usePreferencesStatus();
   const remembered =
     preferencesSnapshot()?.sub_pages?.dashboard ??
     readStored(SUBPAGE_KEYS.dashboard);
   const page = chooseSubPage(pathname, params.get("page"), remembered);
+  // Without ?page=, a signed-in member's remembered sub-page comes from the
+  // server: wait for the preferences (read at sign-in) before choosing.
+  const explicit =
+    isSubPage(params.get("page")) || pathname.startsWith("/dashboard/security");
+  const waiting =
+    !explicit && member !== null && (status === "none" || status === "loading");
   const labels: Record<SubPage, string> = {
     profile: t`Profile`,
     security: t`Security`,
@@ -49,9 +63,9 @@ export function DashboardScreen() {
   };
 
   useEffect(() => {
-    if (remembered !== page) rememberSubPage("dashboard", page);
+    if (!waiting && remembered !== page) rememberSubPage("dashboard", page);
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [page]);
+  }, [page, waiting]);
 
   return (
     <div className="page dash-page" data-testid="dashboard">
@@ -71,9 +85,10 @@ export function DashboardScreen() {
           </Link>
         ))}
       </nav>
-      {page === "profile" ? <ProfilePage /> : null}
-      {page === "security" ? <SecurityPage /> : null}
-      {page === "self_referral" ? <RewardPage /> : null}
+      {waiting ? <Loading /> : null}
+      {!waiting && page === "profile" ? <ProfilePage /> : null}
+      {!waiting && page === "security" ? <SecurityPage /> : null}
+      {!waiting && page === "self_referral" ? <RewardPage /> : null}
     </div>
   );
 }

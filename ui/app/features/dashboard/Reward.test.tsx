@@ -101,4 +101,41 @@ describe("sub-pages", () => {
       ),
     );
   });
+  it("waits for a member's stored preferences and opens the sub-page remembered there", async () => {
+    window.localStorage.setItem(SUBPAGE_KEYS.dashboard, "profile");
+    let puts = 0;
+    const api = fakeApi({
+      "GET /api/v1/me": () => jsonResponse(member),
+      "GET /api/v1/me/favorites": () => jsonResponse({ favorites: [] }),
+      "GET /api/v1/me/preferences": () =>
+        jsonResponse({
+          version: 2,
+          preferences: {
+            theme: "dark",
+            language: "en",
+            sub_pages: { dashboard: "self_referral" },
+          },
+        }),
+      "PUT /api/v1/me/preferences": () => {
+        puts++;
+        return jsonResponse({ title: "unexpected", status: 500 }, 500);
+      },
+      "GET /api/v1/me/referral": () =>
+        jsonResponse({
+          code: "AB3DEF7G",
+          referees: [],
+          totals: [],
+          rewards: [],
+        }),
+    });
+    renderAt("/dashboard", { "/dashboard": DashboardScreen });
+    expect(await screen.findByTestId("dashboard-reward")).toBeTruthy();
+    expect(screen.queryByTestId("dashboard-profile")).toBeNull();
+    expect(window.localStorage.getItem(SUBPAGE_KEYS.dashboard)).toBe(
+      "self_referral",
+    );
+    expect(puts).toBe(0);
+    // Profile was never shown on the way.
+    expect(api.calls.some((c) => c.path === "/api/v1/me/profile")).toBe(false);
+  });
 });

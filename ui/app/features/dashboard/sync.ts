@@ -1,5 +1,5 @@
 import { useLingui } from "@lingui/react/macro";
-import { useEffect, useRef } from "react";
+import { useEffect, useRef, useSyncExternalStore } from "react";
 import { SUBPAGE_KEYS } from "~/components/Nav";
 import { changeLocale } from "~/i18n";
 import { isApiError } from "~/lib/errors";
@@ -207,11 +207,34 @@ export function preferencesSnapshot(): PreferencesDoc | null {
   return prefs?.doc ?? null;
 }
 
+// Whether the signed-in member's stored preferences are applied yet:
+// "loading" from sign-in until they are (or could not be) read.
+export type PreferencesStatus = "none" | "loading" | "ready" | "failed";
+let prefsStatus: PreferencesStatus = "none";
+const statusListeners = new Set<() => void>();
+
+function setPrefsStatus(s: PreferencesStatus): void {
+  prefsStatus = s;
+  for (const l of statusListeners) l();
+}
+
+export function usePreferencesStatus(): PreferencesStatus {
+  return useSyncExternalStore(
+    (l) => {
+      statusListeners.add(l);
+      return () => statusListeners.delete(l);
+    },
+    () => prefsStatus,
+    () => prefsStatus,
+  );
+}
+
 // Forgets the member's data (sign-out, tests).
 export function resetMemberSync(): void {
   prefs = null;
   prefsQueue = Promise.resolve();
   setFavoritesStore(null);
+  setPrefsStatus("none");
 }
 
 // Applies stored preferences to this browser.
@@ -249,6 +272,7 @@ export function MemberSync() {
       return;
     }
     let live = true;
+    setPrefsStatus("loading");
     const favs = serverFavoritesStore(id);
     // Until the server list is read, and if it cannot be, the local one stays in use.
     void favs.load().then(
@@ -269,8 +293,10 @@ export function MemberSync() {
           });
         else await apply(p.doc, setTheme, i18n.locale);
         if (live) ready.current = id;
+        if (live) setPrefsStatus("ready");
       } catch {
         // Preferences stay local until the next sign-in.
+        if (live) setPrefsStatus("failed");
       }
     })();
     return () => {
