@@ -287,7 +287,7 @@ func (b *BFF) runKYCAutoReview(ctx context.Context) error {
 	if b.cfg.Mode != "demo" || !b.cfg.KYC.AutoReview {
 		return nil
 	}
-	b.log.Info("kyc auto-review on (demo mode)", "delay", b.cfg.KYC.AutoReviewDelay)
+	b.log.Info("kyc auto-review on (demo mode)", "delay", b.cfg.KYC.AutoReviewDelay.String())
 	return b.kyc.RunAutoReview(ctx)
 }
 
