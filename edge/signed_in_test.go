@@ -21,6 +21,8 @@ import (
 type seen struct {
 	method, uri, body                            string
 	cookie, auth, xff, realIP, forwarded, xfHost string
+	// otherIP: the other client-address headers some servers (Kratos among them) trust before X-Real-IP.
+	otherIP string
 }
 
 // recorder is a stub upstream that keeps every request it gets and answers with answer.
@@ -39,6 +41,8 @@ func newRecorder(t *testing.T, answer func(w http.ResponseWriter, r *http.Reques
 			cookie: r.Header.Get("Cookie"), auth: r.Header.Get("Authorization"),
 			xff: strings.Join(r.Header.Values("X-Forwarded-For"), ","), realIP: r.Header.Get("X-Real-IP"),
 			forwarded: r.Header.Get("Forwarded"), xfHost: r.Header.Get("X-Forwarded-Host"),
+			otherIP: r.Header.Get("True-Client-IP") + r.Header.Get("CF-Connecting-IP") + r.Header.Get("Fastly-Client-IP") +
+				r.Header.Get("X-Client-IP") + r.Header.Get("X-Original-Forwarded-For"),
 		}
 		rec.mu.Lock()
 		rec.got = append(rec.got, s)
@@ -96,15 +100,17 @@ func (e *edge) do(t *testing.T, method, path, body string, headers ...string) re
 }
 
 // spoofed are forwarding headers a client might send to pose as another address; no upstream may see them.
-var spoofed = []string{"X-Forwarded-For", "203.0.113.9", "X-Real-IP", "203.0.113.9", "Forwarded", "for=203.0.113.9"}
+var spoofed = []string{"X-Forwarded-For", "203.0.113.9", "X-Real-IP", "203.0.113.9", "Forwarded", "for=203.0.113.9",
+	"True-Client-IP", "203.0.113.9", "CF-Connecting-IP", "203.0.113.9", "Fastly-Client-IP", "203.0.113.9",
+	"X-Client-IP", "203.0.113.9", "X-Original-Forwarded-For", "203.0.113.9"}
 
 // checkClientAddress: the upstream learnt the client's address as the edge saw it (the test client is 127.0.0.1),
 // not what the client claimed.
 func checkClientAddress(t *testing.T, what string, s seen) {
 	t.Helper()
-	if s.xff != "127.0.0.1" || s.realIP != "127.0.0.1" || s.forwarded != "" {
-		t.Errorf("%s: upstream saw X-Forwarded-For %q, X-Real-IP %q, Forwarded %q; want 127.0.0.1, 127.0.0.1 and none",
-			what, s.xff, s.realIP, s.forwarded)
+	if s.xff != "127.0.0.1" || s.realIP != "127.0.0.1" || s.forwarded != "" || s.otherIP != "" {
+		t.Errorf("%s: upstream saw X-Forwarded-For %q, X-Real-IP %q, Forwarded %q, other address headers %q; "+
+			"want 127.0.0.1, 127.0.0.1 and none", what, s.xff, s.realIP, s.forwarded, s.otherIP)
 	}
 }
 
