@@ -5,7 +5,7 @@ import { PageTitle } from "~/components/PageTitle";
 import { SUBPAGE_KEYS } from "~/components/Nav";
 import "~/features/auth/auth.css";
 import { Loading } from "~/features/auth/AuthLayout";
-import { useMember } from "~/lib/session";
+import { useMe } from "~/lib/session";
 import { readStored } from "~/preferences";
 import "./dashboard.css";
 import { ProfilePage } from "./Profile";
@@ -44,8 +44,10 @@ export function DashboardScreen() {
   const { t } = useLingui();
   const { pathname } = useLocation();
   const [params] = useSearchParams();
-  const member = useMember();
-  const status = usePreferencesStatus();
+  const me = useMe();
+  const status = usePreferencesStatus(
+    me.status === "member" ? me.member.id : null,
+  );
   const remembered =
     preferencesSnapshot()?.sub_pages?.dashboard ??
     readStored(SUBPAGE_KEYS.dashboard);
@@ -55,7 +57,10 @@ export function DashboardScreen() {
   const explicit =
     isSubPage(params.get("page")) || pathname.startsWith("/dashboard/security");
   const waiting =
-    !explicit && member !== null && (status === "none" || status === "loading");
+    !explicit &&
+    (me.status === "unknown" ||
+      me.status === "loading" ||
+      (me.status === "member" && (status === "none" || status === "loading")));
   const labels: Record<SubPage, string> = {
     profile: t`Profile`,
     security: t`Security`,

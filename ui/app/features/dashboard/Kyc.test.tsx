@@ -4,6 +4,7 @@ import { queryClient } from "~/api/queries";
 import { renderAt } from "~/features/auth/testing/render";
 import { resetSession } from "~/lib/session";
 import { DashboardScreen } from "./Dashboard";
+import { resetMemberSync } from "./sync";
 import { checkFile, MAX_UPLOAD_BYTES } from "./Kyc";
 import {
   fakeApi,
@@ -16,6 +17,7 @@ const SIZE_MESSAGE = "The attachment size exceeds the limit (maximum 5MB)";
 
 beforeEach(() => {
   resetSession();
+  resetMemberSync();
   queryClient.clear();
 });
 afterEach(() => {

@@ -13,6 +13,7 @@ import { renderAt } from "~/features/auth/testing/render";
 import { activateLocale } from "~/i18n";
 import { resetSession } from "~/lib/session";
 import { DashboardScreen } from "./Dashboard";
+import { resetMemberSync } from "./sync";
 import { fakeApi, jsonResponse, member } from "./testing/fake-api";
 
 const lastLogin = { at: "2026-03-04T05:06:07Z", ip: "203.0.113.7" };
@@ -20,6 +21,7 @@ const profile = { ...member, last_login: lastLogin };
 
 beforeEach(() => {
   resetSession();
+  resetMemberSync();
   queryClient.clear();
   document.cookie = "exhub_csrf=tok-1; path=/";
 });

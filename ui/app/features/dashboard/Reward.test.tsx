@@ -5,11 +5,13 @@ import { renderAt } from "~/features/auth/testing/render";
 import { resetSession } from "~/lib/session";
 import { SUBPAGE_KEYS } from "~/components/Nav";
 import { chooseSubPage, DashboardScreen } from "./Dashboard";
+import { resetMemberSync } from "./sync";
 import { shareLink, totalOf } from "./Reward";
 import { fakeApi, jsonResponse, member } from "./testing/fake-api";
 
 beforeEach(() => {
   resetSession();
+  resetMemberSync();
   queryClient.clear();
 });
 afterEach(() => resetSession());

@@ -13,6 +13,7 @@ import { renderAt } from "~/features/auth/testing/render";
 import { queryClient } from "~/api/queries";
 import { resetSession } from "~/lib/session";
 import { DashboardScreen } from "./Dashboard";
+import { resetMemberSync } from "./sync";
 import { fakeApi, jsonResponse, member } from "./testing/fake-api";
 
 const qr = "data:image/png;base64,iVBORw0KGgo=";
@@ -85,6 +86,7 @@ const totpEnrolled = (): UiNode[] => [submit("totp_unlink", "true", "totp")];
 
 beforeEach(() => {
   resetSession();
+  resetMemberSync();
   queryClient.clear();
 });
 afterEach(() => {

@@ -207,19 +207,27 @@ export function preferencesSnapshot(): PreferencesDoc | null {
   return prefs?.doc ?? null;
 }
 
-// Whether the signed-in member's stored preferences are applied yet:
-// "loading" from sign-in until they are (or could not be) read.
+// Whether a member's stored preferences are applied yet: "loading" from
+// sign-in until they are (or could not be) read; "none" for anyone else.
 export type PreferencesStatus = "none" | "loading" | "ready" | "failed";
-let prefsStatus: PreferencesStatus = "none";
+let prefsStatus: { memberId: string | null; status: PreferencesStatus } = {
+  memberId: null,
+  status: "none",
+};
 const statusListeners = new Set<() => void>();
 
-function setPrefsStatus(s: PreferencesStatus): void {
-  prefsStatus = s;
+function setPrefsStatus(
+  memberId: string | null,
+  status: PreferencesStatus,
+): void {
+  prefsStatus = { memberId, status };
   for (const l of statusListeners) l();
 }
 
-export function usePreferencesStatus(): PreferencesStatus {
-  return useSyncExternalStore(
+export function usePreferencesStatus(
+  memberId: string | null,
+): PreferencesStatus {
+  const s = useSyncExternalStore(
     (l) => {
       statusListeners.add(l);
       return () => statusListeners.delete(l);
@@ -227,6 +235,7 @@ export function usePreferencesStatus(): PreferencesStatus {
     () => prefsStatus,
     () => prefsStatus,
   );
+  return memberId !== null && s.memberId === memberId ? s.status : "none";
 }
 
 // Forgets the member's data (sign-out, tests).
@@ -234,7 +243,7 @@ export function resetMemberSync(): void {
   prefs = null;
   prefsQueue = Promise.resolve();
   setFavoritesStore(null);
-  setPrefsStatus("none");
+  setPrefsStatus(null, "none");
 }
 
 // Applies stored preferences to this browser.
@@ -272,7 +281,7 @@ export function MemberSync() {
       return;
     }
     let live = true;
-    setPrefsStatus("loading");
+    setPrefsStatus(id, "loading");
     const favs = serverFavoritesStore(id);
     // Until the server list is read, and if it cannot be, the local one stays in use.
     void favs.load().then(
@@ -293,10 +302,10 @@ export function MemberSync() {
           });
         else await apply(p.doc, setTheme, i18n.locale);
         if (live) ready.current = id;
-        if (live) setPrefsStatus("ready");
+        if (live) setPrefsStatus(id, "ready");
       } catch {
         // Preferences stay local until the next sign-in.
-        if (live) setPrefsStatus("failed");
+        if (live) setPrefsStatus(id, "failed");
       }
     })();
     return () => {
