@@ -93,7 +93,8 @@ async function login(page, { id = email, pw = password, remember = false, return
 
 async function logoutByUI(page) {
   await page.getByRole("button", { name: "Log out" }).first().click();
-  await page.getByRole("dialog").getByRole("button", { name: "OK" }).click();
+  // The confirmation (title "Log out", OK); logout happens only when Kratos confirms it.
+  await page.getByRole("button", { name: "OK", exact: true }).click();
   await page.waitForURL(/\/login/);
 }
 
