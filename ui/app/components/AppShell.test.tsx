@@ -1,6 +1,8 @@
 import { fireEvent, screen, waitFor } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import { setApiFetch } from "~/api/client";
+import { setKratosFetch } from "~/features/auth/kratos";
+import { fakeKratos, json } from "~/features/auth/testing/kratos-fake";
 import { demoExchanges, jsonResponse } from "~/test/fixtures";
 import { links } from "~/lib/links";
 import { setSession, SESSION_TOKEN_KEY } from "~/lib/session";
@@ -11,7 +13,8 @@ describe("language menu", () => {
   it("switches the page to Japanese and remembers it", async () => {
     setApiFetch(async () => jsonResponse({ exchanges: demoExchanges }));
     const { unmount } = renderApp("/");
-    await screen.findByRole("heading", { name: "Reference Exchange" });
+    // The first render of a test file also loads the modules: a longer wait.
+    await screen.findByRole("heading", { name: "Reference Exchange" }, { timeout: 10_000 });
     expect(screen.getByText("Coming soon")).toBeTruthy();
 
     const menu = screen.getByRole("combobox", { name: "Language" });
@@ -125,23 +128,49 @@ describe("navigation", () => {
     fireEvent.click(await screen.findByRole("link", { name: "Funding history" }));
     expect(localStorage.getItem("exhub.history.page")).toBe("funding_history");
 
+    // Logging out goes through Kratos' logout flow; a failure keeps the
+    // member signed in and says so.
+    let kratosUp = false;
+    const kratos = fakeKratos({
+      "GET /self-service/logout/browser": () =>
+        kratosUp ? json({ logout_token: "LT", logout_url: "http://127.0.0.1/.ory/self-service/logout?token=LT" }) : json({ error: { code: 500 } }, 500),
+      "GET /self-service/logout": () => new Response(null, { status: 204 }),
+    });
+    setKratosFetch(kratos.fetch);
     fireEvent.click(screen.getByRole("button", { name: "Log out" }));
-    const dialog = await screen.findByRole("dialog");
+    // The dialog is loaded on first use.
+    const dialog = await screen.findByRole("alertdialog", {}, { timeout: 10_000 });
     expect(within(dialog).getByText("Do you want to log out?")).toBeTruthy();
     fireEvent.click(within(dialog).getByRole("button", { name: "OK" }));
+    expect(await within(dialog).findByText("Logging out failed. Please try again.")).toBeTruthy();
+    expect(screen.getByRole("alertdialog")).toBe(dialog);
+    kratosUp = true;
+    fireEvent.click(within(dialog).getByRole("button", { name: "OK" }));
     expect(await screen.findByRole("heading", { name: "Log In" })).toBeTruthy();
+    expect(screen.queryByRole("alertdialog")).toBeNull();
+    expect(kratos.calls.map((c) => c.path)).toEqual(["/self-service/logout/browser", "/self-service/logout/browser", "/self-service/logout"]);
     expect(localStorage.getItem(SESSION_TOKEN_KEY)).toBeNull();
+    setKratosFetch(undefined);
   });
 
   it("opens the phone drawer with collapsible groups", async () => {
     setApiFetch(api);
     renderApp("/about");
-    fireEvent.click(await screen.findByTestId("drawer-toggle"));
-    const drawer = screen.getByTestId("drawer");
-    const groups = [...drawer.querySelectorAll("details > summary")].map((s) => s.textContent);
-    expect(groups).toEqual(["Markets", "Spot", "Futures"]);
-    fireEvent.keyDown(document, { key: "Escape" });
-    expect(screen.queryByTestId("drawer")).toBeNull();
+    const toggle = await screen.findByTestId("drawer-toggle");
+    fireEvent.click(toggle);
+    // The drawer is loaded on first use.
+    const drawer = await screen.findByTestId("drawer", {}, { timeout: 10_000 });
+    expect(drawer.getAttribute("role")).toBe("dialog");
+    const groups = within(drawer).getAllByRole("button", { expanded: false });
+    expect(groups.map((b) => b.textContent)).toEqual(["Markets", "Spot", "Futures"]);
+    // A group opens on its button and shows its links.
+    fireEvent.click(groups[0]!);
+    expect(groups[0]!.getAttribute("aria-expanded")).toBe("true");
+    expect(within(drawer).getByRole("link", { name: "Market Data" }).getAttribute("href")).toBe("/marketData");
+    // Focus is inside the drawer; Escape closes it.
+    await waitFor(() => expect(drawer.contains(document.activeElement)).toBe(true));
+    fireEvent.keyDown(document.activeElement!, { key: "Escape" });
+    await waitFor(() => expect(screen.queryByTestId("drawer")).toBeNull());
   });
 
   it("has a side widget with announcement, help center and contact links", async () => {

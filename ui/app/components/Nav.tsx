@@ -1,12 +1,18 @@
 import { Trans, useLingui } from "@lingui/react/macro";
-import { useEffect, useId, useRef, useState, type ReactNode } from "react";
+import { lazy, Suspense, useEffect, useId, useRef, useState, type ReactNode } from "react";
 import { Link, NavLink, useLocation, useNavigate } from "react-router";
 import type { Exchange } from "~/api/client";
 import { areaOf, displayState, logoSrc, type Area } from "~/api/exchange-state";
 import { useExchanges } from "~/lib/exchanges";
 import { links } from "~/lib/links";
-import { clearSession, isLoggedIn, useSession } from "~/lib/session";
+import { isLoggedIn, logout, useSession } from "~/lib/session";
 import { writeStored } from "~/preferences";
+
+// The dialogs and the drawer are react-aria-components (components/ui),
+// loaded when first opened: they are not part of the first load.
+const ConfirmDialog = lazy(() => import("./ui/Dialog").then((m) => ({ default: m.ConfirmDialog })));
+const Drawer = lazy(() => import("./ui/Drawer").then((m) => ({ default: m.Drawer })));
+const DrawerGroup = lazy(() => import("./ui/Drawer").then((m) => ({ default: m.DrawerGroup })));
 
 export type MenuItem = { to: string; label: string; external?: boolean; disabled?: boolean; note?: string; icon?: string | null };
 
@@ -166,14 +172,7 @@ export function Dropdown({ label, items, testId }: { label: string; items: MenuI
 export function LogoutButton() {
   const { t } = useLingui();
   const navigate = useNavigate();
-  const ref = useRef<HTMLDialogElement>(null);
   const [open, setOpen] = useState(false);
-  useEffect(() => {
-    const d = ref.current;
-    if (!d) return;
-    if (open && !d.open) d.showModal?.();
-    if (!open && d.open) d.close?.();
-  }, [open]);
   return (
     <>
       <button type="button" className="icon-button" aria-label={t`Log out`} title={t`Log out`} onClick={() => setOpen(true)}>
@@ -181,30 +180,26 @@ export function LogoutButton() {
           <path d="M10 4H5v16h5M15 8l4 4-4 4M19 12H9" fill="none" stroke="currentColor" strokeWidth="1.8" />
         </svg>
       </button>
-      <dialog ref={ref} className="dialog" aria-labelledby="logout-title" open={open ? true : undefined} onClose={() => setOpen(false)}>
-        <div className="dialog-head">
-          <h2 id="logout-title">{t`Log out`}</h2>
-          <button type="button" className="icon-button" aria-label={t`Close`} onClick={() => setOpen(false)}>
-            ×
-          </button>
-        </div>
-        <p>
-          <Trans>Do you want to log out?</Trans>
-        </p>
-        <div className="dialog-actions">
-          <button
-            type="button"
-            className="button button--primary"
-            onClick={() => {
-              setOpen(false);
-              clearSession();
+      {open ? (
+        <Suspense fallback={null}>
+          <ConfirmDialog
+            isOpen={open}
+            onOpenChange={setOpen}
+            title={t`Log out`}
+            confirmLabel={<Trans>OK</Trans>}
+            errorText={<Trans>Logging out failed. Please try again.</Trans>}
+            onConfirm={async () => {
+              if (!(await logout())) return false;
               void navigate("/login");
+              return true;
             }}
           >
-            <Trans>OK</Trans>
-          </button>
-        </div>
-      </dialog>
+            <p>
+              <Trans>Do you want to log out?</Trans>
+            </p>
+          </ConfirmDialog>
+        </Suspense>
+      ) : null}
     </>
   );
 }
@@ -259,8 +254,7 @@ export function AccountNav() {
 
 function Group({ label, items, onPick }: { label: string; items: MenuItem[]; onPick: () => void }): ReactNode {
   return (
-    <details className="drawer-group">
-      <summary>{label}</summary>
+    <DrawerGroup title={label}>
       <ul>
         {items.map((it) => (
           <li key={it.to}>
@@ -268,7 +262,7 @@ function Group({ label, items, onPick }: { label: string; items: MenuItem[]; onP
           </li>
         ))}
       </ul>
-    </details>
+    </DrawerGroup>
   );
 }
 
@@ -279,14 +273,6 @@ export function MobileDrawer({ children }: { children?: ReactNode }) {
   const loggedIn = useLoggedIn();
   const m = useMenus();
   useCloseOnNavigation(setOpen);
-  useEffect(() => {
-    if (!open) return;
-    const onKey = (e: KeyboardEvent) => {
-      if (e.key === "Escape") setOpen(false);
-    };
-    document.addEventListener("keydown", onKey);
-    return () => document.removeEventListener("keydown", onKey);
-  }, [open]);
   const close = () => setOpen(false);
   return (
     <>
@@ -303,7 +289,8 @@ export function MobileDrawer({ children }: { children?: ReactNode }) {
         </svg>
       </button>
       {open ? (
-        <div className="drawer" role="dialog" aria-modal="true" aria-label={t`Menu`} data-testid="drawer">
+        <Suspense fallback={null}>
+        <Drawer isOpen={open} onOpenChange={setOpen} label={t`Menu`} testId="drawer">
           <Group label={t`Markets`} items={m.markets} onPick={close} />
           <Group label={t`Spot`} items={m.spot} onPick={close} />
           <Group label={t`Futures`} items={m.futures} onPick={close} />
@@ -328,7 +315,8 @@ export function MobileDrawer({ children }: { children?: ReactNode }) {
             {t`Contact us`}
           </a>
           {loggedIn ? <LogoutButton /> : null}
-        </div>
+        </Drawer>
+        </Suspense>
       ) : null}
     </>
   );

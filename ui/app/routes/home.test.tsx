@@ -35,7 +35,8 @@ describe("home page", () => {
     setApiFetch(api.fetch);
     renderApp("/");
 
-    expect(await screen.findByRole("heading", { name: "Reference Exchange" })).toBeTruthy();
+    // The first render of a test file also loads the modules: a longer wait.
+    expect(await screen.findByRole("heading", { name: "Reference Exchange" }, { timeout: 10_000 })).toBeTruthy();
     // The shell's menus and the page share one exchange request.
     expect(api.calls.filter((c) => c.startsWith("GET /api/v1/exchanges"))).toHaveLength(1);
     expect(screen.getAllByRole("listitem").filter((li) => li.classList.contains("exchange-card"))).toHaveLength(3);

@@ -118,7 +118,7 @@ describe("markets page", () => {
     fireEvent.change(screen.getByRole("searchbox", { name: "Search markets" }), { target: { value: "" } });
     await waitFor(() => expect(bodyRows().map((r) => r.dataset.symbol)).toEqual(["ETHUSDT"]));
     expect(within(bodyRows()[0]!).getByRole("link").getAttribute("href")).toBe("/spot/binance/ETHUSDT");
-  });
+  }, 30_000);
 
   it("keeps favorites locally and filters by them", async () => {
     setApiFetch(api().fetch);

@@ -6,6 +6,12 @@ import { activateLocale } from "~/i18n";
 import { resetExchanges } from "~/lib/exchanges";
 import { resetNetwork } from "~/lib/network";
 
+// jsdom has no CSS.escape (every browser does); react-aria uses it.
+if (typeof window !== "undefined" && typeof globalThis.CSS?.escape !== "function") {
+  const escape = (s: string) => s.replace(/[^\w-]/g, (c) => `\\${c}`);
+  globalThis.CSS = Object.assign(globalThis.CSS ?? {}, { escape }) as typeof CSS;
+}
+
 afterEach(async () => {
   if (typeof window === "undefined") return; // node-environment tests
   cleanup();
