@@ -36,6 +36,7 @@ export function useFlow(kind: FlowKind, opts: CreateOptions & { param?: string }
     } else setState({ status: "failed", result: r });
   }, [kind, param, setParams]);
 
+  // Runs when the flow id in the URL changes (a new flow writes its id there too).
   useEffect(() => {
     let live = true;
     if (state.status === "ready" && state.flow.id === id) return;
@@ -52,7 +53,6 @@ export function useFlow(kind: FlowKind, opts: CreateOptions & { param?: string }
     return () => {
       live = false;
     };
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [id, kind]);
 
   // Shows a flow Kratos returned (errors, the next step).
