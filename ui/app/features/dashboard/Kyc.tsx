@@ -56,10 +56,11 @@ export function useKycStateText(): (s: KycState) => string {
 }
 
 function formatBytes(n: number, locale: string): string {
-  const kib = n / 1024;
-  return kib < 1024
-    ? `${new Intl.NumberFormat(locale, { maximumFractionDigits: 0 }).format(kib)} KB`
-    : `${new Intl.NumberFormat(locale, { maximumFractionDigits: 1 }).format(kib / 1024)} MB`;
+  const num = (v: number, digits: number) =>
+    new Intl.NumberFormat(locale, { maximumFractionDigits: digits }).format(v);
+  if (n < 1024) return `${num(n, 0)} B`;
+  if (n < 1024 * 1024) return `${num(n / 1024, 0)} KB`;
+  return `${num(n / 1024 / 1024, 1)} MB`;
 }
 
 export function KycSection() {
