@@ -259,7 +259,10 @@ test("enable the authenticator, then log in with a TOTP code", async () => {
     assert.equal(m.body.aal, "aal2");
     assert.equal(m.body.two_factor.totp, true);
   });
-  // Without the phone: a recovery code instead.
+});
+
+test("without the phone, a recovery code saved during the setup passes the second factor", async () => {
+  assert.ok(recoveryCodes.length > 0, "the authenticator test saved recovery codes");
   await withBrowser("lookup-login", {}, async (page) => {
     await login(page);
     await page.waitForURL(/\/otpauth/);
