@@ -10,6 +10,7 @@ import {
   isDecimal,
   isZero,
   scaleStep,
+  shiftPoint,
   signOf,
   stepDecimals,
   subDecimals,
@@ -59,6 +60,18 @@ describe("decimal", () => {
     expect(scaleStep("0.01", 2)).toBe("1");
     expect(scaleStep("0.5", 1)).toBe("5");
     expect(fractionToPercent("0.000375")).toBe("0.0375");
+    for (const [v, k, want] of [
+      ["-1.234", -2, "-0.01234"],
+      ["3.2", -2, "0.032"],
+      ["12345.678", -2, "123.45678"],
+      ["0.000375", 2, "0.0375"],
+      ["1", 2, "100"],
+      ["-0.00", 3, "0"],
+      [".5", 1, "5"],
+    ] as const) {
+      expect(shiftPoint(v, k), `${v} ${k}`).toBe(want);
+      expect(dec(shiftPoint(v, k)).eq(dec(v).times(10 ** k))).toBe(true);
+    }
     expect(fractionToPercent("-0.0000001", 4)).toBe("0.0000");
     expect(isZero("0.000")).toBe(true);
     expect(signOf("-0.01")).toBe(-1);

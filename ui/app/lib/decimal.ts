@@ -8,11 +8,19 @@ import BigJs, { type Big } from "big.js";
 // A private big.js constructor: plain notation for every magnitude (no
 // "1e-7"), and truncation as the rounding mode so a shown digit never
 // claims more than the exchange sent.
-const D = BigJs();
-D.NE = -1e6;
-D.PE = 1e6;
-D.RM = D.roundDown;
-D.DP = 30;
+// Made on first use; formatting and comparison below work on the text and
+// never need it.
+let D: BigJs.BigConstructor | undefined;
+function big(): BigJs.BigConstructor {
+  if (!D) {
+    D = BigJs();
+    D.NE = -1e6;
+    D.PE = 1e6;
+    D.RM = D.roundDown;
+    D.DP = 30;
+  }
+  return D;
+}
 
 export type { Big };
 
@@ -28,7 +36,7 @@ export function isDecimal(s: string | undefined | null): s is string {
 export function dec(s: string | Big): Big {
   if (typeof s !== "string") return s;
   if (!isDecimal(s)) throw new Error(`not a decimal: ${JSON.stringify(s)}`);
-  return D(s.trim());
+  return big()(s.trim());
 }
 
 // Sign, integer digits without leading zeros, fraction digits without
@@ -82,7 +90,9 @@ export function subDecimals(a: string | Big, b: string | Big): Big {
 }
 
 export function isZero(s: string): boolean {
-  return dec(s).eq(0);
+  if (!isDecimal(s)) throw new Error(`not a decimal: ${JSON.stringify(s)}`);
+  const p = parts(s);
+  return p.int === "" && p.frac === "";
 }
 
 // The decimal string of a value, in plain notation with no trailing zeros.
@@ -92,37 +102,60 @@ export function decimalString(v: Big): string {
 
 // Exactly `decimals` digits after the point, padding or truncating (toward
 // zero); text that is not a decimal is returned unchanged.
+// Text work only: exact, and cheap enough for every cell of a large table.
 export function fixDecimals(s: string, decimals: number): string {
   if (!isDecimal(s)) return s;
-  const v = dec(s).round(decimals, D.roundDown);
+  const p = parts(s);
+  const frac = p.frac.slice(0, decimals).padEnd(decimals, "0");
+  const int = p.int || "0";
   // Truncation can leave a negative zero ("-0.001" → "-0.00"): show "0.00".
-  return (v.eq(0) ? D(0) : v).toFixed(decimals);
+  const zero = int === "0" && !/[1-9]/.test(frac);
+  return `${p.neg && !zero ? "-" : ""}${int}${decimals > 0 ? `.${frac}` : ""}`;
+}
+
+// s × 10^k exactly, as a plain decimal string ("-1.234", -2 → "-0.01234").
+export function shiftPoint(s: string, k: number): string {
+  if (!isDecimal(s)) throw new Error(`not a decimal: ${JSON.stringify(s)}`);
+  const p = parts(s);
+  let int = p.int;
+  let frac = p.frac;
+  if (k > 0) {
+    const moved = frac.padEnd(k, "0");
+    int += moved.slice(0, k);
+    frac = moved.slice(k);
+  } else if (k < 0) {
+    const padded = int.padStart(-k + 1, "0");
+    int = padded.slice(0, k);
+    frac = padded.slice(k) + frac;
+  }
+  int = int.replace(/^0+/, "") || "0";
+  frac = frac.replace(/0+$/, "");
+  const zero = int === "0" && frac === "";
+  return `${p.neg && !zero ? "-" : ""}${int}${frac ? `.${frac}` : ""}`;
 }
 
 // Digits after the point of a step such as "0.01" (2), "0.50" (1) or "10" (0).
 export function stepDecimals(step: string): number {
-  const v = dec(step);
-  if (v.eq(0)) return 0;
-  return Math.max(0, v.c.length - v.e - 1);
+  if (!isDecimal(step)) throw new Error(`not a decimal: ${JSON.stringify(step)}`);
+  return parts(step).frac.length;
 }
 
 // step × 10^n, in plain form: "0.01" × 10^2 = "1".
 export function scaleStep(step: string, n: number): string {
-  return dec(step).times(D(10).pow(n)).toFixed();
+  return dec(step).times(big()(10).pow(n)).toFixed();
 }
 
 // A fraction such as "0.0001" as a percent with `decimals` digits: "0.0100".
 export function fractionToPercent(s: string | undefined, decimals = 4): string | null {
   if (!isDecimal(s)) return null;
-  const v = dec(s).times(100).round(decimals, D.roundDown);
-  return (v.eq(0) ? D(0) : v).toFixed(decimals);
+  return fixDecimals(shiftPoint(s, 2), decimals);
 }
 
 // -1, 0 or 1: the sign of a decimal string (0 for non-decimals).
 export function signOf(s: string | undefined | null): -1 | 0 | 1 {
   if (!isDecimal(s)) return 0;
-  const v = dec(s);
-  return v.gt(0) ? 1 : v.lt(0) ? -1 : 0;
+  const p = parts(s);
+  return p.int === "" && p.frac === "" ? 0 : p.neg ? -1 : 1;
 }
 
 // Adds thousands separators (",") to the integer part of a decimal string.

@@ -1,6 +1,6 @@
 import { useLingui } from "@lingui/react";
 import { useMemo } from "react";
-import { dec, fixDecimals, isDecimal, stepDecimals } from "./decimal";
+import { fixDecimals, isDecimal, shiftPoint, signOf, stepDecimals } from "./decimal";
 
 // Number formatting for every screen: Intl.NumberFormat in the page's
 // language (the current Lingui locale). API values are decimal strings and
@@ -36,7 +36,7 @@ export function formatDecimal(s: string | undefined, locale: string, maxDigits =
 // (never rounded up) to that step: what the exchange can quote.
 export function formatStep(s: string | undefined, step: string | undefined, locale: string): string {
   if (!isDecimal(s)) return MISSING;
-  const d = isDecimal(step) && dec(step).gt(0) ? stepDecimals(step) : Math.min(8, decimalsOf(s));
+  const d = isDecimal(step) && signOf(step) > 0 ? stepDecimals(step) : Math.min(8, decimalsOf(s));
   return formatFixed(s, d, locale);
 }
 
@@ -58,7 +58,7 @@ function decimalsOf(s: string): number {
 // "0.00%", in the locale's percent format.
 export function formatChangePct(pct: string | undefined, locale: string): string {
   if (!isDecimal(pct)) return MISSING;
-  const fraction = dec(pct).div(100).toFixed();
+  const fraction = shiftPoint(pct, -2);
   return numberFormat(locale, {
     style: "percent",
     minimumFractionDigits: 2,
