@@ -173,20 +173,33 @@ describe("security", () => {
       "GET /api/v1/me": () => jsonResponse(member),
       "GET /api/v1/me/security": () => jsonResponse({}),
     });
+    // S1 is the page's settings flow; S2 holds the recovery codes (Kratos
+    // forgets codes generated in a flow once that flow enables the app).
     const k = fakeKratos({
-      "GET /self-service/settings/browser": () =>
-        json(
-          flow("S1", [
-            ...passwordNodes(),
-            ...totpSetupNodes(),
-            ...lookupRegenerate(),
-          ]),
-        ),
+      "GET /self-service/settings/browser": [
+        () =>
+          json(
+            flow("S1", [
+              ...passwordNodes(),
+              ...totpSetupNodes(),
+              ...lookupRegenerate(),
+            ]),
+          ),
+        () =>
+          json(
+            flow("S2", [
+              ...passwordNodes(),
+              ...totpSetupNodes(),
+              ...lookupRegenerate(),
+            ]),
+          ),
+      ],
       "POST /self-service/settings": (c) => {
         const b = c.body as Record<string, unknown>;
+        const id = c.query.get("flow") ?? "";
         if (b.lookup_secret_regenerate)
           return json(
-            flow("S1", [
+            flow(id, [
               ...passwordNodes(),
               ...totpSetupNodes(),
               ...lookupCodes(),
@@ -195,13 +208,13 @@ describe("security", () => {
         if (b.method === "totp")
           return json(
             flow(
-              "S1",
-              [...passwordNodes(), ...totpEnrolled(), ...lookupCodes()],
+              id,
+              [...passwordNodes(), ...totpEnrolled(), ...lookupRegenerate()],
               { state: "success" },
             ),
           );
         return json(
-          flow("S1", [...passwordNodes(), ...totpEnrolled()], {
+          flow(id, [...passwordNodes(), ...totpEnrolled()], {
             state: "success",
           }),
         );
@@ -259,18 +272,29 @@ describe("security", () => {
     });
     fireEvent.click(screen.getByTestId("totp-enable"));
     await waitFor(() => expect(toast()).toBe("Setting successful!"));
-    const posts = k.calls.filter((c) => c.method === "POST").map((c) => c.body);
+    const posts = k.calls
+      .filter((c) => c.method === "POST")
+      .map((c) => ({ flow: c.query.get("flow"), body: c.body }));
     expect(posts).toEqual([
       {
-        method: "lookup_secret",
-        lookup_secret_regenerate: true,
-        csrf_token: "csrf-S1",
+        flow: "S2",
+        body: {
+          method: "lookup_secret",
+          lookup_secret_regenerate: true,
+          csrf_token: "csrf-S2",
+        },
       },
-      { method: "totp", totp_code: "123456", csrf_token: "csrf-S1" },
       {
-        method: "lookup_secret",
-        lookup_secret_confirm: true,
-        csrf_token: "csrf-S1",
+        flow: "S1",
+        body: { method: "totp", totp_code: "123456", csrf_token: "csrf-S1" },
+      },
+      {
+        flow: "S2",
+        body: {
+          method: "lookup_secret",
+          lookup_secret_confirm: true,
+          csrf_token: "csrf-S2",
+        },
       },
     ]);
     expect(await screen.findByTestId("totp-enabled")).toBeTruthy();

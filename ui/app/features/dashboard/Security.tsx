@@ -18,7 +18,7 @@ import {
   NodeView,
 } from "~/features/auth/FlowForm";
 import {
-  flowMessages,
+  createFlow,
   submitFlow,
   type Flow,
   type FlowResult,
@@ -227,7 +227,11 @@ function AuthenticatorSetup({
   const [code, setCode] = useState("");
   const [result, setResult] = useState<FlowResult | null>(null);
   const [codeError, setCodeError] = useState(false);
-  const codes = recoveryCodes(flow);
+  // The recovery codes live in a settings flow of their own: Kratos forgets
+  // codes generated in a flow once that flow enables the app.
+  const [lookupFlow, setLookupFlow] = useState<Flow | null>(null);
+  const [generating, setGenerating] = useState(false);
+  const codes = lookupFlow ? recoveryCodes(lookupFlow) : [];
   const qr = node(flow, "totp_qr");
   const secret = node(flow, "totp_secret_key");
   const codeNode = node(flow, "totp_code");
@@ -241,12 +245,24 @@ function AuthenticatorSetup({
 
   const generate = async () => {
     setResult(null);
-    const r = await submit({
-      method: "lookup_secret",
-      lookup_secret_regenerate: true,
-      csrf_token: csrfToken(flow),
-    });
-    if (r && r.kind !== "flow" && r.kind !== "success") setResult(r);
+    setGenerating(true);
+    try {
+      const created = await createFlow("settings");
+      if (created.kind !== "flow") {
+        setResult(created);
+        return;
+      }
+      const r = await submitFlow("settings", created.flow.id, {
+        method: "lookup_secret",
+        lookup_secret_regenerate: true,
+        csrf_token: csrfToken(created.flow),
+      });
+      if (r.kind === "flow" || (r.kind === "success" && r.flow)) {
+        setLookupFlow(r.kind === "flow" ? r.flow : r.flow!);
+      } else setResult(r);
+    } finally {
+      setGenerating(false);
+    }
   };
 
   const enable = async (e: FormEvent) => {
@@ -267,13 +283,13 @@ function AuthenticatorSetup({
       if (r.kind !== "flow") setResult(r);
       return;
     }
-    // The app is on and this session is aal2: store the recovery codes shown in step 3.
-    const next = r.flow ?? flow;
-    if (codes.length > 0 && node(next, "lookup_secret_confirm")) {
-      const c = await submitFlow("settings", next.id, {
+    // The app is on and this session is aal2: store the recovery codes shown
+    // in step 3 (confirmed in their own flow).
+    if (lookupFlow && codes.length > 0) {
+      const c = await submitFlow("settings", lookupFlow.id, {
         method: "lookup_secret",
         lookup_secret_confirm: true,
-        csrf_token: csrfToken(next),
+        csrf_token: csrfToken(lookupFlow),
       });
       if (c.kind !== "success") setResult(c.kind === "flow" ? null : c);
     }
@@ -345,7 +361,7 @@ function AuthenticatorSetup({
                 type="button"
                 className="button"
                 onClick={() => void generate()}
-                disabled={busy}
+                disabled={busy || generating}
                 data-testid="lookup-generate"
               >
                 <Trans>Show recovery codes</Trans>
