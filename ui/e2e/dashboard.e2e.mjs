@@ -416,9 +416,24 @@ test("another member, registered through the share link, sees none of it", async
     );
     assert.deepEqual(mine, local);
 
-    await page.evaluate(() => localStorage.setItem("exhub.locale", "ja"));
+    // The language chosen in the menu is the member's preference (the stored
+    // one wins over this browser's on the next page load).
+    await page.getByTestId("language-menu").selectOption("ja");
+    await until(
+      page,
+      async () =>
+        (await getJSON(page, "/api/v1/me/preferences")).body?.preferences
+          ?.language === "ja",
+      "the language saved in the preferences",
+    );
+    await page.evaluate(() => localStorage.setItem("exhub.locale", "en"));
     await page.goto("/dashboard?page=profile");
     await page.getByTestId("dashboard-profile").waitFor();
+    await until(
+      page,
+      async () => (await page.locator("html").getAttribute("lang")) === "ja",
+      "Japanese from the preferences",
+    );
     await mkdir(outDir, { recursive: true });
     await page.screenshot({
       path: path.join(outDir, "dashboard-profile-ja-dark.png"),
