@@ -350,6 +350,14 @@ func (g *Gate) modifyResponse(resp *http.Response) error {
 		return nil
 	}
 
+	// A submission that went through may change what whoami says of this session (a verified address, new
+	// traits, a second factor raising the session to aal2): the next check asks Kratos again instead of the cache.
+	if r.Method == http.MethodPost && resp.StatusCode < 400 && (kind == "verification" || kind == "settings" || kind == "login") {
+		if c, err := r.Cookie(g.cfg.SessionCookie); err == nil && g.deps.Forget != nil {
+			g.deps.Forget(c.Value)
+		}
+	}
+
 	// The first factor of a login decides by its header; everything else keeps the recorded choice.
 	sub, _ := r.Context().Value(submissionKey{}).(submission)
 	firstFactor := kind == "login" && r.Method == http.MethodPost && sub.identifier != ""

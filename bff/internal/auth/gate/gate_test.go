@@ -491,3 +491,41 @@ func TestBrokenRules(t *testing.T) {
 		t.Fatalf("validate: %v", err)
 	}
 }
+
+// A settings submission that went through changes what whoami says of the session: the gate drops the cached answer,
+// so the member's next request sees the new traits at once instead of after the cache's TTL.
+func TestSubmissionThroughTheGateRefreshesTheCachedSession(t *testing.T) {
+	t.Parallel()
+	f := start(t, localLimiter, nil)
+	b := authtest.NewBrowser(t, f.gateURL)
+	b.SignUp("before")
+	cookie := b.SessionCookie()
+	m, err := f.checker.CheckCookie(context.Background(), cookie)
+	if err != nil || m.Nickname != "before" || f.checker.Cached() != 1 {
+		t.Fatalf("first check: %+v %v, %d cached", m, err, f.checker.Cached())
+	}
+
+	fl := b.Flow("settings", "")
+	r := send(t, b, http.MethodPost, f.gateURL+"/self-service/settings?flow="+fl.ID, map[string]any{
+		"method": "profile", "csrf_token": fl.CSRF(),
+		"traits": map[string]any{"email": b.Email, "nickname": "after", "terms": true},
+	}, nil)
+	if r.status != http.StatusOK {
+		t.Fatalf("settings: status %d: %s", r.status, r.body)
+	}
+	if f.checker.Cached() != 0 {
+		t.Fatal("a settings submission through the gate left the session cached")
+	}
+	if m, err = f.checker.CheckCookie(context.Background(), cookie); err != nil || m.Nickname != "after" {
+		t.Fatalf("after settings: %+v %v", m, err)
+	}
+
+	// A refused submission (the password policy) changes nothing and keeps the cached answer.
+	fl = b.Flow("settings", "")
+	r = send(t, b, http.MethodPost, f.gateURL+"/self-service/settings?flow="+fl.ID, map[string]any{
+		"method": "password", "csrf_token": fl.CSRF(), "password": "short",
+	}, nil)
+	if r.status != http.StatusUnprocessableEntity || f.checker.Cached() != 1 {
+		t.Fatalf("refused settings: status %d, %d cached", r.status, f.checker.Cached())
+	}
+}
