@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -100,6 +101,17 @@ func TestIdentityServicesDeliverCodesToTheInbox(t *testing.T) {
 		t.Setenv(k, freeAddr(t))
 	}
 	t.Setenv("EXHUB_DATA_DIR", t.TempDir())
+	// A stand-in for the BFF on a port of its own: Kratos' web hooks must reach it there.
+	hooks := make(chan string, 16)
+	bff := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case hooks <- r.URL.Path:
+		default:
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(bff.Close)
+	t.Setenv("EXHUB_HTTP_ADDR", strings.TrimPrefix(bff.URL, "http://"))
 	c := defaultConfig(root)
 	svcs := identityServices(c)
 	for _, svc := range svcs {
@@ -110,6 +122,13 @@ func TestIdentityServicesDeliverCodesToTheInbox(t *testing.T) {
 	for _, d := range []string{"mailpit", "kratos"} {
 		if err := os.MkdirAll(c.data(d), 0o755); err != nil {
 			t.Fatal(err)
+		}
+	}
+	for _, svc := range svcs {
+		if svc.prepare != nil {
+			if err := svc.prepare(svc); err != nil {
+				t.Fatalf("%s: prepare: %v", svc.name, err)
+			}
 		}
 	}
 	out := &syncBuf{}
@@ -156,6 +175,16 @@ func TestIdentityServicesDeliverCodesToTheInbox(t *testing.T) {
 		"traits": map[string]any{"email": "stack@example.com", "phone": "+819055556666", "terms": true},
 	}); status != http.StatusOK {
 		t.Fatalf("register: status %d\n%s\n%s", status, raw, out.String())
+	}
+
+	// The registration's web hook went to this stack's BFF address, not to the default one.
+	select {
+	case p := <-hooks:
+		if p != "/internal/kratos/hooks/registration" {
+			t.Fatalf("the BFF got a hook at %s", p)
+		}
+	case <-time.After(time.Minute):
+		t.Fatalf("no registration hook reached the BFF at %s\n%s", bff.URL, out.String())
 	}
 
 	// Both verification messages arrive: the e-mail over SMTP, the SMS through the HTTP channel.

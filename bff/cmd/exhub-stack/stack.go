@@ -174,7 +174,10 @@ func (s *Stack) services() ([]*service, error) {
 // identityServices are the demo inbox (Mailpit) and Kratos, in that order: Kratos' courier delivers to the inbox
 // from its first message on. Kratos migrates its database before it starts.
 func identityServices(c Config) []*service {
-	kratosCfg := filepath.Join(c.Root, "bff", "kratos", "kratos.yml")
+	// Kratos reads a copy of bff/kratos/kratos.yml whose web hooks go to this stack's BFF (Kratos' environment
+	// overrides cannot reach into the hook lists); relative paths in it still resolve against the root, where
+	// Kratos runs.
+	kratosCfg := c.data("kratos/kratos.yml")
 	kEnv := kratosEnv(c)
 	migrate := exec.Command(c.bin("kratos"), "migrate", "sql", "-e", "--yes", "--config", kratosCfg)
 	migrate.Env = append(os.Environ(), kEnv...)
@@ -193,12 +196,34 @@ func identityServices(c Config) []*service {
 		args:  []string{"serve", "--config", kratosCfg, "--dev", "--watch-courier", "--sqa-opt-out"},
 		env:   kEnv,
 		setup: []*exec.Cmd{migrate},
+		prepare: func(*service) error {
+			return writeKratosConfig(filepath.Join(c.Root, "bff", "kratos", "kratos.yml"), kratosCfg, c.BFFAddr)
+		},
 		ready: func(ctx context.Context) error {
 			return httpProbe(ctx, "http://"+c.KratosAdminAddr+"/admin/health/ready", "")
 		},
 		readyTimeout: 60 * time.Second,
 		hint:         "run `make build` (Kratos takes a few minutes to build the first time)",
 	}}
+}
+
+// kratosHookBase is the BFF address the web hooks of bff/kratos/kratos.yml are written for.
+const kratosHookBase = "http://127.0.0.1:8090/internal/kratos/hooks/"
+
+// writeKratosConfig copies Kratos' configuration with its web hooks pointed at the BFF on bffAddr.
+func writeKratosConfig(src, dst, bffAddr string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return fmt.Errorf("kratos config: %w", err)
+	}
+	if !bytes.Contains(b, []byte(kratosHookBase)) {
+		return fmt.Errorf("kratos config: %s has no web hook to %s; the stack cannot point them at its BFF", src, kratosHookBase)
+	}
+	b = bytes.ReplaceAll(b, []byte(kratosHookBase), []byte("http://"+bffAddr+"/internal/kratos/hooks/"))
+	if err := os.WriteFile(dst, b, 0o600); err != nil {
+		return fmt.Errorf("kratos config: %w", err)
+	}
+	return nil
 }
 
 // mailpitArgs runs the demo inbox on loopback with its messages under .data/mailpit, at most 500 kept (the oldest
