@@ -2,7 +2,6 @@ import { useQuery } from "@tanstack/react-query";
 import { useEffect } from "react";
 import { api } from "~/api/client";
 import { queryClient } from "~/api/queries";
-import { kratosLogout } from "~/features/auth/kratos";
 
 // Who is signed in, as the BFF says (GET /api/v1/me). The session itself is
 // Kratos' HttpOnly cookie (exhub_session): nothing here stores a token, and
@@ -252,7 +251,9 @@ export function useSession(): Session {
 // Logs out through Kratos' browser logout flow. Only when Kratos confirmed is
 // the member forgotten (the caller then goes to /login); false leaves the
 // session as it was, so the caller can say the logout failed.
+// The Kratos client loads on the first logout, not with every page.
 export async function logout(): Promise<boolean> {
+  const { kratosLogout } = await import("~/features/auth/kratos");
   const ok = await kratosLogout();
   if (ok) clearSession();
   return ok;
