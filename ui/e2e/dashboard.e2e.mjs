@@ -466,6 +466,8 @@ test("another member, registered through the share link, sees none of it", async
     await page.getByRole("button", { name: "Verify" }).click();
     await page.getByText("Login succeeded!").waitFor();
     await page.goto("/dashboard?page=self_referral");
+    // The list arrives after the page: wait for it before counting.
+    await page.getByTestId("referees").locator("li").first().waitFor();
     assert.equal(await page.getByTestId("referees").locator("li").count(), 1);
   });
 });

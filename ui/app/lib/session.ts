@@ -112,6 +112,24 @@ function problemCode(body: unknown): string | undefined {
   return undefined;
 }
 
+// The BFF sets the CSRF cookie (readable by script, living as long as the
+// session) with every member answer, and the logout clears it: without it the
+// browser holds no session worth asking about, so a visitor's page load makes
+// no request bound to answer 401.
+export function mayHaveSession(): boolean {
+  return readCookie(CSRF_COOKIE) !== undefined;
+}
+
+function dropSessionHint(): void {
+  if (typeof document !== "undefined") document.cookie = `${CSRF_COOKIE}=; Max-Age=0; Path=/; SameSite=Strict`;
+}
+
+// The member on a page load: anonymous without asking when no session can be there.
+export async function probeMe(): Promise<MeState> {
+  if (!mayHaveSession()) return { status: "anonymous" };
+  return fetchMe();
+}
+
 // One call to GET /api/v1/me (through the API client and its transport), mapped to a state.
 export async function fetchMe(): Promise<MeState> {
   let res: { data?: unknown; error?: unknown; response: Response };
@@ -122,7 +140,11 @@ export async function fetchMe(): Promise<MeState> {
     return { status: "error", error: e instanceof Error ? e : new Error(String(e)) };
   }
   const { status } = res.response;
-  if (status === 401) return { status: "anonymous" };
+  if (status === 401) {
+    // The session ended (expired, or logged out elsewhere): the next page load need not ask.
+    dropSessionHint();
+    return { status: "anonymous" };
+  }
   if (status === 403 && problemCode(res.error) === "aal2_required") return { status: "aal2_required" };
   if (!res.response.ok) return { status: "error", error: new Error(`${ME_PATH} answered ${status}`) };
   // A body without a member id is no session.
@@ -136,7 +158,7 @@ export const ME_KEY = ["session", "me"] as const;
 // How long an answer counts as current; screens on view also refetch on window focus.
 export const ME_STALE_MS = 30_000;
 
-const meQuery = { queryKey: ME_KEY, queryFn: fetchMe, staleTime: ME_STALE_MS, retry: false } as const;
+const meQuery = { queryKey: ME_KEY, queryFn: probeMe, staleTime: ME_STALE_MS, retry: false } as const;
 
 export function meState(): MeState {
   const q = queryClient.getQueryState<MeState>(ME_KEY);
@@ -149,7 +171,8 @@ export async function loadMe(opts: { force?: boolean } = {}): Promise<MeState> {
   if (opts.force) {
     // An answer still on its way predates what changed: drop it.
     await queryClient.cancelQueries({ queryKey: ME_KEY });
-    return queryClient.fetchQuery({ ...meQuery, staleTime: 0 });
+    // Asked after a sign-in or a change: the BFF's answer sets the CSRF cookie, so no probe first.
+    return queryClient.fetchQuery({ ...meQuery, queryFn: fetchMe, staleTime: 0 });
   }
   const known = queryClient.getQueryData<MeState>(ME_KEY);
   if (known && known.status !== "error") return known;

@@ -20,7 +20,11 @@ import { fakeKratos, json } from "./testing/kratos-fake";
 
 const member = { id: "m1", email: "a@b.co", email_verified: true, phone_verified: false, aal: "aal2", locale: "ja-JP", two_factor: { totp: true, lookup_secret: true } };
 
-beforeEach(() => resetSession());
+// A browser that held a session has the CSRF cookie the BFF set; the tests start there unless they say otherwise.
+beforeEach(() => {
+  resetSession();
+  document.cookie = "exhub_csrf=hint; path=/";
+});
 afterEach(() => {
   setKratosFetch(undefined);
   resetSession();
@@ -54,6 +58,26 @@ describe("session from GET /api/v1/me", () => {
     expect((await loadMe({ force: true })).status).toBe("aal2_required");
     countingMe(() => json({ status: 500 }, 500));
     expect((await loadMe({ force: true })).status).toBe("error");
+  });
+
+  it("asks nothing on a page load without the session's cookie, and a 401 drops a stale one", async () => {
+    document.cookie = "exhub_csrf=; expires=Thu, 01 Jan 1970 00:00:00 GMT; path=/";
+    const calls = countingMe(() => json(member));
+    expect((await loadMe()).status).toBe("anonymous");
+    expect(calls()).toBe(0);
+    // After a sign-in the load is forced: it asks whatever the cookies say.
+    expect((await loadMe({ force: true })).status).toBe("member");
+    expect(calls()).toBe(1);
+
+    document.cookie = "exhub_csrf=stale; path=/";
+    resetSession();
+    const gone = countingMe(() => json({ status: 401, title: "Unauthorized" }, 401));
+    expect((await loadMe()).status).toBe("anonymous");
+    expect(gone()).toBe(1);
+    expect(document.cookie).not.toContain("exhub_csrf=");
+    resetSession();
+    expect((await loadMe()).status).toBe("anonymous");
+    expect(gone()).toBe(1);
   });
 
   it("gives the navigation the member id and the Japan flag, and removes the old token keys", async () => {

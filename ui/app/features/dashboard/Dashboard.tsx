@@ -67,10 +67,12 @@ export function DashboardScreen() {
     self_referral: t`Reward`,
   };
 
+  // Again once the member's preferences are read: a page opened by its URL
+  // before then was only remembered in this browser (nothing to write to yet).
   useEffect(() => {
     if (!waiting && remembered !== page) rememberSubPage("dashboard", page);
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [page, waiting]);
+  }, [page, waiting, status]);
 
   return (
     <div className="page dash-page" data-testid="dashboard">

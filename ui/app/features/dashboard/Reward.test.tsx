@@ -140,4 +140,23 @@ describe("sub-pages", () => {
     // Profile was never shown on the way.
     expect(api.calls.some((c) => c.path === "/api/v1/me/profile")).toBe(false);
   });
+  it("a sub-page opened by its URL before the preferences are read is saved once they are", async () => {
+    const saved: unknown[] = [];
+    fakeApi({
+      "GET /api/v1/me": () => jsonResponse(member),
+      "GET /api/v1/me/favorites": () => jsonResponse({ favorites: [] }),
+      "GET /api/v1/me/preferences": () =>
+        jsonResponse({ version: 4, preferences: { sub_pages: { dashboard: "profile" } } }),
+      "PUT /api/v1/me/preferences": (c) => {
+        saved.push(c.body);
+        return jsonResponse({ version: 5, preferences: (c.body as { preferences: unknown }).preferences });
+      },
+      "GET /api/v1/me/referral": () =>
+        jsonResponse({ code: "AB3DEF7G", referees: [], totals: [], rewards: [] }),
+    });
+    renderAt("/dashboard?page=self_referral", { "/dashboard": DashboardScreen });
+    expect(await screen.findByTestId("dashboard-reward")).toBeTruthy();
+    await waitFor(() => expect(saved).toHaveLength(1));
+    expect(saved[0]).toMatchObject({ version: 4, preferences: { sub_pages: { dashboard: "self_referral" } } });
+  });
 });

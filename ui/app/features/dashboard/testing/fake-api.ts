@@ -43,6 +43,8 @@ export function fakeApi(routes: Record<string, ApiHandler>) {
   };
   // The typed client (GET /api/v1/me) and plain fetch (the member API) both land here.
   setApiFetch(handle);
+  // A browser with a session holds the CSRF cookie the BFF set; without it a page load does not ask for /me.
+  if (routes["GET /api/v1/me"] && !document.cookie.includes("exhub_csrf=")) document.cookie = "exhub_csrf=test-csrf; path=/";
   vi.spyOn(globalThis, "fetch").mockImplementation((input, init) =>
     handle(input instanceof Request ? input : new Request(input, init)),
   );
