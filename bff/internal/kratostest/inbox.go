@@ -13,7 +13,6 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -169,52 +168,10 @@ func MailpitArgs(smtpAddr, httpAddr, database string) []string {
 }
 
 func (in *Inbox) waitReady(ctx context.Context) error {
-	client := &http.Client{Timeout: time.Second}
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	var last error
-	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, in.URL+"/readyz", nil)
-		if err != nil {
-			return fmt.Errorf("readiness request: %w", err)
-		}
-		resp, err := client.Do(req)
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			last = fmt.Errorf("readiness status %d", resp.StatusCode)
-		} else {
-			last = err
-		}
-		select {
-		case <-in.done:
-			return fmt.Errorf("mailpit exited early (%v)", in.cmd.ProcessState)
-		case <-ctx.Done():
-			return fmt.Errorf("timed out after %s: %w", readyTimeout, last)
-		case <-tick.C:
-		}
-	}
+	return waitHTTPReady(ctx, in.URL+"/readyz", "mailpit", in.cmd, in.done)
 }
 
-func (in *Inbox) stop(t testing.TB) {
-	select {
-	case <-in.done:
-		return
-	default:
-	}
-	if err := in.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Logf("signal mailpit (pid %d): %v", in.cmd.Process.Pid, err)
-	}
-	select {
-	case <-in.done:
-	case <-time.After(stopTimeout):
-		t.Logf("mailpit (pid %d) ignored SIGTERM for %s; killing it", in.cmd.Process.Pid, stopTimeout)
-		_ = in.cmd.Process.Kill()
-		<-in.done
-	}
-}
+func (in *Inbox) stop(t testing.TB) { stopChild(t, "mailpit", in.cmd, in.done) }
 
 // Log returns the last lines of Mailpit's log, for failure messages.
 func (in *Inbox) Log() string {

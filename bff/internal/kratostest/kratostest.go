@@ -273,12 +273,21 @@ func start(t testing.TB, fromRoot bool, extraEnv []string) *Server {
 
 // waitReady polls the admin readiness endpoint until it answers 200.
 func (s *Server) waitReady(ctx context.Context) error {
+	return waitHTTPReady(ctx, s.AdminURL+"/admin/health/ready", "kratos", s.cmd, s.done)
+}
+
+// stop ends the server by its PID: SIGTERM, then SIGKILL after stopTimeout.
+func (s *Server) stop(t testing.TB) { stopChild(t, "kratos", s.cmd, s.done) }
+
+// waitHTTPReady polls url until it answers 200, the child (cmd, done closed when it was waited for) exits, or ctx
+// ends.
+func waitHTTPReady(ctx context.Context, url, name string, cmd *exec.Cmd, done <-chan struct{}) error {
 	client := &http.Client{Timeout: time.Second}
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	var last error
 	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.AdminURL+"/admin/health/ready", nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		if err != nil {
 			return fmt.Errorf("readiness request: %w", err)
 		}
@@ -293,8 +302,8 @@ func (s *Server) waitReady(ctx context.Context) error {
 			last = err
 		}
 		select {
-		case <-s.done:
-			return fmt.Errorf("kratos exited early (%v)", s.cmd.ProcessState)
+		case <-done:
+			return fmt.Errorf("%s exited early (%v)", name, cmd.ProcessState)
 		case <-ctx.Done():
 			return fmt.Errorf("timed out after %s: %w", readyTimeout, last)
 		case <-tick.C:
@@ -302,22 +311,22 @@ func (s *Server) waitReady(ctx context.Context) error {
 	}
 }
 
-// stop ends the server by its PID: SIGTERM, then SIGKILL after stopTimeout.
-func (s *Server) stop(t testing.TB) {
+// stopChild ends a child by its PID: SIGTERM, then SIGKILL after stopTimeout.
+func stopChild(t testing.TB, name string, cmd *exec.Cmd, done <-chan struct{}) {
 	select {
-	case <-s.done:
+	case <-done:
 		return
 	default:
 	}
-	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Logf("signal kratos (pid %d): %v", s.cmd.Process.Pid, err)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Logf("signal %s (pid %d): %v", name, cmd.Process.Pid, err)
 	}
 	select {
-	case <-s.done:
+	case <-done:
 	case <-time.After(stopTimeout):
-		t.Logf("kratos (pid %d) ignored SIGTERM for %s; killing it", s.cmd.Process.Pid, stopTimeout)
-		_ = s.cmd.Process.Kill()
-		<-s.done
+		t.Logf("%s (pid %d) ignored SIGTERM for %s; killing it", name, cmd.Process.Pid, stopTimeout)
+		_ = cmd.Process.Kill()
+		<-done
 	}
 }
 
