@@ -45,6 +45,7 @@ import (
 	"github.com/exhub/exhub/bff/internal/kyc"
 	"github.com/exhub/exhub/bff/internal/member"
 	"github.com/exhub/exhub/bff/internal/store"
+	"github.com/exhub/exhub/bff/internal/stream"
 )
 
 // Config is the whole BFF configuration.
@@ -70,13 +71,14 @@ type Config struct {
 	Store store.Config `yaml:"store"`
 	Demo  Demo         `yaml:"demo"`
 	// PluginDir is where plugin binaries named by exchanges[].plugin live.
-	PluginDir string     `yaml:"plugin_dir"`
-	Plugins   Plugins    `yaml:"plugins"`
-	APIDocs   APIDocs    `yaml:"api_docs"`
-	Market    Market     `yaml:"market"`
-	Stream    Stream     `yaml:"stream"`
-	Analytics Analytics  `yaml:"analytics"`
-	Exchanges []Exchange `yaml:"exchanges"`
+	PluginDir string  `yaml:"plugin_dir"`
+	Plugins   Plugins `yaml:"plugins"`
+	APIDocs   APIDocs `yaml:"api_docs"`
+	Market    Market  `yaml:"market"`
+	// Stream is the live stream gateway (stream.Settings: limits, heartbeat, leases, origin patterns).
+	Stream    stream.Settings `yaml:"stream"`
+	Analytics Analytics       `yaml:"analytics"`
+	Exchanges []Exchange      `yaml:"exchanges"`
 
 	// File is the config file that was read ("" when none); not a YAML key.
 	File string `yaml:"-"`
@@ -105,7 +107,7 @@ func Default() Config {
 		Plugins:    DefaultPlugins(),
 		APIDocs:    APIDocs{Dir: "bff/apidocs/dist"},
 		Market:     DefaultMarket(),
-		Stream:     DefaultStream(),
+		Stream:     stream.DefaultSettings(),
 		Analytics:  DefaultAnalytics(),
 		Exchanges:  DefaultExchanges(),
 	}

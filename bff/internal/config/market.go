@@ -30,9 +30,9 @@ func DefaultMarket() Market {
 // Validate names each bad key relative to the section.
 func (m Market) Validate() error {
 	var p Problems
-	p.Positive(KeyDuration{"ticker_interval", m.TickerInterval}, KeyDuration{"instruments_ttl", m.InstrumentsTTL},
-		KeyDuration{"tickers_max_stale", m.TickersMaxStale}, KeyDuration{"instruments_max_stale", m.InstrumentsMaxStale},
-		KeyDuration{"call_timeout", m.CallTimeout})
+	p.Positive(KeyDuration{Key: "ticker_interval", D: m.TickerInterval}, KeyDuration{Key: "instruments_ttl", D: m.InstrumentsTTL},
+		KeyDuration{Key: "tickers_max_stale", D: m.TickersMaxStale}, KeyDuration{Key: "instruments_max_stale", D: m.InstrumentsMaxStale},
+		KeyDuration{Key: "call_timeout", D: m.CallTimeout})
 	return p.Err()
 }
 
@@ -78,7 +78,7 @@ func DefaultAnalytics() Analytics {
 // Validate names each bad key relative to the section.
 func (a Analytics) Validate() error {
 	var p Problems
-	p.Positive(KeyDuration{"flush_interval", a.FlushInterval}, KeyDuration{"backfill_interval", a.BackfillInterval})
+	p.Positive(KeyDuration{Key: "flush_interval", D: a.FlushInterval}, KeyDuration{Key: "backfill_interval", D: a.BackfillInterval})
 	if !a.Enabled {
 		return p.Err()
 	}

@@ -58,9 +58,9 @@ func DefaultPlugins() Plugins {
 // Validate names each bad key relative to the section.
 func (pl Plugins) Validate() error {
 	var p Problems
-	p.Positive(KeyDuration{"start_timeout", pl.StartTimeout}, KeyDuration{"call_timeout", pl.CallTimeout},
-		KeyDuration{"health_interval", pl.HealthInterval}, KeyDuration{"backoff_initial", pl.BackoffInitial},
-		KeyDuration{"backoff_max", pl.BackoffMax}, KeyDuration{"stable_after", pl.StableAfter})
+	p.Positive(KeyDuration{Key: "start_timeout", D: pl.StartTimeout}, KeyDuration{Key: "call_timeout", D: pl.CallTimeout},
+		KeyDuration{Key: "health_interval", D: pl.HealthInterval}, KeyDuration{Key: "backoff_initial", D: pl.BackoffInitial},
+		KeyDuration{Key: "backoff_max", D: pl.BackoffMax}, KeyDuration{Key: "stable_after", D: pl.StableAfter})
 	if pl.BackoffMax < pl.BackoffInitial {
 		p.Add("backoff_max", "%s is below plugins.backoff_initial %s", pl.BackoffMax.D(), pl.BackoffInitial.D())
 	}

@@ -16,6 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/exhub/exhub/bff/internal/store"
+	"github.com/exhub/exhub/bff/internal/stream"
 )
 
 const dsn = "postgres://exhub:s3cr3t-pw@127.0.0.1:5432/exhub"
@@ -245,7 +246,7 @@ func TestSectionValidationNamesTheKey(t *testing.T) {
 	if err := (Demo{InboxURL: "x"}).Validate(); err == nil || !strings.HasPrefix(err.Error(), "inbox_url: ") {
 		t.Fatalf("Demo.Validate: %v", err)
 	}
-	if err := DefaultStream().Validate(); err != nil {
+	if err := stream.DefaultSettings().Validate(); err != nil {
 		t.Fatalf("default stream: %v", err)
 	}
 }

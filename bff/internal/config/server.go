@@ -26,7 +26,7 @@ func (h HTTP) Validate() error {
 	if err := checkHostPort(h.Addr, false); err != nil {
 		p.Add("addr", "%v", err)
 	}
-	p.Positive(KeyDuration{"read_header_timeout", h.ReadHeaderTimeout}, KeyDuration{"shutdown_timeout", h.ShutdownTimeout})
+	p.Positive(KeyDuration{Key: "read_header_timeout", D: h.ReadHeaderTimeout}, KeyDuration{Key: "shutdown_timeout", D: h.ShutdownTimeout})
 	if h.ExchangesMaxAge < 0 {
 		p.Add("exchanges_max_age", "must not be negative")
 	}
@@ -74,7 +74,7 @@ func (v Valkey) Validate() error {
 	} else if v.Required {
 		p.Add("required", "is true but valkey.addr is empty")
 	}
-	p.Positive(KeyDuration{"dial_timeout", v.DialTimeout})
+	p.Positive(KeyDuration{Key: "dial_timeout", D: v.DialTimeout})
 	if v.LocalMaxEntries < 1 {
 		p.Add("local_max_entries", "must be at least 1, got %d", v.LocalMaxEntries)
 	}

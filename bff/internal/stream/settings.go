@@ -1,10 +1,7 @@
 package stream
 
-import "github.com/exhub/exhub/bff/internal/config"
-
-// ConfigFrom maps the stream section of the BFF configuration (bff/exhub.yaml, EXHUB_STREAM_*) to the gateway's
-// Config. The section's lease_ttl and valkey_prefix go to ValkeyOptions (see ValkeyOptionsFrom).
-func ConfigFrom(s config.Stream) Config {
+// ConfigFrom maps the stream section of the BFF configuration (Settings) to the gateway's Config. The section's lease_ttl and valkey_prefix go to ValkeyOptions (see ValkeyOptionsFrom).
+func ConfigFrom(s Settings) Config {
 	c := Config{
 		MaxSubscriptions:   s.MaxSubscriptions,
 		MaxMessageBytes:    int64(s.MaxMessageBytes),
@@ -29,6 +26,6 @@ func ConfigFrom(s config.Stream) Config {
 
 // ValkeyOptionsFrom returns the ValkeyBroker options of the stream section (lease TTL, key prefix); the caller
 // adds the client and the logger.
-func ValkeyOptionsFrom(s config.Stream) ValkeyOptions {
+func ValkeyOptionsFrom(s Settings) ValkeyOptions {
 	return ValkeyOptions{LeaseTTL: s.LeaseTTL.D(), Prefix: s.ValkeyPrefix}
 }

@@ -5,12 +5,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/exhub/exhub/bff/internal/config"
+	"github.com/exhub/exhub/bff/internal/config/setting"
 )
 
-// TestConfigFrom: the config's stream defaults are the gateway's own, and every key reaches the gateway.
+// TestConfigFrom: the stream section's defaults are the gateway's own, and every key reaches the gateway.
 func TestConfigFrom(t *testing.T) {
-	def := config.Default().Stream
+	def := DefaultSettings()
 	if got, want := ConfigFrom(def).withDefaults(), (Config{}).withDefaults(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("config defaults differ from the gateway's:\nconfig  %+v\ngateway %+v", got, want)
 	}
@@ -23,8 +23,8 @@ func TestConfigFrom(t *testing.T) {
 	s := def
 	s.MaxConnections, s.MaxSubscriptions, s.MaxMessageBytes, s.MaxDepth, s.UpstreamDepth = 10, 3, 1024, 50, 100
 	s.UpstreamLinger, s.MaxCoalescedTrades, s.MaxPendingControl, s.MaxFrameBytes = 0, 7, 9, 8192
-	s.PingInterval, s.PongTimeout, s.WriteTimeout = config.Duration(5*time.Second), config.Duration(time.Second), config.Duration(2*time.Second)
-	s.InstrumentsTTL, s.OriginPatterns = config.Duration(time.Minute), "a.example.com, *.b.example.com"
+	s.PingInterval, s.PongTimeout, s.WriteTimeout = setting.Duration(5*time.Second), setting.Duration(time.Second), setting.Duration(2*time.Second)
+	s.InstrumentsTTL, s.OriginPatterns = setting.Duration(time.Minute), setting.List{"a.example.com", "*.b.example.com"}
 	got := ConfigFrom(s).withDefaults()
 	want := Config{MaxConnections: 10, MaxSubscriptions: 3, MaxMessageBytes: 1024, MaxDepth: 50, UpstreamDepth: 100,
 		UpstreamLinger: -1, MaxCoalescedTrades: 7, MaxPendingControl: 9, MaxFrameBytes: 8192, PingInterval: 5 * time.Second,

@@ -1,12 +1,15 @@
-package config
+package stream
 
 import (
 	"path"
 	"time"
+
+	"github.com/exhub/exhub/bff/internal/config/setting"
 )
 
-// Stream tunes the live stream gateway (GET /api/v1/stream); see docs/stream-api.md.
-type Stream struct {
+// Settings is the stream section of the BFF configuration (bff/exhub.yaml, EXHUB_STREAM_*): it tunes the live stream
+// gateway (GET /api/v1/stream); see docs/stream-api.md.
+type Settings struct {
 	// MaxConnections on this replica; more are refused with 503 before the upgrade.
 	MaxConnections int `yaml:"max_connections"`
 	// MaxSubscriptions per connection (429 beyond).
@@ -18,7 +21,7 @@ type Stream struct {
 	// UpstreamDepth is the depth of the one upstream book subscription per topic (0: the plugin's default).
 	UpstreamDepth int `yaml:"upstream_depth"`
 	// UpstreamLinger is how long a leader waits for more upstream events before publishing a batch (0: no wait).
-	UpstreamLinger Duration `yaml:"upstream_linger"`
+	UpstreamLinger setting.Duration `yaml:"upstream_linger"`
 	// MaxCoalescedTrades is how many trades a slow client's merged trades message keeps.
 	MaxCoalescedTrades int `yaml:"max_coalesced_trades"`
 	// MaxPendingControl bounds unread replies (acks, errors, pongs) per connection (1008 beyond).
@@ -26,33 +29,33 @@ type Stream struct {
 	// MaxFrameBytes bounds one batched frame of several messages.
 	MaxFrameBytes int `yaml:"max_frame_bytes"`
 	// PingInterval and PongTimeout: the heartbeat (1008 when a pong is late).
-	PingInterval Duration `yaml:"ping_interval"`
-	PongTimeout  Duration `yaml:"pong_timeout"`
+	PingInterval setting.Duration `yaml:"ping_interval"`
+	PongTimeout  setting.Duration `yaml:"pong_timeout"`
 	// WriteTimeout ends a connection whose write has been stuck this long.
-	WriteTimeout Duration `yaml:"write_timeout"`
+	WriteTimeout setting.Duration `yaml:"write_timeout"`
 	// InstrumentsTTL is how long an instrument list validates subscriptions.
-	InstrumentsTTL Duration `yaml:"instruments_ttl"`
+	InstrumentsTTL setting.Duration `yaml:"instruments_ttl"`
 	// LeaseTTL is the life of a topic lease in Valkey without renewal (renewed every third of it); a dead leader is
 	// replaced within about 4/3 of it.
-	LeaseTTL Duration `yaml:"lease_ttl"`
+	LeaseTTL setting.Duration `yaml:"lease_ttl"`
 	// ValkeyPrefix prefixes every stream key and channel in Valkey.
 	ValkeyPrefix string `yaml:"valkey_prefix"`
 	// OriginPatterns are extra browser origins allowed besides the same host: path.Match patterns on the Origin
 	// host, e.g. [app.example.com, "*.example.com"] (comma separated in EXHUB_STREAM_ORIGIN_PATTERNS).
-	OriginPatterns Joined `yaml:"origin_patterns"`
+	OriginPatterns setting.List `yaml:"origin_patterns"`
 }
 
-// Origins is origin_patterns as a list.
-func (s Stream) Origins() []string { return s.OriginPatterns.Items() }
+// Origins is origin_patterns as a plain list.
+func (s Settings) Origins() []string { return []string(s.OriginPatterns) }
 
-// DefaultStream is the gateway's documented limits (docs/stream-api.md).
-func DefaultStream() Stream {
-	return Stream{
+// DefaultSettings are the gateway's documented limits (docs/stream-api.md).
+func DefaultSettings() Settings {
+	return Settings{
 		MaxConnections: 20000, MaxSubscriptions: 64, MaxMessageBytes: 4096, MaxDepth: 200,
-		UpstreamLinger: Duration(time.Millisecond), MaxCoalescedTrades: 200, MaxPendingControl: 256,
-		MaxFrameBytes: 64 << 10, PingInterval: Duration(20 * time.Second), PongTimeout: Duration(10 * time.Second),
-		WriteTimeout: Duration(10 * time.Second), InstrumentsTTL: Duration(5 * time.Minute),
-		LeaseTTL: Duration(3 * time.Second), ValkeyPrefix: "exhub:stream:",
+		UpstreamLinger: setting.Duration(time.Millisecond), MaxCoalescedTrades: 200, MaxPendingControl: 256,
+		MaxFrameBytes: 64 << 10, PingInterval: setting.Duration(20 * time.Second), PongTimeout: setting.Duration(10 * time.Second),
+		WriteTimeout: setting.Duration(10 * time.Second), InstrumentsTTL: setting.Duration(5 * time.Minute),
+		LeaseTTL: setting.Duration(3 * time.Second), ValkeyPrefix: "exhub:stream:",
 	}
 }
 
@@ -69,9 +72,9 @@ const (
 )
 
 // Validate names each bad key relative to the section. Whether valkey_prefix is needed depends on valkey.addr: the
-// whole config checks that.
-func (s Stream) Validate() error {
-	var p Problems
+// whole configuration checks that.
+func (s Settings) Validate() error {
+	var p setting.Problems
 	for _, r := range []struct {
 		key      string
 		n        int
@@ -92,7 +95,7 @@ func (s Stream) Validate() error {
 	}
 	for _, d := range []struct {
 		key string
-		v   Duration
+		v   setting.Duration
 		min time.Duration
 	}{
 		{"ping_interval", s.PingInterval, time.Second},
