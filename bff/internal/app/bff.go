@@ -143,8 +143,7 @@ func (b *BFF) openStore(ctx context.Context) error {
 
 func (b *BFF) openCache(ctx context.Context) error {
 	v := b.cfg.Valkey
-	c, err := cache.Open(ctx, cache.Config{Addr: v.Addr, Required: v.Required, DialTimeout: v.DialTimeout.D(),
-		LocalMaxEntries: v.LocalMaxEntries}, b.log)
+	c, err := cache.Open(ctx, v.Config(), b.log)
 	if err != nil {
 		return err
 	}
@@ -164,17 +163,9 @@ func (b *BFF) newHost(context.Context) error {
 			Env: e.Env, EnvAllow: cfg.PluginEnvAllow(e),
 		})
 	}
-	p := cfg.Plugins
-	b.host = pluginhost.New(specs, pluginhost.Options{
-		StartTimeout:   p.StartTimeout.D(),
-		CallTimeout:    p.CallTimeout.D(),
-		HealthInterval: p.HealthInterval.D(),
-		Backoff:        pluginhost.Backoff{Initial: p.BackoffInitial.D(), Max: p.BackoffMax.D()},
-		StableAfter:    p.StableAfter.D(),
-		StreamBuffer:   p.StreamBuffer,
-		Logger:         b.log,
-		Observer:       b.metrics,
-	})
+	opts := cfg.Plugins.Options()
+	opts.Logger, opts.Observer = b.log, b.metrics
+	b.host = pluginhost.New(specs, opts)
 	return nil
 }
 

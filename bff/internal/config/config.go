@@ -41,9 +41,11 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/exhub/exhub/bff/internal/auth"
+	"github.com/exhub/exhub/bff/internal/cache"
 	"github.com/exhub/exhub/bff/internal/config/secret"
 	"github.com/exhub/exhub/bff/internal/kyc"
 	"github.com/exhub/exhub/bff/internal/member"
+	"github.com/exhub/exhub/bff/internal/pluginhost"
 	"github.com/exhub/exhub/bff/internal/store"
 	"github.com/exhub/exhub/bff/internal/stream"
 )
@@ -55,14 +57,15 @@ type Config struct {
 	// Root is the directory relative paths resolve against (see the package comment).
 	Root string `yaml:"root"`
 	// DataDir holds local state.
-	DataDir    string      `yaml:"data_dir"`
-	HTTP       HTTP        `yaml:"http"`
-	Log        Log         `yaml:"log"`
-	Valkey     Valkey      `yaml:"valkey"`
-	ClickHouse ClickHouse  `yaml:"clickhouse"`
-	Kratos     Kratos      `yaml:"kratos"`
-	Auth       auth.Config `yaml:"auth"`
-	Gate       Gate        `yaml:"gate"`
+	DataDir string `yaml:"data_dir"`
+	HTTP    HTTP   `yaml:"http"`
+	Log     Log    `yaml:"log"`
+	// Valkey is the shared cache (cache.Settings: address, fallback to the in-process cache).
+	Valkey     cache.Settings `yaml:"valkey"`
+	ClickHouse ClickHouse     `yaml:"clickhouse"`
+	Kratos     Kratos         `yaml:"kratos"`
+	Auth       auth.Config    `yaml:"auth"`
+	Gate       Gate           `yaml:"gate"`
 	// Member is the member service (member.Config: Kratos web-hook secret, withdrawal lockout, security events).
 	Member member.Config `yaml:"member"`
 	// KYC is KYC/KYB review (kyc.Config: documents per application, the demo auto-review).
@@ -71,10 +74,11 @@ type Config struct {
 	Store store.Config `yaml:"store"`
 	Demo  Demo         `yaml:"demo"`
 	// PluginDir is where plugin binaries named by exchanges[].plugin live.
-	PluginDir string  `yaml:"plugin_dir"`
-	Plugins   Plugins `yaml:"plugins"`
-	APIDocs   APIDocs `yaml:"api_docs"`
-	Market    Market  `yaml:"market"`
+	PluginDir string `yaml:"plugin_dir"`
+	// Plugins tunes the plugin supervisor (pluginhost.Settings: timeouts, restart backoff, env_allow).
+	Plugins pluginhost.Settings `yaml:"plugins"`
+	APIDocs APIDocs             `yaml:"api_docs"`
+	Market  Market              `yaml:"market"`
 	// Stream is the live stream gateway (stream.Settings: limits, heartbeat, leases, origin patterns).
 	Stream    stream.Settings `yaml:"stream"`
 	Analytics Analytics       `yaml:"analytics"`
@@ -94,7 +98,7 @@ func Default() Config {
 		DataDir:    ".data",
 		HTTP:       DefaultHTTP(),
 		Log:        Log{Level: "info"},
-		Valkey:     DefaultValkey(),
+		Valkey:     cache.DefaultSettings(),
 		ClickHouse: ClickHouse{Addr: "127.0.0.1:9000", HTTPAddr: "127.0.0.1:8123"},
 		Kratos:     DefaultKratos(),
 		Auth:       DefaultAuth(),
@@ -104,7 +108,7 @@ func Default() Config {
 		Store:      store.DefaultConfig(""),
 		Demo:       DefaultDemo(),
 		PluginDir:  "bin/plugins",
-		Plugins:    DefaultPlugins(),
+		Plugins:    pluginhost.DefaultSettings(),
 		APIDocs:    APIDocs{Dir: "bff/apidocs/dist"},
 		Market:     DefaultMarket(),
 		Stream:     stream.DefaultSettings(),

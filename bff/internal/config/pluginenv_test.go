@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/exhub/exhub/bff/internal/pluginhost"
 )
 
 func TestPluginEnvSettings(t *testing.T) {
@@ -11,7 +13,7 @@ func TestPluginEnvSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(def.Plugins.EnvAllow, DefaultPluginEnvAllow) {
+	if !slices.Equal(def.Plugins.EnvAllow, pluginhost.DefaultEnvAllow) {
 		t.Fatalf("default plugins.env_allow %v", def.Plugins.EnvAllow)
 	}
 	for _, e := range def.Exchanges {

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/exhub/exhub/plugin-sdk/sdk"
 )
@@ -17,63 +16,6 @@ const (
 	StatusComingSoon  = "coming_soon"
 	StatusMaintenance = "maintenance"
 )
-
-// Plugins tunes the plugin supervisor.
-type Plugins struct {
-	StartTimeout   Duration `yaml:"start_timeout"`
-	CallTimeout    Duration `yaml:"call_timeout"`
-	HealthInterval Duration `yaml:"health_interval"`
-	BackoffInitial Duration `yaml:"backoff_initial"`
-	BackoffMax     Duration `yaml:"backoff_max"`
-	// StableAfter resets the restart backoff once a plugin has run this long.
-	StableAfter Duration `yaml:"stable_after"`
-	// StreamBuffer is the event buffer of one durable market stream.
-	StreamBuffer int `yaml:"stream_buffer"`
-	// EnvAllow names host environment variables every plugin process gets (with the host's value). A plugin never
-	// inherits the host's environment: it gets a small base set (PATH, HOME, TMPDIR, TZ, LANG, LC_*, SSL_CERT_FILE,
-	// SSL_CERT_DIR; see sdk.BaseEnv), these names, and its exchange's env_allow and env. EXHUB_* and PLUGIN_* names
-	// are refused. Env override: EXHUB_PLUGINS_ENV_ALLOW, comma separated.
-	EnvAllow []string `yaml:"env_allow"`
-}
-
-// DefaultPluginEnvAllow are the host variables passed to every plugin by default: the proxy settings Go's HTTP
-// client reads, so a plugin reaches its exchange the way the host would. Demo mode needs none of them (the
-// emulators are on 127.0.0.1, which no proxy handles).
-var DefaultPluginEnvAllow = []string{"HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "no_proxy"}
-
-// DefaultPlugins checks health every 5 s and restarts with a backoff from 100 ms to 30 s.
-func DefaultPlugins() Plugins {
-	return Plugins{
-		StartTimeout:   Duration(10 * time.Second),
-		CallTimeout:    Duration(10 * time.Second),
-		HealthInterval: Duration(5 * time.Second),
-		BackoffInitial: Duration(100 * time.Millisecond),
-		BackoffMax:     Duration(30 * time.Second),
-		StableAfter:    Duration(60 * time.Second),
-		StreamBuffer:   1024,
-		EnvAllow:       append([]string(nil), DefaultPluginEnvAllow...),
-	}
-}
-
-// Validate names each bad key relative to the section.
-func (pl Plugins) Validate() error {
-	var p Problems
-	p.Positive(KeyDuration{Key: "start_timeout", D: pl.StartTimeout}, KeyDuration{Key: "call_timeout", D: pl.CallTimeout},
-		KeyDuration{Key: "health_interval", D: pl.HealthInterval}, KeyDuration{Key: "backoff_initial", D: pl.BackoffInitial},
-		KeyDuration{Key: "backoff_max", D: pl.BackoffMax}, KeyDuration{Key: "stable_after", D: pl.StableAfter})
-	if pl.BackoffMax < pl.BackoffInitial {
-		p.Add("backoff_max", "%s is below plugins.backoff_initial %s", pl.BackoffMax.D(), pl.BackoffInitial.D())
-	}
-	if pl.StreamBuffer < 16 {
-		p.Add("stream_buffer", "must be at least 16, got %d", pl.StreamBuffer)
-	}
-	for i, n := range pl.EnvAllow {
-		if err := sdk.CheckEnvName(n); err != nil {
-			p.Add(listKey("env_allow", i), "%v", err)
-		}
-	}
-	return p.Err()
-}
 
 // Exchange is one listed exchange. With no plugin it is listed from this entry alone (e.g. coming soon).
 type Exchange struct {

@@ -49,38 +49,6 @@ func (l Log) Validate() error {
 	return p.Err()
 }
 
-// Valkey is the shared cache. Empty addr: in-process cache.
-type Valkey struct {
-	Addr string `yaml:"addr"`
-	// Required makes an unreachable Valkey a start-up error instead of a fallback to the in-process cache.
-	Required    bool     `yaml:"required"`
-	DialTimeout Duration `yaml:"dial_timeout"`
-	// LocalMaxEntries bounds the in-process fallback cache.
-	LocalMaxEntries int `yaml:"local_max_entries"`
-}
-
-// DefaultValkey is a local valkey-server, falling back to the in-process cache.
-func DefaultValkey() Valkey {
-	return Valkey{Addr: "127.0.0.1:6379", DialTimeout: Duration(time.Second), LocalMaxEntries: 10000}
-}
-
-// Validate names each bad key relative to the section.
-func (v Valkey) Validate() error {
-	var p Problems
-	if v.Addr != "" {
-		if err := checkHostPort(v.Addr, true); err != nil {
-			p.Add("addr", "%v", err)
-		}
-	} else if v.Required {
-		p.Add("required", "is true but valkey.addr is empty")
-	}
-	p.Positive(KeyDuration{Key: "dial_timeout", D: v.DialTimeout})
-	if v.LocalMaxEntries < 1 {
-		p.Add("local_max_entries", "must be at least 1, got %d", v.LocalMaxEntries)
-	}
-	return p.Err()
-}
-
 // ClickHouse is the analytics store. Empty addresses: not configured.
 type ClickHouse struct {
 	// Addr is the native protocol address (host:port).
