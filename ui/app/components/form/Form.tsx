@@ -42,12 +42,25 @@ export function applySubmitError<T extends FieldValues>(
     const values = form.getValues() as Record<string, unknown>;
     for (const [name, message] of fieldErrors(e.problem)) {
       if (!(name in values)) continue;
-      form.setError(name as Path<T>, { type: "server", message }, { shouldFocus: !placed });
+      form.setError(
+        name as Path<T>,
+        { type: "server", message },
+        { shouldFocus: !placed },
+      );
       placed = true;
     }
-    if (placed && e.problem.errors.every((x) => x.location && x.location.split(".").pop()! in values)) return;
+    if (
+      placed &&
+      e.problem.errors.every(
+        (x) => x.location && x.location.split(".").pop()! in values,
+      )
+    )
+      return;
   }
-  form.setError("root.server", { type: "server", message: errorText(e, fallback) });
+  form.setError("root.server", {
+    type: "server",
+    message: errorText(e, fallback),
+  });
 }
 
 type FormProps<T extends FieldValues, O> = {
@@ -62,19 +75,34 @@ type FormProps<T extends FieldValues, O> = {
 // <form> with the react-hook-form context for the <Field>s inside. The
 // browser's own validation bubbles are off: the schema's messages show
 // instead, in the page's language.
-export function Form<T extends FieldValues, O>({ form, onSubmit, children, className, ...rest }: FormProps<T, O>) {
+export function Form<T extends FieldValues, O>({
+  form,
+  onSubmit,
+  children,
+  className,
+  ...rest
+}: FormProps<T, O>) {
   const { t } = useLingui();
   const submit = form.handleSubmit(async (values) => {
     form.clearErrors("root.server");
     try {
       await onSubmit(values);
     } catch (e) {
-      applySubmitError(form as unknown as UseFormReturn<T, unknown, unknown>, e, t`Network anomaly`);
+      applySubmitError(
+        form as unknown as UseFormReturn<T, unknown, unknown>,
+        e,
+        t`Network anomaly`,
+      );
     }
   });
   return (
     <FormProvider {...form}>
-      <form noValidate className={className ?? "form"} onSubmit={(e) => void submit(e)} aria-label={rest["aria-label"]}>
+      <form
+        noValidate
+        className={className ?? "form"}
+        onSubmit={(e) => void submit(e)}
+        aria-label={rest["aria-label"]}
+      >
         {children}
       </form>
     </FormProvider>
