@@ -20,6 +20,7 @@ import (
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 
 	"github.com/exhub/exhub/bff/internal/api/account"
+	analyticsapi "github.com/exhub/exhub/bff/internal/api/analytics"
 	"github.com/exhub/exhub/bff/internal/api/apiutil"
 	marketapi "github.com/exhub/exhub/bff/internal/api/market"
 	"github.com/exhub/exhub/bff/internal/auth"
@@ -66,6 +67,9 @@ type Deps struct {
 	KYC     *kyc.Service
 }
 
+// Analytics is what the analytics routes need (analyticsapi.Analytics); *service.Service implements it.
+type Analytics = analyticsapi.Analytics
+
 type server struct {
 	cfg       *config.Config
 	host      *pluginhost.Host
@@ -96,10 +100,13 @@ func New(d Deps) (http.Handler, huma.API) {
 		s.market = market.New(market.Options{Exchanges: MarketExchanges(d.Config, d.Host), Cache: d.Cache, Logger: d.Logger})
 	}
 	api := humago.New(s.mux, apiConfig(d.Version))
-	s.registerExchanges(api)
-	marketapi.Register(api, marketapi.Deps{Market: s.market, Host: d.Host, Analytics: d.Analytics, Logger: d.Logger})
+	md := marketapi.Deps{Market: s.market, Host: d.Host, Analytics: d.Analytics, Logger: d.Logger}
+	if d.Config != nil {
+		md.Exchanges, md.ExchangesMaxAge = d.Config.Exchanges, d.Config.HTTP.ExchangesMaxAge.D()
+	}
+	marketapi.Register(api, md)
 	s.analytics = d.Analytics
-	s.registerAnalytics(api)
+	analyticsapi.Register(api, analyticsapi.Deps{Analytics: d.Analytics, Exchanges: exchangeSlugs(d.Config), Logger: d.Logger})
 	if d.Auth == nil && d.Config != nil {
 		if c, err := auth.NewChecker(d.Config.AuthConfig(), auth.WithLogger(d.Logger)); err == nil {
 			d.Auth = c

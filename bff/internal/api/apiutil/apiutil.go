@@ -24,6 +24,10 @@ import (
 // client).
 const StatusClientClosed = 499
 
+// CacheCandlesLive is the Cache-Control of candles whose newest one may still be forming (the market and the
+// analytics candles routes).
+const CacheCandlesLive = "public, max-age=5, stale-while-revalidate=10"
+
 // Problem writes an RFC 9457 problem document from a plain net/http handler (huma handlers return huma errors).
 func Problem(w http.ResponseWriter, status int, detail string) {
 	w.Header().Set("Content-Type", "application/problem+json")

@@ -1,4 +1,4 @@
-// Package market serves the public market data routes (OpenAPI tag "Market"): instruments, tickers, movers,
+// Package market serves the public market data routes (OpenAPI tag "Market"): the exchange list, instruments, tickers, movers,
 // candles (from the analytics store when it holds them), order books and trades, with their Cache-Control for the
 // edge and the stale fallback of the market service.
 package market
@@ -15,6 +15,7 @@ import (
 
 	"github.com/exhub/exhub/analytics/query"
 	"github.com/exhub/exhub/bff/internal/api/apiutil"
+	"github.com/exhub/exhub/bff/internal/config"
 	"github.com/exhub/exhub/bff/internal/market"
 	"github.com/exhub/exhub/bff/internal/pluginhost"
 )
@@ -30,6 +31,11 @@ type Deps struct {
 	Analytics Analytics
 	// Logger logs what the client is not told (a store that failed and was answered around); nil discards.
 	Logger *slog.Logger
+	// Exchanges are the configured exchanges that GET /api/v1/exchanges lists (with their plugins' Describe from
+	// Host).
+	Exchanges []config.Exchange
+	// ExchangesMaxAge is the Cache-Control max-age of the exchange list (http.exchanges_max_age).
+	ExchangesMaxAge time.Duration
 }
 
 // Analytics is the part of the analytics service the candles route reads: the query store, failing while
@@ -39,10 +45,12 @@ type Analytics interface {
 }
 
 type routes struct {
-	market    *market.Service
-	host      *pluginhost.Host
-	analytics Analytics
-	log       *slog.Logger
+	market          *market.Service
+	host            *pluginhost.Host
+	analytics       Analytics
+	log             *slog.Logger
+	listed          []config.Exchange
+	exchangesMaxAge time.Duration
 }
 
 // Cache-Control of the public market routes. max-age is how long the edge and browsers may reuse an answer;
@@ -53,7 +61,7 @@ const (
 	CacheInstruments   = "public, max-age=60, stale-while-revalidate=300"
 	CacheTickers       = "public, max-age=5, stale-while-revalidate=10"
 	CacheMovers        = "public, max-age=10, stale-while-revalidate=20"
-	CacheCandlesLive   = "public, max-age=5, stale-while-revalidate=10"
+	CacheCandlesLive   = apiutil.CacheCandlesLive
 	CacheCandlesClosed = "public, max-age=300, stale-while-revalidate=600"
 	CacheOrderBook     = "public, max-age=2"
 	CacheTrades        = "public, max-age=2, stale-while-revalidate=2"
@@ -158,7 +166,9 @@ func Register(api huma.API, d Deps) {
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &routes{market: d.Market, host: d.Host, analytics: d.Analytics, log: d.Logger}
+	s := &routes{market: d.Market, host: d.Host, analytics: d.Analytics, log: d.Logger, listed: d.Exchanges,
+		exchangesMaxAge: d.ExchangesMaxAge}
+	s.registerExchanges(api)
 
 	huma.Register(api, huma.Operation{
 		OperationID: "listInstruments",

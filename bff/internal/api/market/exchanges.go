@@ -1,4 +1,4 @@
-package api
+package market
 
 import (
 	"context"
@@ -109,7 +109,8 @@ type ExchangeOutput struct {
 	Body         Exchange
 }
 
-func (s *server) registerExchanges(api huma.API) {
+// registerExchanges adds GET /api/v1/exchanges and GET /api/v1/exchanges/{slug}.
+func (s *routes) registerExchanges(api huma.API) {
 	huma.Register(api, huma.Operation{
 		OperationID: "listExchanges",
 		Method:      http.MethodGet,
@@ -142,14 +143,14 @@ func (s *server) registerExchanges(api huma.API) {
 	})
 }
 
-func (s *server) publicCache() string {
-	return fmt.Sprintf("public, max-age=%d", int(s.cfg.HTTP.ExchangesMaxAge.D().Seconds()))
+func (s *routes) publicCache() string {
+	return fmt.Sprintf("public, max-age=%d", int(s.exchangesMaxAge.Seconds()))
 }
 
 // exchanges builds the list from the configuration and the cached Describe of each plugin.
-func (s *server) exchanges() []Exchange {
-	out := make([]Exchange, 0, len(s.cfg.Exchanges))
-	for _, ce := range s.cfg.Exchanges {
+func (s *routes) exchanges() []Exchange {
+	out := make([]Exchange, 0, len(s.listed))
+	for _, ce := range s.listed {
 		e := Exchange{Key: ce.Key, Slug: ce.Slug, Name: ce.Name, Website: ce.Website, PluginState: "none",
 			Capabilities: capabilities(nil)}
 		e.MarketTypes = e.Capabilities.MarketTypes

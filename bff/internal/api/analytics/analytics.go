@@ -1,11 +1,16 @@
-package api
+// Package analytics serves the market history routes (OpenAPI tag "Analytics"): open interest, long/short ratios,
+// taker volume, funding rates and candles from the analytics store (ClickHouse), and dataset exports. It also owns
+// the analytics section of the BFF configuration (Settings).
+package analytics
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,8 +19,23 @@ import (
 	"github.com/exhub/exhub/analytics/backfill"
 	"github.com/exhub/exhub/analytics/query"
 	"github.com/exhub/exhub/bff/internal/api/apiutil"
-	marketapi "github.com/exhub/exhub/bff/internal/api/market"
 )
+
+// Deps are the analytics routes' collaborators.
+type Deps struct {
+	// Analytics is the analytics service; nil answers 503 on every route.
+	Analytics Analytics
+	// Exchanges are the configured exchanges' slugs; another exchange is a 422.
+	Exchanges []string
+	// Logger logs what the client is not told (an export cut short); nil discards.
+	Logger *slog.Logger
+}
+
+type routes struct {
+	analytics Analytics
+	exchanges []string
+	log       *slog.Logger
+}
 
 // Analytics is what the analytics routes need: the query store and the exporter, each failing while ClickHouse is
 // not ready. *service.Service (analytics/service) implements it.
@@ -106,7 +126,7 @@ type HistoryCandlesOutput struct {
 
 var analyticsErrors = []int{http.StatusUnprocessableEntity, http.StatusServiceUnavailable}
 
-func (s *server) analyticsStore(exchange string) (*query.Store, error) {
+func (s *routes) analyticsStore(exchange string) (*query.Store, error) {
 	if err := s.knownExchange(exchange); err != nil {
 		return nil, err
 	}
@@ -120,13 +140,9 @@ func (s *server) analyticsStore(exchange string) (*query.Store, error) {
 	return st, nil
 }
 
-func (s *server) knownExchange(slug string) error {
-	if s.cfg != nil {
-		for _, e := range s.cfg.Exchanges {
-			if e.Slug == slug {
-				return nil
-			}
-		}
+func (s *routes) knownExchange(slug string) error {
+	if slices.Contains(s.exchanges, slug) {
+		return nil
 	}
 	return huma.Error422UnprocessableEntity("unknown exchange", &huma.ErrorDetail{
 		Message: fmt.Sprintf("no exchange %q (GET /api/v1/exchanges lists them)", slug), Location: "query.exchange", Value: slug})
@@ -173,7 +189,12 @@ func analyticsError(err error) error {
 	return huma.Error503ServiceUnavailable("analytics query failed: " + err.Error())
 }
 
-func (s *server) registerAnalytics(api huma.API) {
+// Register adds the analytics routes to api.
+func Register(api huma.API, d Deps) {
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &routes{analytics: d.Analytics, exchanges: d.Exchanges, log: d.Logger}
 	huma.Register(api, huma.Operation{
 		OperationID: "getOpenInterest", Method: http.MethodGet, Path: "/api/v1/analytics/open-interest",
 		Summary: "Open interest history", Tags: []string{"Analytics"}, Errors: analyticsErrors,
@@ -288,7 +309,7 @@ func (s *server) registerAnalytics(api huma.API) {
 		if err != nil {
 			return nil, analyticsError(err)
 		}
-		out := &HistoryCandlesOutput{AnalyticsHeaders: AnalyticsHeaders{marketapi.CacheCandlesLive}}
+		out := &HistoryCandlesOutput{AnalyticsHeaders: AnalyticsHeaders{apiutil.CacheCandlesLive}}
 		b := &out.Body
 		b.Exchange, b.Type, b.Symbol, b.Interval, b.Candles = in.Exchange, in.Type, in.Symbol, in.Interval, cs
 		return out, nil
