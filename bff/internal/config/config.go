@@ -40,6 +40,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/exhub/exhub/bff/internal/api/analytics"
 	"github.com/exhub/exhub/bff/internal/auth"
 	"github.com/exhub/exhub/bff/internal/cache"
 	"github.com/exhub/exhub/bff/internal/config/secret"
@@ -80,9 +81,10 @@ type Config struct {
 	APIDocs APIDocs             `yaml:"api_docs"`
 	Market  Market              `yaml:"market"`
 	// Stream is the live stream gateway (stream.Settings: limits, heartbeat, leases, origin patterns).
-	Stream    stream.Settings `yaml:"stream"`
-	Analytics Analytics       `yaml:"analytics"`
-	Exchanges []Exchange      `yaml:"exchanges"`
+	Stream stream.Settings `yaml:"stream"`
+	// Analytics is market history in ClickHouse (analytics.Settings of the analytics API: ingest, backfill, spool).
+	Analytics analytics.Settings `yaml:"analytics"`
+	Exchanges []Exchange         `yaml:"exchanges"`
 
 	// File is the config file that was read ("" when none); not a YAML key.
 	File string `yaml:"-"`
@@ -112,7 +114,7 @@ func Default() Config {
 		APIDocs:    APIDocs{Dir: "bff/apidocs/dist"},
 		Market:     DefaultMarket(),
 		Stream:     stream.DefaultSettings(),
-		Analytics:  DefaultAnalytics(),
+		Analytics:  analytics.DefaultSettings(),
 		Exchanges:  DefaultExchanges(),
 	}
 }
