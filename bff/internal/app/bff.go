@@ -243,9 +243,9 @@ func (b *BFF) newAuth(context.Context) error {
 	if err != nil {
 		return err
 	}
-	var limiter ratelimit.Limiter = ratelimit.NewLocal(ratelimit.Defaults())
+	var limiter ratelimit.Limiter = ratelimit.NewLocal(b.cfg.RateLimit)
 	if v, ok := b.cache.(*cache.Valkey); ok {
-		vl, err := ratelimit.NewValkey(ratelimit.Defaults(), v.Client(), b.log)
+		vl, err := ratelimit.NewValkey(b.cfg.RateLimit, v.Client(), b.log)
 		if err != nil {
 			return err
 		}

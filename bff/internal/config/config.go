@@ -47,6 +47,7 @@ import (
 	"github.com/exhub/exhub/bff/internal/kyc"
 	"github.com/exhub/exhub/bff/internal/member"
 	"github.com/exhub/exhub/bff/internal/pluginhost"
+	"github.com/exhub/exhub/bff/internal/ratelimit"
 	"github.com/exhub/exhub/bff/internal/store"
 	"github.com/exhub/exhub/bff/internal/stream"
 )
@@ -74,6 +75,9 @@ type Config struct {
 	// Store is the member database (store.Config: driver sqlite or postgres, dsn, pools, migration lock).
 	Store store.Config `yaml:"store"`
 	Demo  Demo         `yaml:"demo"`
+	// RateLimit is the attempt counter the gate's limits run on (ratelimit.Config: Valkey key prefix, size of the
+	// in-process table used without Valkey).
+	RateLimit ratelimit.Config `yaml:"ratelimit"`
 	// PluginDir is where plugin binaries named by exchanges[].plugin live.
 	PluginDir string `yaml:"plugin_dir"`
 	// Plugins tunes the plugin supervisor (pluginhost.Settings: timeouts, restart backoff, env_allow).
@@ -109,6 +113,7 @@ func Default() Config {
 		KYC:        kyc.DefaultConfig(),
 		Store:      store.DefaultConfig(""),
 		Demo:       DefaultDemo(),
+		RateLimit:  ratelimit.Defaults(),
 		PluginDir:  "bin/plugins",
 		Plugins:    pluginhost.DefaultSettings(),
 		APIDocs:    APIDocs{Dir: "bff/apidocs/dist"},
@@ -219,7 +224,7 @@ type section struct {
 func (c *Config) sections() []section {
 	return []section{
 		{"http", c.HTTP}, {"log", c.Log}, {"valkey", c.Valkey}, {"clickhouse", c.ClickHouse}, {"kratos", c.Kratos},
-		{"store", c.Store}, {"member", c.Member}, {"kyc", c.KYC}, {"demo", c.Demo}, {"plugins", c.Plugins}, {"market", c.Market},
+		{"store", c.Store}, {"member", c.Member}, {"kyc", c.KYC}, {"demo", c.Demo}, {"ratelimit", c.RateLimit}, {"plugins", c.Plugins}, {"market", c.Market},
 		{"stream", c.Stream}, {"analytics", c.Analytics},
 	}
 }

@@ -57,12 +57,13 @@ type Limiter interface {
 	Allow(ctx context.Context, key string, limit Limit) (Result, error)
 }
 
-// Config configures a limiter.
+// Config configures a limiter. It is the ratelimit section of the BFF configuration (bff/exhub.yaml,
+// EXHUB_RATELIMIT_*); the limits themselves belong to the services that count (the gate section's).
 type Config struct {
 	// Prefix starts every Valkey key.
-	Prefix string
+	Prefix string `yaml:"prefix"`
 	// MaxLocalKeys bounds the in-process table (oldest-expiring keys are dropped first when full).
-	MaxLocalKeys int
+	MaxLocalKeys int `yaml:"max_local_keys"`
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time `yaml:"-"`
 }
@@ -72,14 +73,14 @@ func Defaults() Config {
 	return Config{Prefix: "exhub:rl:", MaxLocalKeys: 100_000}
 }
 
-// Validate says what is wrong with c.
+// Validate says what is wrong with c, each error naming its key ("prefix: is required").
 func (c Config) Validate() error {
 	var errs []error
 	if c.Prefix == "" {
-		errs = append(errs, errors.New("ratelimit: prefix is empty"))
+		errs = append(errs, errors.New("prefix: is required"))
 	}
 	if c.MaxLocalKeys < 1 {
-		errs = append(errs, errors.New("ratelimit: max_local_keys must be at least 1"))
+		errs = append(errs, fmt.Errorf("max_local_keys: must be at least 1, got %d", c.MaxLocalKeys))
 	}
 	return errors.Join(errs...)
 }
@@ -201,7 +202,7 @@ type Valkey struct {
 // NewValkey returns a limiter over client.
 func NewValkey(cfg Config, client valkey.Client, log *slog.Logger) (*Valkey, error) {
 	if err := cfg.Validate(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("ratelimit: %w", err)
 	}
 	if client == nil {
 		return nil, errors.New("ratelimit: nil valkey client")
