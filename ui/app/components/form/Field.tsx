@@ -1,12 +1,7 @@
 import { useLingui } from "@lingui/react";
 import { Trans, useLingui as useLinguiMacro } from "@lingui/react/macro";
 import { useId, type InputHTMLAttributes, type ReactNode } from "react";
-import {
-  useFormContext,
-  useFormState,
-  useWatch,
-  type FieldError,
-} from "react-hook-form";
+import { useFormContext, useFormState, useWatch, type FieldError } from "react-hook-form";
 import { checkPassword, validationText } from "~/lib/validation";
 
 // Every message of a field error (criteriaMode "all" keeps them per rule
@@ -24,10 +19,7 @@ export function errorMessages(error: FieldError | undefined): string[] {
   return out;
 }
 
-function lookup(
-  errors: Record<string, unknown>,
-  name: string,
-): FieldError | undefined {
+function lookup(errors: Record<string, unknown>, name: string): FieldError | undefined {
   let cur: unknown = errors;
   for (const part of name.split(".")) {
     if (cur === null || typeof cur !== "object") return undefined;
@@ -61,32 +53,18 @@ type FieldProps = {
 // field's error messages, tied together with aria-describedby; the control is
 // aria-invalid while the field has an error. Messages are validation codes
 // translated in the current language (or a server's text as it came).
-export function Field({
-  name,
-  label,
-  description,
-  required,
-  className,
-  hideMessage,
-  children,
-}: FieldProps) {
+export function Field({ name, label, description, required, className, hideMessage, children }: FieldProps) {
   const { i18n } = useLingui();
   const { errors } = useFormState({ name });
   const id = useId();
   const descId = description ? `${id}-desc` : undefined;
   const errId = `${id}-err`;
   const all = errorMessages(lookup(errors, name));
-  const messages = all
-    .filter((m) => !hideMessage?.(m))
-    .map((m) => validationText(i18n, m));
+  const messages = all.filter((m) => !hideMessage?.(m)).map((m) => validationText(i18n, m));
   const invalid = all.length > 0;
-  const describedBy =
-    [descId, invalid ? errId : undefined].filter(Boolean).join(" ") ||
-    undefined;
+  const describedBy = [descId, invalid ? errId : undefined].filter(Boolean).join(" ") || undefined;
   return (
-    <div
-      className={`field${invalid ? " field--invalid" : ""}${className ? ` ${className}` : ""}`}
-    >
+    <div className={`field${invalid ? " field--invalid" : ""}${className ? ` ${className}` : ""}`}>
       <label htmlFor={id} className="field-label">
         {label}
       </label>
@@ -115,10 +93,7 @@ export function Field({
   );
 }
 
-type TextFieldProps = Omit<
-  InputHTMLAttributes<HTMLInputElement>,
-  "name" | "id" | "children"
-> & {
+type TextFieldProps = Omit<InputHTMLAttributes<HTMLInputElement>, "name" | "id" | "children"> & {
   name: string;
   label: ReactNode;
   description?: ReactNode;
@@ -126,15 +101,7 @@ type TextFieldProps = Omit<
 };
 
 // A text input registered with the form (email, password, mobile, code...).
-export function TextField({
-  name,
-  label,
-  description,
-  required,
-  className,
-  hideMessage,
-  ...input
-}: TextFieldProps) {
+export function TextField({ name, label, description, required, className, hideMessage, ...input }: TextFieldProps) {
   const { register } = useFormContext();
   return (
     <Field
@@ -145,38 +112,21 @@ export function TextField({
       className={className}
       hideMessage={hideMessage}
     >
-      {(control) => (
-        <input
-          className="input"
-          type="text"
-          {...input}
-          {...control}
-          {...register(name)}
-        />
-      )}
+      {(control) => <input className="input" type="text" {...input} {...control} {...register(name)} />}
     </Field>
   );
 }
 
 // A checkbox registered with the form (terms, stay logged in); the label
 // sits beside the box.
-export function CheckboxField({
-  name,
-  label,
-  description,
-  required,
-}: Omit<TextFieldProps, "type">) {
+export function CheckboxField({ name, label, description, required }: Omit<TextFieldProps, "type">) {
   const { register } = useFormContext();
   const { errors } = useFormState({ name });
   const { i18n } = useLingui();
   const id = useId();
-  const messages = errorMessages(lookup(errors, name)).map((m) =>
-    validationText(i18n, m),
-  );
+  const messages = errorMessages(lookup(errors, name)).map((m) => validationText(i18n, m));
   const invalid = messages.length > 0;
-  const ids = [description ? `${id}-desc` : "", invalid ? `${id}-err` : ""]
-    .filter(Boolean)
-    .join(" ");
+  const ids = [description ? `${id}-desc` : "", invalid ? `${id}-err` : ""].filter(Boolean).join(" ");
   return (
     <div className={`field field--check${invalid ? " field--invalid" : ""}`}>
       <input
@@ -212,12 +162,7 @@ export function PasswordRules({ name, id }: { name: string; id?: string }) {
   const { errors } = useFormState({ name });
   const failed = errorMessages(lookup(errors, name));
   return (
-    <ul
-      className="password-rules"
-      id={id}
-      data-testid="password-rules"
-      aria-label={t`Password rules`}
-    >
+    <ul className="password-rules" id={id} data-testid="password-rules" aria-label={t`Password rules`}>
       {checkPassword(value ?? "").map((r) => {
         // The server's word (a rule its gate refused) wins over the live check.
         const shown = failed.includes(r.code);
@@ -228,16 +173,9 @@ export function PasswordRules({ name, id }: { name: string; id?: string }) {
             data-rule={r.code.replace("password.", "")}
             data-ok={ok}
             data-shown-error={shown}
-            className={
-              ok
-                ? "password-rule password-rule--ok"
-                : shown
-                  ? "password-rule password-rule--error"
-                  : "password-rule"
-            }
+            className={ok ? "password-rule password-rule--ok" : shown ? "password-rule password-rule--error" : "password-rule"}
           >
-            <span aria-hidden="true">{ok ? "✓" : "•"}</span>{" "}
-            {validationText(i18n, r.code)}
+            <span aria-hidden="true">{ok ? "✓" : "•"}</span> {validationText(i18n, r.code)}
             {ok ? (
               <span className="visually-hidden">
                 {" "}
@@ -254,9 +192,7 @@ export function PasswordRules({ name, id }: { name: string; id?: string }) {
 // The form's own error (a failed submit), announced when it appears.
 export function FormError() {
   const { errors } = useFormState();
-  const message = (
-    errors.root as Record<string, FieldError | undefined> | undefined
-  )?.server?.message;
+  const message = (errors.root as Record<string, FieldError | undefined> | undefined)?.server?.message;
   if (!message) return null;
   return (
     <p className="form-error" role="alert">
@@ -266,13 +202,7 @@ export function FormError() {
 }
 
 // The submit button: disabled while the submit runs.
-export function SubmitButton({
-  children,
-  className,
-}: {
-  children: ReactNode;
-  className?: string;
-}) {
+export function SubmitButton({ children, className, testId }: { children: ReactNode; className?: string; testId?: string }) {
   const { isSubmitting } = useFormState();
   return (
     <button
@@ -280,6 +210,7 @@ export function SubmitButton({
       className={className ?? "button button--primary"}
       disabled={isSubmitting}
       aria-busy={isSubmitting}
+      data-testid={testId}
     >
       {children}
     </button>

@@ -1,25 +1,11 @@
-import {
-  act,
-  fireEvent,
-  render,
-  screen,
-  waitFor,
-} from "@testing-library/react";
+import { act, fireEvent, render, screen, waitFor } from "@testing-library/react";
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { activateLocale } from "~/i18n";
 import { ApiError, apiError } from "~/lib/errors";
 import { emailSchema, passwordSchema, sameAs } from "~/lib/validation";
 import { AppProviders } from "~/providers";
-import {
-  CheckboxField,
-  Form,
-  FormError,
-  PasswordRules,
-  SubmitButton,
-  TextField,
-  useZodForm,
-} from ".";
+import { CheckboxField, Form, FormError, PasswordRules, SubmitButton, TextField, useZodForm } from ".";
 
 const schema = z
   .object({
@@ -30,29 +16,14 @@ const schema = z
   })
   .superRefine(sameAs("password", "confirm"));
 
-function SignUp({
-  onSubmit,
-}: {
-  onSubmit: (v: z.output<typeof schema>) => unknown;
-}) {
+function SignUp({ onSubmit }: { onSubmit: (v: z.output<typeof schema>) => unknown }) {
   const form = useZodForm(schema, {
     defaultValues: { email: "", password: "", confirm: "", terms: false },
   });
   return (
     <Form form={form} onSubmit={onSubmit} aria-label="sign up">
-      <TextField
-        name="email"
-        label="Email"
-        type="email"
-        description="We send a code there."
-        required
-      />
-      <TextField
-        name="password"
-        label="Password"
-        type="password"
-        description={<PasswordRules name="password" />}
-      />
+      <TextField name="email" label="Email" type="email" description="We send a code there." required />
+      <TextField name="password" label="Password" type="password" description={<PasswordRules name="password" />} />
       <TextField name="confirm" label="Confirm password" type="password" />
       <CheckboxField name="terms" label="I agree" />
       <FormError />
@@ -61,9 +32,7 @@ function SignUp({
   );
 }
 
-function setup(
-  onSubmit: (v: z.output<typeof schema>) => unknown = () => undefined,
-) {
+function setup(onSubmit: (v: z.output<typeof schema>) => unknown = () => undefined) {
   render(
     <AppProviders>
       <SignUp onSubmit={onSubmit} />
@@ -100,12 +69,8 @@ describe("form kit", () => {
     fireEvent.change(password, { target: { value: "abc" } });
     fireEvent.change(confirm, { target: { value: "abd" } });
     fireEvent.click(submit);
-    await waitFor(() =>
-      expect(email.getAttribute("aria-invalid")).toBe("true"),
-    );
-    expect(describedText(email)).toBe(
-      "We send a code there. | The email address is not valid.",
-    );
+    await waitFor(() => expect(email.getAttribute("aria-invalid")).toBe("true"));
+    expect(describedText(email)).toBe("We send a code there. | The email address is not valid.");
     const pwErrors = describedText(password);
     for (const m of [
       "The password must be 6 to 15 characters long.",
@@ -124,25 +89,16 @@ describe("form kit", () => {
   it("updates the checklist as the user types and clears errors once fixed", async () => {
     const { email, password, confirm, submit } = setup();
     fireEvent.change(password, { target: { value: "Abc" } });
-    const rules = () =>
-      [...document.querySelectorAll(".password-rule")].map((li) =>
-        li.classList.contains("password-rule--ok"),
-      );
+    const rules = () => [...document.querySelectorAll(".password-rule")].map((li) => li.classList.contains("password-rule--ok"));
     expect(rules()).toEqual([false, false, true, true, false]);
     fireEvent.change(password, { target: { value: "Abc12!" } });
     expect(rules()).toEqual([true, true, true, true, true]);
     fireEvent.change(email, { target: { value: "" } });
     fireEvent.click(submit);
-    await waitFor(() =>
-      expect(describedText(email)).toContain(
-        "Please enter a correct email address!",
-      ),
-    );
+    await waitFor(() => expect(describedText(email)).toContain("Please enter a correct email address!"));
     fireEvent.change(email, { target: { value: "me@example.com" } });
     fireEvent.change(confirm, { target: { value: "Abc12!" } });
-    await waitFor(() =>
-      expect(email.getAttribute("aria-invalid")).toBe("false"),
-    );
+    await waitFor(() => expect(email.getAttribute("aria-invalid")).toBe("false"));
     expect(describedText(email)).toBe("We send a code there.");
   });
 
@@ -150,15 +106,9 @@ describe("form kit", () => {
     const { email, submit } = setup();
     fireEvent.change(email, { target: { value: "x" } });
     fireEvent.click(submit);
-    await waitFor(() =>
-      expect(describedText(email)).toContain("The email address is not valid."),
-    );
+    await waitFor(() => expect(describedText(email)).toContain("The email address is not valid."));
     await act(() => activateLocale("ja"));
-    await waitFor(() =>
-      expect(describedText(email)).not.toContain(
-        "The email address is not valid.",
-      ),
-    );
+    await waitFor(() => expect(describedText(email)).not.toContain("The email address is not valid."));
     expect(describedText(email)).toMatch(/メール/);
   });
 
@@ -186,11 +136,7 @@ describe("form kit", () => {
     fireEvent.change(password, { target: { value: "Abc12!" } });
     fireEvent.change(confirm, { target: { value: "Abc12!" } });
     fireEvent.click(submit);
-    await waitFor(() =>
-      expect(describedText(email)).toContain(
-        "This email is already registered.",
-      ),
-    );
+    await waitFor(() => expect(describedText(email)).toContain("This email is already registered."));
     expect(onSubmit).toHaveBeenCalledWith({
       email: "me@example.com",
       password: "Abc12!",
@@ -215,13 +161,9 @@ describe("form kit", () => {
     fireEvent.change(password, { target: { value: "Abc12!" } });
     fireEvent.change(confirm, { target: { value: "Abc12!" } });
     fireEvent.click(submit);
-    expect((await screen.findByRole("alert")).textContent).toBe(
-      "Try again later.",
-    );
+    expect((await screen.findByRole("alert")).textContent).toBe("Try again later.");
     fail = new TypeError("Failed to fetch");
     fireEvent.click(submit);
-    await waitFor(() =>
-      expect(screen.getByRole("alert").textContent).toBe("Network anomaly"),
-    );
+    await waitFor(() => expect(screen.getByRole("alert").textContent).toBe("Network anomaly"));
   });
 });

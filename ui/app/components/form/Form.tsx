@@ -1,14 +1,7 @@
 import { zodResolver } from "@hookform/resolvers/zod";
 import { useLingui } from "@lingui/react/macro";
 import type { ReactNode } from "react";
-import {
-  FormProvider,
-  useForm,
-  type FieldValues,
-  type Path,
-  type UseFormProps,
-  type UseFormReturn,
-} from "react-hook-form";
+import { FormProvider, useForm, type FieldValues, type Path, type UseFormProps, type UseFormReturn } from "react-hook-form";
 import type { z } from "zod";
 import { ApiError, errorText, fieldErrors } from "~/lib/errors";
 
@@ -42,20 +35,10 @@ export function applySubmitError<T extends FieldValues>(
     const values = form.getValues() as Record<string, unknown>;
     for (const [name, message] of fieldErrors(e.problem)) {
       if (!(name in values)) continue;
-      form.setError(
-        name as Path<T>,
-        { type: "server", message },
-        { shouldFocus: !placed },
-      );
+      form.setError(name as Path<T>, { type: "server", message }, { shouldFocus: !placed });
       placed = true;
     }
-    if (
-      placed &&
-      e.problem.errors.every(
-        (x) => x.location && x.location.split(".").pop()! in values,
-      )
-    )
-      return;
+    if (placed && e.problem.errors.every((x) => x.location && x.location.split(".").pop()! in values)) return;
   }
   form.setError("root.server", {
     type: "server",
@@ -70,29 +53,20 @@ type FormProps<T extends FieldValues, O> = {
   children: ReactNode;
   className?: string;
   "aria-label"?: string;
+  "data-testid"?: string;
 };
 
 // <form> with the react-hook-form context for the <Field>s inside. The
 // browser's own validation bubbles are off: the schema's messages show
 // instead, in the page's language.
-export function Form<T extends FieldValues, O>({
-  form,
-  onSubmit,
-  children,
-  className,
-  ...rest
-}: FormProps<T, O>) {
+export function Form<T extends FieldValues, O>({ form, onSubmit, children, className, ...rest }: FormProps<T, O>) {
   const { t } = useLingui();
   const submit = form.handleSubmit(async (values) => {
     form.clearErrors("root.server");
     try {
       await onSubmit(values);
     } catch (e) {
-      applySubmitError(
-        form as unknown as UseFormReturn<T, unknown, unknown>,
-        e,
-        t`Network anomaly`,
-      );
+      applySubmitError(form as unknown as UseFormReturn<T, unknown, unknown>, e, t`Network anomaly`);
     }
   });
   return (
@@ -102,6 +76,7 @@ export function Form<T extends FieldValues, O>({
         className={className ?? "form"}
         onSubmit={(e) => void submit(e)}
         aria-label={rest["aria-label"]}
+        data-testid={rest["data-testid"]}
       >
         {children}
       </form>

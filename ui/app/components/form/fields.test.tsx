@@ -3,16 +3,7 @@ import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { passwordSchema, requiredSchema, sameAs } from "~/lib/validation";
 import { AppProviders } from "~/providers";
-import {
-  checkPhone,
-  CodeField,
-  Form,
-  NewPasswordFields,
-  PhoneField,
-  setPasswordRuleErrors,
-  SubmitButton,
-  useZodForm,
-} from ".";
+import { checkPhone, CodeField, Form, NewPasswordFields, PhoneField, setPasswordRuleErrors, SubmitButton, useZodForm } from ".";
 
 function describedText(el: HTMLElement): string {
   return (el.getAttribute("aria-describedby") ?? "")
@@ -24,22 +15,15 @@ function describedText(el: HTMLElement): string {
 
 const rules = () =>
   Object.fromEntries(
-    [...screen.getByTestId("password-rules").querySelectorAll("li")].map(
-      (li) => [li.dataset.rule, `${li.dataset.ok}/${li.dataset.shownError}`],
-    ),
+    [...screen.getByTestId("password-rules").querySelectorAll("li")].map((li) => [
+      li.dataset.rule,
+      `${li.dataset.ok}/${li.dataset.shownError}`,
+    ]),
   );
 
-const pwSchema = z
-  .object({ password: passwordSchema, confirm: z.string() })
-  .superRefine(sameAs("password", "confirm"));
+const pwSchema = z.object({ password: passwordSchema, confirm: z.string() }).superRefine(sameAs("password", "confirm"));
 
-function NewPassword({
-  onSubmit,
-  refused,
-}: {
-  onSubmit: (v: z.output<typeof pwSchema>) => unknown;
-  refused?: string[];
-}) {
+function NewPassword({ onSubmit, refused }: { onSubmit: (v: z.output<typeof pwSchema>) => unknown; refused?: string[] }) {
   const form = useZodForm(pwSchema, {
     defaultValues: { password: "", confirm: "" },
   });
@@ -106,10 +90,7 @@ describe("NewPasswordFields", () => {
   it("marks the rules a server refused", async () => {
     render(
       <AppProviders>
-        <NewPassword
-          onSubmit={() => undefined}
-          refused={["special", "bogus"]}
-        />
+        <NewPassword onSubmit={() => undefined} refused={["special", "bogus"]} />
       </AppProviders>,
     );
     fireEvent.change(screen.getByLabelText("New password"), {
@@ -123,9 +104,7 @@ describe("NewPasswordFields", () => {
     fireEvent.click(screen.getByRole("button", { name: "Save" }));
     await waitFor(() => expect(rules().special).toBe("false/true"));
     expect(rules().length).toBe("true/false");
-    expect(
-      screen.getByLabelText("New password").getAttribute("aria-invalid"),
-    ).toBe("true");
+    expect(screen.getByLabelText("New password").getAttribute("aria-invalid")).toBe("true");
     // Typing again checks the password anew.
     fireEvent.change(screen.getByLabelText("New password"), {
       target: { value: "Abc12!?" },
@@ -134,9 +113,9 @@ describe("NewPasswordFields", () => {
   });
 });
 
-const phoneSchema = z
-  .object({ dial: z.string(), national: z.string() })
-  .transform((v, ctx) => ({ phone: checkPhone(v.dial, v.national, ctx) ?? z.NEVER }));
+const phoneSchema = z.object({ dial: z.string(), national: z.string() }).transform((v, ctx) => ({
+  phone: checkPhone(v.dial, v.national, ctx) ?? z.NEVER,
+}));
 
 function Phone({ onSubmit }: { onSubmit: (v: { phone: string }) => unknown }) {
   const form = useZodForm(phoneSchema, {
@@ -165,15 +144,9 @@ describe("PhoneField", () => {
     expect(select.value).toBe("81");
     expect(input.getAttribute("type")).toBe("tel");
     fireEvent.click(screen.getByRole("button", { name: "Send" }));
-    await waitFor(() =>
-      expect(describedText(input)).toBe(
-        "Please enter a correct mobile number!",
-      ),
-    );
+    await waitFor(() => expect(describedText(input)).toBe("Please enter a correct mobile number!"));
     fireEvent.change(input, { target: { value: "12" } });
-    await waitFor(() =>
-      expect(describedText(input)).toBe("The mobile number is not valid."),
-    );
+    await waitFor(() => expect(describedText(input)).toBe("The mobile number is not valid."));
     fireEvent.change(select, { target: { value: "44" } });
     fireEvent.change(input, { target: { value: "07700 900123" } });
     fireEvent.click(screen.getByRole("button", { name: "Send" }));
@@ -186,11 +159,7 @@ const codeSchema = z.object({
   code: requiredSchema.regex(/^\d{6}$/, "code.totp"),
 });
 
-function Code({
-  onSubmit,
-}: {
-  onSubmit: (v: z.output<typeof codeSchema>) => unknown;
-}) {
+function Code({ onSubmit }: { onSubmit: (v: z.output<typeof codeSchema>) => unknown }) {
   const form = useZodForm(codeSchema, { defaultValues: { code: "" } });
   return (
     <Form form={form} onSubmit={onSubmit}>
@@ -208,18 +177,14 @@ describe("CodeField", () => {
         <Code onSubmit={onSubmit} />
       </AppProviders>,
     );
-    const input = screen.getByLabelText(
-      "Authentication code",
-    ) as HTMLInputElement;
+    const input = screen.getByLabelText("Authentication code") as HTMLInputElement;
     expect(input.getAttribute("inputmode")).toBe("numeric");
     expect(input.getAttribute("autocomplete")).toBe("one-time-code");
     expect(input.maxLength).toBe(6);
     fireEvent.paste(input, { clipboardData: { getData: () => " 123-456 7" } });
     expect(input.value).toBe("123456");
     fireEvent.click(screen.getByRole("button", { name: "Verify" }));
-    await waitFor(() =>
-      expect(onSubmit).toHaveBeenCalledWith({ code: "123456" }),
-    );
+    await waitFor(() => expect(onSubmit).toHaveBeenCalledWith({ code: "123456" }));
   });
 
   it("says what is wrong with a short code", async () => {
@@ -231,10 +196,6 @@ describe("CodeField", () => {
     const input = screen.getByLabelText("Authentication code");
     fireEvent.change(input, { target: { value: "123" } });
     fireEvent.click(screen.getByRole("button", { name: "Verify" }));
-    await waitFor(() =>
-      expect(describedText(input)).toBe(
-        "Enter the 6-digit code from your authenticator app.",
-      ),
-    );
+    await waitFor(() => expect(describedText(input)).toBe("Enter the 6-digit code from your authenticator app."));
   });
 });

@@ -1,11 +1,6 @@
 import { Trans, useLingui } from "@lingui/react/macro";
 import type { ClipboardEvent, ReactNode } from "react";
-import {
-  useFormContext,
-  type FieldValues,
-  type Path,
-  type UseFormReturn,
-} from "react-hook-form";
+import { useFormContext, type FieldValues, type Path, type UseFormReturn } from "react-hook-form";
 import { z } from "zod";
 import { mobileSchema, passwordRules } from "~/lib/validation";
 import { COUNTRIES, countryName, toE164 } from "./countries";
@@ -47,12 +42,7 @@ type NewPasswordProps = {
 
 // A new password with its live rule checklist and the confirmation. Use with
 // passwordSchema and sameAs(password, confirm) in the form's schema.
-export function NewPasswordFields({
-  password = "password",
-  confirm = "confirm",
-  label,
-  confirmLabel,
-}: NewPasswordProps) {
+export function NewPasswordFields({ password = "password", confirm = "confirm", label, confirmLabel }: NewPasswordProps) {
   return (
     <>
       <TextField
@@ -85,38 +75,21 @@ type PhoneProps = {
 
 // A mobile number: the country calling code and the national number, one
 // labelled field (the select has its own accessible name).
-export function PhoneField({
-  name = "national",
-  dial = "dial",
-  label,
-  testId = "country-code",
-}: PhoneProps) {
+export function PhoneField({ name = "national", dial = "dial", label, testId = "country-code" }: PhoneProps) {
   const { t, i18n } = useLingui();
   const { register } = useFormContext();
   return (
     <Field name={name} label={label}>
       {(control) => (
         <div className="phone-field">
-          <select
-            className="input"
-            aria-label={t`Country code`}
-            data-testid={testId}
-            {...register(dial)}
-          >
+          <select className="input" aria-label={t`Country code`} data-testid={testId} {...register(dial)}>
             {COUNTRIES.map((c) => (
               <option key={c.iso} value={c.dial}>
                 {`${countryName(c.iso, i18n.locale)} +${c.dial}`}
               </option>
             ))}
           </select>
-          <input
-            className="input"
-            type="tel"
-            inputMode="tel"
-            autoComplete="tel-national"
-            {...control}
-            {...register(name)}
-          />
+          <input className="input" type="tel" inputMode="tel" autoComplete="tel-national" {...control} {...register(name)} />
         </div>
       )}
     </Field>
@@ -128,12 +101,7 @@ const e164 = /^\+[1-9][0-9]{6,14}$/;
 // The number PhoneField's two fields make, in E.164; reports on the
 // national field (as a validation code) when it is empty or not a number.
 // Use inside a superRefine of the form's schema.
-export function checkPhone(
-  dial: string,
-  national: string,
-  ctx: z.RefinementCtx,
-  path: string = "national",
-): string | null {
+export function checkPhone(dial: string, national: string, ctx: z.RefinementCtx, path: string = "national"): string | null {
   const r = mobileSchema.safeParse(national);
   if (!r.success) {
     ctx.addIssue({
@@ -163,19 +131,10 @@ type CodeProps = {
 // A numeric one-time code: the numeric keyboard on phones, the code the
 // browser offers from an SMS, and a pasted "123 456" or "123-456" taken as
 // its digits.
-export function CodeField({
-  name = "code",
-  label,
-  length = 6,
-  testId,
-  autoFocus,
-}: CodeProps) {
+export function CodeField({ name = "code", label, length = 6, testId, autoFocus }: CodeProps) {
   const { setValue, getFieldState, formState } = useFormContext();
   const onPaste = (e: ClipboardEvent<HTMLInputElement>) => {
-    const digits = e.clipboardData
-      .getData("text")
-      .replace(/\D/g, "")
-      .slice(0, length);
+    const digits = e.clipboardData.getData("text").replace(/\D/g, "").slice(0, length);
     if (digits === "") return;
     e.preventDefault();
     const { isTouched } = getFieldState(name, formState);

@@ -1,11 +1,12 @@
 import { Trans, useLingui } from "@lingui/react/macro";
-import { useEffect, useState, type FormEvent } from "react";
+import { useEffect, useState } from "react";
 import { useLocation, useNavigate } from "react-router";
-import { Alert, AuthLayout, Loading, PasswordRules, ResultAlert } from "./AuthLayout";
+import { Form, FormError, NewPasswordFields, setPasswordRuleErrors, SubmitButton, useZodForm } from "~/components/form";
+import { passwordPairSchema } from "~/lib/validation";
+import { AuthLayout, Loading, ResultAlert } from "./AuthLayout";
+import { unplacedMessages, useNodeErrors } from "./fieldMessages";
 import { csrfToken, Messages } from "./FlowForm";
-import { flowMessages, submitFlow, type FlowResult, type PasswordRule } from "./kratos";
-import { validationText } from "~/lib/validation";
-import { brokenPasswordRules } from "./password";
+import { submitFlow, type FlowResult } from "./kratos";
 import { showToast } from "./toast";
 import { useFlow, type FlowState } from "./useFlow";
 
@@ -23,31 +24,24 @@ export function useSettingsGate(state: FlowState) {
   }, [state, navigate, pathname]);
 }
 
+// The password node of a settings flow is the form's password field.
+const PASSWORD_NODES = { password: "password" };
+
 // Bind Password (/bindPsd): adds a password to an account created without
 // one (or replaces it), through the settings flow's password method.
 export function BindPasswordScreen() {
-  const { t, i18n } = useLingui();
+  const { t } = useLingui();
   const navigate = useNavigate();
   const { state, recover } = useFlow("settings");
   useSettingsGate(state);
-  const [password, setPassword] = useState("");
-  const [confirm, setConfirm] = useState("");
-  const [tried, setTried] = useState(false);
-  const [busy, setBusy] = useState(false);
   const [result, setResult] = useState<FlowResult | null>(null);
-  const [reported, setReported] = useState<PasswordRule[]>([]);
-  const broken = brokenPasswordRules(password);
-  const mismatch = confirm !== password;
+  const form = useZodForm(passwordPairSchema, { defaultValues: { password: "", confirm: "" } });
+  const nodeErrors = useNodeErrors();
 
-  const submit = async (e: FormEvent) => {
-    e.preventDefault();
-    setTried(true);
-    if (state.status !== "ready" || broken.length > 0 || mismatch) return;
-    setBusy(true);
+  const submit = async ({ password }: { password: string }) => {
+    if (state.status !== "ready") return;
     setResult(null);
-    setReported([]);
     const r = await submitFlow("settings", state.flow.id, { method: "password", password, csrf_token: csrfToken(state.flow) });
-    setBusy(false);
     if (r.kind === "success") {
       showToast(t`Setting successful!`);
       await navigate("/", { replace: true });
@@ -57,7 +51,8 @@ export function BindPasswordScreen() {
       await navigate(`/otpauth?return_to=${encodeURIComponent("/bindPsd")}`);
       return;
     }
-    if (r.kind === "policy") setReported(r.rules);
+    if (r.kind === "policy") setPasswordRuleErrors(form, "password", r.rules);
+    if (r.kind === "flow") nodeErrors(form, r.flow, PASSWORD_NODES);
     if (await recover(r)) {
       if (r.kind !== "flow") setResult(r);
       return;
@@ -70,49 +65,20 @@ export function BindPasswordScreen() {
       {state.status === "loading" ? <Loading /> : null}
       {state.status === "failed" && state.result.kind !== "aal2_required" ? <ResultAlert result={state.result} /> : null}
       {state.status === "ready" ? (
-        <form className="auth-form" onSubmit={(e) => void submit(e)} noValidate data-testid="bind-form">
+        <Form form={form} onSubmit={submit} className="auth-form" data-testid="bind-form">
           <p className="auth-hint">
             <Trans>Set a password to log in with your email address or mobile number.</Trans>
           </p>
-          <Messages messages={flowMessages(state.flow).filter((m) => m.type === "error")} testId="flow-messages" />
+          <Messages messages={unplacedMessages(state.flow, PASSWORD_NODES).filter((m) => m.type === "error")} testId="flow-messages" />
           <ResultAlert result={result} />
-          <div className="auth-field">
-            <label htmlFor="bind-password" className="auth-label">
-              <Trans>New password</Trans>
-            </label>
-            <input
-              id="bind-password"
-              className="auth-input"
-              type="password"
-              autoComplete="new-password"
-              maxLength={15}
-              value={password}
-              onChange={(e) => setPassword(e.target.value)}
-              aria-describedby="password-rules"
-            />
-            <PasswordRules broken={broken} reported={reported} touched={tried} />
-          </div>
-          <div className="auth-field">
-            <label htmlFor="bind-confirm" className="auth-label">
-              <Trans>Confirm password</Trans>
-            </label>
-            <input
-              id="bind-confirm"
-              className="auth-input"
-              type="password"
-              autoComplete="new-password"
-              maxLength={15}
-              value={confirm}
-              onChange={(e) => setConfirm(e.target.value)}
-            />
-            {tried && mismatch ? <Alert>{validationText(i18n, "password.mismatch")}</Alert> : null}
-          </div>
+          <NewPasswordFields />
+          <FormError />
           <div className="auth-actions">
-            <button type="submit" className="button button--primary" disabled={busy} data-testid="bind-submit">
+            <SubmitButton testId="bind-submit">
               <Trans>Save</Trans>
-            </button>
+            </SubmitButton>
           </div>
-        </form>
+        </Form>
       ) : null}
     </AuthLayout>
   );

@@ -320,3 +320,48 @@ describe("second factor", () => {
     expect(document.getElementById("exhub-toasts")?.textContent).toBe("Login succeeded!");
   });
 });
+
+describe("bind password", () => {
+  it("checks the new password before sending, puts Kratos' field message on the field, then saves", async () => {
+    const { BindPasswordScreen } = await import("./Settings");
+    const nodes = () => [input("password", { type: "password", group: "password" }), submit("method", "password", "password")];
+    const k = fakeKratos({
+      "GET /self-service/settings/browser": () => json(flow("S1", nodes())),
+      "POST /self-service/settings": [
+        () =>
+          json(
+            flow("S1", [
+              input("password", {
+                type: "password",
+                group: "password",
+                messages: [{ id: 4000999, text: "The password can not be used because it is too similar to the identifier.", type: "error" }],
+              }),
+              submit("method", "password", "password"),
+            ]),
+            400,
+          ),
+        () => json(flow("S1", [], { state: "success" })),
+      ],
+    });
+    setKratosFetch(k.fetch);
+    renderAt("/bindPsd", { "/bindPsd": BindPasswordScreen });
+    const pw = await screen.findByLabelText("New password");
+    fireEvent.change(pw, { target: { value: "abc" } });
+    fireEvent.click(screen.getByTestId("bind-submit"));
+    await waitFor(() => expect(pw.getAttribute("aria-invalid")).toBe("true"));
+    expect(screen.getByTestId("password-rules").querySelector('[data-rule="uppercase"]')!.getAttribute("data-shown-error")).toBe("true");
+    expect(k.calls.filter((c) => c.method === "POST")).toHaveLength(0);
+
+    fireEvent.change(pw, { target: { value: "Abc12!" } });
+    fireEvent.change(screen.getByLabelText("Confirm password"), { target: { value: "Abc12!" } });
+    fireEvent.click(screen.getByTestId("bind-submit"));
+    const described = () => (pw.getAttribute("aria-describedby") ?? "").split(" ").map((id) => document.getElementById(id)?.textContent ?? "").join(" ");
+    await waitFor(() => expect(described()).toMatch(/similar/));
+    expect(pw.getAttribute("aria-invalid")).toBe("true");
+    expect(screen.queryByTestId("flow-messages")).toBeNull();
+
+    fireEvent.click(screen.getByTestId("bind-submit"));
+    await waitFor(() => expect(where()).toBe("/"));
+    expect(k.calls.filter((c) => c.method === "POST")[1]!.body).toEqual({ method: "password", password: "Abc12!", csrf_token: "csrf-S1" });
+  });
+});
