@@ -102,7 +102,8 @@ vet:
 
 go-test:
 	@scripts/postgres.sh start
-	EXHUB_TEST_POSTGRES_DSN="$$(scripts/postgres.sh dsn postgres)" $(GO) test -race -count=1 ./...
+	@trap 'scripts/postgres.sh stop' EXIT; \
+	  EXHUB_TEST_POSTGRES_DSN="$$(scripts/postgres.sh dsn postgres)" $(GO) test -race -count=1 ./...
 
 edge-test:
 	cd edge && $(GO) test -count=1 ./...

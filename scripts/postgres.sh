@@ -7,7 +7,8 @@
 # Environment: EXHUB_POSTGRES_PORT (default 55432), EXHUB_POSTGRES_DIR (default <repo>/.data/postgres),
 # EXHUB_POSTGRES_BIN (default: the newest /usr/lib/postgresql/<version>/bin).
 # The cluster trusts connections from 127.0.0.1 (role postgres, no password): a local development server only.
-# PostgreSQL refuses to run as root; as root the server runs as the postgres system user and owns the data dir.
+# PostgreSQL refuses to run as root; as root the server runs as the postgres system user and owns the data dir
+# (under /tmp/exhub-postgres-<hash of the checkout> when the postgres user cannot reach <repo>/.data).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -38,6 +39,17 @@ fi
 as_pg=()
 if [ "$(id -u)" = 0 ]; then
   as_pg=(runuser -u postgres --)
+  # The server runs as postgres, which must reach its data dir. A checkout under a private directory (a mktemp -d
+  # clone, a 0700 home) is out of its reach: keep the cluster under /tmp then, one per checkout.
+  parent=$(dirname "$dir")
+  mkdir -p "$parent"
+  if [ -z "${EXHUB_POSTGRES_DIR:-}" ] && ! runuser -u postgres -- test -x "$parent"; then
+    dir=/tmp/exhub-postgres-$(printf '%s' "$root" | sha256sum | cut -c1-12)
+    data=$dir/cluster
+    log=$dir/postgres.log
+  fi
+  # Every path below is absolute; the postgres user may not be able to enter the working directory.
+  cd /
 fi
 
 running() { [ -f "$data/PG_VERSION" ] && "${as_pg[@]}" "$bin/pg_ctl" -D "$data" status >/dev/null 2>&1; }
