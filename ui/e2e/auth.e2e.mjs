@@ -245,6 +245,9 @@ test("enable the authenticator, then log in with a TOTP code", async () => {
     await page.getByTestId("totp-code").fill(first.code);
     await page.getByTestId("totp-enable").click();
     await page.getByTestId("totp-enabled").waitFor();
+    // The recovery codes are confirmed after the app is on; the toast says both are stored. Closing the browser
+    // before it would cut that request off.
+    await page.getByText("Setting successful!").waitFor();
   });
   await withBrowser("totp-login", {}, async (page) => {
     await login(page, { returnTo: "/history" });
