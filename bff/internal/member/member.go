@@ -74,18 +74,11 @@ func (s *Service) Ensure(ctx context.Context, m *auth.Member) (store.Member, err
 	return s.store.Member(ctx, m.ID)
 }
 
-// sameLogin is how close two reports of one sign-in are: Kratos' login hook (which runs before the session has
-// its id) and the session's first request both report the session's authentication time.
-const sameLogin = time.Second
-
-// recordOnce records l unless row's latest login is the same sign-in (same session, or the same authentication
-// time reported by the other path).
+// recordOnce records l. The store keeps only a newer sign-in than the latest recorded, so the login web hook and
+// the session's first request (both carrying the session's authentication time) record one sign-in once, whichever
+// comes first, and two sign-ins moments apart stay two.
 func (s *Service) recordOnce(ctx context.Context, row store.Member, l store.Login) error {
-	last := row.LastLogin
-	if l.SessionID != "" && last.SessionID == l.SessionID {
-		return nil
-	}
-	if !last.At.IsZero() && last.At.Sub(l.At).Abs() < sameLogin {
+	if l.SessionID != "" && row.LastLogin.SessionID == l.SessionID {
 		return nil
 	}
 	if err := s.store.RecordLogin(ctx, row.ID, l); err != nil {

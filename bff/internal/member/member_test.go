@@ -69,7 +69,8 @@ func TestLoginRecordedOncePerSignIn(t *testing.T) {
 		signIn.Format(time.RFC3339Nano)+`","ip":"203.0.113.7:443"}`); c != http.StatusNoContent {
 		t.Fatalf("login hook: %d", c)
 	}
-	m := &auth.Member{ID: id, SessionID: "s1", AuthenticatedAt: signIn.Add(300 * time.Millisecond), ClientIP: "198.51.100.1"}
+	// Both carry the session's authentication time, to the nanosecond.
+	m := &auth.Member{ID: id, SessionID: "s1", AuthenticatedAt: signIn, ClientIP: "198.51.100.1"}
 	row, err := s.Ensure(ctx, m)
 	if err != nil {
 		t.Fatal(err)
@@ -88,6 +89,23 @@ func TestLoginRecordedOncePerSignIn(t *testing.T) {
 	// Further requests of the session change nothing.
 	if row, err = s.Ensure(ctx, m2); err != nil || row.PreviousLogin.IP != "203.0.113.7" {
 		t.Fatalf("repeat: %+v %v", row, err)
+	}
+	// The hook may come after the session's first request (Kratos runs it asynchronously): still one sign-in.
+	if c := hook(t, s, "login", `{"identity_id":"`+id+`","session_id":"s2","authenticated_at":"`+
+		now.Format(time.RFC3339Nano)+`","ip":"198.51.100.2"}`); c != http.StatusNoContent {
+		t.Fatalf("late login hook: %d", c)
+	}
+	// A second sign-in moments later (another browser) is its own, whichever report comes first.
+	quick := now.Add(400 * time.Millisecond)
+	if c := hook(t, s, "login", `{"identity_id":"`+id+`","session_id":"s3","authenticated_at":"`+
+		quick.Format(time.RFC3339Nano)+`","ip":"198.51.100.3"}`); c != http.StatusNoContent {
+		t.Fatalf("quick login hook: %d", c)
+	}
+	if row, err = s.Ensure(ctx, &auth.Member{ID: id, SessionID: "s3", AuthenticatedAt: quick, ClientIP: "198.51.100.3"}); err != nil {
+		t.Fatal(err)
+	}
+	if row.LastLogin.IP != "198.51.100.3" || !row.LastLogin.At.Equal(quick) || row.PreviousLogin.IP != "198.51.100.2" {
+		t.Fatalf("quick second sign-in: %+v", row)
 	}
 	if _, err := st.Member(ctx, id); err != nil {
 		t.Fatal(err)

@@ -232,8 +232,11 @@ func (s *Store) SetLocale(ctx context.Context, id, locale string) error {
 	return oneRow(res, err, "member", id)
 }
 
-// RecordLogin stores a sign-in: the newest login moves to PreviousLogin and l becomes LastLogin. A second call with
-// the same non-empty SessionID changes nothing, so the caller may call it on every request of a session.
+// RecordLogin stores a sign-in: the newest login moves to PreviousLogin and l becomes LastLogin. Only a newer
+// sign-in moves them: a second call with the same non-empty SessionID, or with an authentication time (to the
+// microsecond) not after LastLogin's, changes nothing. So the two reports of one sign-in (Kratos' login web hook
+// and the session's first request, which carry the same authentication time) record it once in either order, and a
+// late report of an older sign-in never displaces a newer one.
 func (s *Store) RecordLogin(ctx context.Context, id string, l Login) error {
 	if l.At.IsZero() {
 		return fmt.Errorf("%w: login time is zero", ErrInvalid)
@@ -241,15 +244,15 @@ func (s *Store) RecordLogin(ctx context.Context, id string, l Login) error {
 	res, err := s.w().exec(ctx, `UPDATE members SET
 			prev_login_at = last_login_at, prev_login_ip = last_login_ip,
 			last_login_at = ?, last_login_ip = ?, last_login_session = ?
-		WHERE id = ? AND (? = '' OR last_login_session <> ?)`,
-		micros(l.At), l.IP, l.SessionID, id, l.SessionID, l.SessionID)
+		WHERE id = ? AND (? = '' OR last_login_session <> ?) AND (last_login_at IS NULL OR last_login_at < ?)`,
+		micros(l.At), l.IP, l.SessionID, id, l.SessionID, l.SessionID, micros(l.At))
 	if err != nil {
 		return fmt.Errorf("store: record login: %w", err)
 	}
 	if n, err := res.RowsAffected(); err != nil {
 		return fmt.Errorf("store: record login: %w", err)
 	} else if n == 0 {
-		_, err := s.member(ctx, s.w(), id) // same session again, or no such member
+		_, err := s.member(ctx, s.w(), id) // same or older sign-in, or no such member
 		return err
 	}
 	return nil

@@ -152,6 +152,28 @@ func TestNicknameAndLogins(t *testing.T) {
 		if !m.PreviousLogin.At.Equal(t1) || m.PreviousLogin.IP != "192.0.2.1" {
 			t.Fatalf("previous login %+v, want %s from 192.0.2.1", m.PreviousLogin, t1)
 		}
+		// The other report of s2's sign-in (the login hook, before the session had its id): same time, nothing moves.
+		if err := s.RecordLogin(ctx, "m", Login{At: t2, IP: "198.51.100.7"}); err != nil {
+			t.Fatal(err)
+		}
+		// A late report of an older sign-in never displaces the newer one.
+		if err := s.RecordLogin(ctx, "m", Login{At: t2.Add(-time.Hour), IP: "198.51.100.8", SessionID: "s0"}); err != nil {
+			t.Fatal(err)
+		}
+		// Two sign-ins moments apart are two.
+		t3 := t2.Add(300 * time.Millisecond)
+		if err := s.RecordLogin(ctx, "m", Login{At: t3, IP: "192.0.2.3", SessionID: "s3"}); err != nil {
+			t.Fatal(err)
+		}
+		m, err = s.Member(ctx, "m")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !m.LastLogin.At.Equal(t3) || m.LastLogin.SessionID != "s3" || !m.PreviousLogin.At.Equal(t2) ||
+			m.PreviousLogin.IP != "2001:db8::1" {
+			t.Fatalf("after the repeat, the late report and a quick second sign-in: last %+v previous %+v",
+				m.LastLogin, m.PreviousLogin)
+		}
 		wantErr(t, s.RecordLogin(ctx, "ghost", Login{At: t1, SessionID: "x"}), ErrNotFound)
 	})
 }
