@@ -69,12 +69,113 @@ describe("server favourites", () => {
         .filter((c) => c.path === "/api/v1/me/favorites:merge")
         .map((c) => c.body),
     ).toEqual([{ favorites: [k("binance", "SPOT", "BTCUSDT")] }]);
-    expect(window.localStorage.getItem(MERGED_KEY_PREFIX + "m1")).toBe("1");
+    expect(
+      JSON.parse(window.localStorage.getItem(MERGED_KEY_PREFIX + "m1")!),
+    ).toEqual(["binance:SPOT:BTCUSDT"]);
 
     await serverFavoritesStore("m1").load();
     expect(
       api.calls.filter((c) => c.path === "/api/v1/me/favorites:merge"),
     ).toHaveLength(1);
+
+    // A favourite starred in this browser later is merged at the next load, alone.
+    window.localStorage.setItem(
+      FAVORITES_KEY,
+      JSON.stringify(["binance:SPOT:BTCUSDT", "okx:SPOT:ETH-USDT"]),
+    );
+    await serverFavoritesStore("m1").load();
+    expect(
+      api.calls
+        .filter((c) => c.path === "/api/v1/me/favorites:merge")
+        .map((c) => c.body),
+    ).toEqual([
+      { favorites: [k("binance", "SPOT", "BTCUSDT")] },
+      { favorites: [k("okx", "SPOT", "ETH-USDT")] },
+    ]);
+  });
+
+  it("takes a merge marked by an older build as covering the local favourites of the time", async () => {
+    window.localStorage.setItem(
+      FAVORITES_KEY,
+      JSON.stringify(["binance:SPOT:BTCUSDT"]),
+    );
+    window.localStorage.setItem(MERGED_KEY_PREFIX + "m4", "1");
+    const api = fakeApi({
+      "GET /api/v1/me/favorites": () => jsonResponse({ favorites: [] }),
+    });
+    await serverFavoritesStore("m4").load();
+    expect(api.calls.map((c) => `${c.method} ${c.path}`)).toEqual([
+      "GET /api/v1/me/favorites",
+    ]);
+    expect(
+      JSON.parse(window.localStorage.getItem(MERGED_KEY_PREFIX + "m4")!),
+    ).toEqual(["binance:SPOT:BTCUSDT"]);
+  });
+
+  it("sends the stars changed before the member's list is read once it is", async () => {
+    window.localStorage.setItem(
+      FAVORITES_KEY,
+      JSON.stringify(["binance:SPOT:BTCUSDT"]),
+    );
+    window.localStorage.setItem(
+      MERGED_KEY_PREFIX + "m5",
+      JSON.stringify(["binance:SPOT:BTCUSDT"]),
+    );
+    let server = [
+      k("binance", "SPOT", "BTCUSDT"),
+      k("okx", "SWAP", "BTC-USDT-SWAP"),
+    ];
+    let answer!: () => void;
+    const listed = new Promise<void>((resolve) => (answer = resolve));
+    const api = fakeApi({
+      "GET /api/v1/me/favorites": async () => {
+        await listed;
+        return jsonResponse({ favorites: server });
+      },
+      "POST /api/v1/me/favorites": (c) => {
+        server = [...server, c.body as ReturnType<typeof k>];
+        return jsonResponse({ changed: true });
+      },
+      "DELETE /api/v1/me/favorites": (c) => {
+        server = server.filter((f) => f.symbol !== c.query.get("symbol"));
+        return jsonResponse({ changed: true });
+      },
+    });
+    const s = serverFavoritesStore("m5");
+    const loading = s.load();
+    s.add("okx:SPOT:ETH-USDT");
+    s.remove("binance:SPOT:BTCUSDT");
+    // Shown at once, over this browser's list, which stays as it was.
+    expect([...s.list()]).toEqual(["okx:SPOT:ETH-USDT"]);
+    expect([...localFavoritesStore().list()]).toEqual(["binance:SPOT:BTCUSDT"]);
+    expect(api.calls.filter((c) => c.method !== "GET")).toEqual([]);
+
+    answer();
+    await loading;
+    await waitFor(() =>
+      expect(server).toEqual([
+        k("okx", "SWAP", "BTC-USDT-SWAP"),
+        k("okx", "SPOT", "ETH-USDT"),
+      ]),
+    );
+    expect([...s.list()].sort()).toEqual([
+      "okx:SPOT:ETH-USDT",
+      "okx:SWAP:BTC-USDT-SWAP",
+    ]);
+  });
+
+  it("gives the changes made while loading to this browser's list when the load fails", async () => {
+    window.localStorage.setItem(MERGED_KEY_PREFIX + "m6", "[]");
+    fakeApi({
+      "GET /api/v1/me/favorites": () =>
+        jsonResponse({ title: "Service Unavailable", status: 503 }, 503),
+    });
+    const s = serverFavoritesStore("m6");
+    const loading = s.load();
+    s.add("okx:SPOT:ETH-USDT");
+    await expect(loading).rejects.toThrow();
+    s.keepLocal();
+    expect([...localFavoritesStore().list()]).toEqual(["okx:SPOT:ETH-USDT"]);
   });
 
   it("does not mark the merge done when it failed", async () => {
@@ -113,7 +214,7 @@ describe("server favourites", () => {
         return jsonResponse({ changed: true });
       },
     });
-    window.localStorage.setItem(MERGED_KEY_PREFIX + "m3", "1");
+    window.localStorage.setItem(MERGED_KEY_PREFIX + "m3", "[]");
     const s = serverFavoritesStore("m3");
     await s.load();
     let changes = 0;
@@ -185,6 +286,58 @@ describe("member sync", () => {
     await waitFor(() =>
       expect([...listFavorites()]).toEqual(["binance:SPOT:BTCUSDT"]),
     );
+  });
+
+  it("keeps a star clicked right after sign-in, before the member's list is read", async () => {
+    window.localStorage.setItem(MERGED_KEY_PREFIX + member.id, "[]");
+    let server = [k("okx", "SWAP", "ETH-USDT-SWAP")];
+    let answer!: () => void;
+    const listed = new Promise<void>((resolve) => (answer = resolve));
+    const api = fakeApi({
+      "GET /api/v1/me": () => jsonResponse(member),
+      "GET /api/v1/me/favorites": async () => {
+        await listed;
+        return jsonResponse({ favorites: server });
+      },
+      "POST /api/v1/me/favorites": (c) => {
+        server = [...server, c.body as ReturnType<typeof k>];
+        return jsonResponse({ changed: true });
+      },
+      "GET /api/v1/me/preferences": () =>
+        jsonResponse({ version: 1, preferences: {} }),
+    });
+    setMember(member);
+    render(
+      <I18nProvider i18n={i18n}>
+        <ThemeProvider>
+          <MemberSync />
+        </ThemeProvider>
+      </I18nProvider>,
+    );
+    await waitFor(() =>
+      expect(
+        api.calls.some(
+          (c) => c.method === "GET" && c.path === "/api/v1/me/favorites",
+        ),
+      ).toBe(true),
+    );
+    toggleFavorite("binance:SPOT:BTCUSDT");
+    expect(listFavorites().has("binance:SPOT:BTCUSDT")).toBe(true);
+    answer();
+    await waitFor(() =>
+      expect(server).toEqual([
+        k("okx", "SWAP", "ETH-USDT-SWAP"),
+        k("binance", "SPOT", "BTCUSDT"),
+      ]),
+    );
+    await waitFor(() =>
+      expect([...listFavorites()].sort()).toEqual([
+        "binance:SPOT:BTCUSDT",
+        "okx:SWAP:ETH-USDT-SWAP",
+      ]),
+    );
+    // The visitor's list in this browser did not get the member's star.
+    expect([...localFavoritesStore().list()]).toEqual([]);
   });
 
   it("saves the browser's theme and language for a member who never saved preferences", async () => {

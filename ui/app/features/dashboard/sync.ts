@@ -24,12 +24,20 @@ import {
 // A signed-in member's favourites and preferences live on the server
 // (/api/v1/me/favorites, /api/v1/me/preferences); a visitor's stay in this
 // browser. <MemberSync/> switches between the two when the session changes:
-// on sign-in the server list replaces the local one behind the favourites
-// interface (the local favourites are merged into it once per member and
-// browser), the stored theme, language and remembered sub-pages are applied,
-// and later changes are saved back.
+// on sign-in the member's store takes over from the local one behind the
+// favourites interface at once (this browser's favourites not yet merged for
+// the member are merged into the server list, and stars changed before that
+// list is read are sent after it), the stored theme, language and remembered
+// sub-pages are applied, and later changes are saved back.
 
+// Under MERGED_KEY_PREFIX + member id: the local favourites already merged
+// into that member's list (a sorted JSON array; "1" from older builds means
+// every local favourite of the time).
 export const MERGED_KEY_PREFIX = "exhub.favorites.merged.";
+
+// At most this many star changes wait for the member's list to be read (the
+// server keeps at most 500 favourites).
+export const MAX_PENDING_FAVORITES = 500;
 
 export function toKey(id: string): FavoriteKey | null {
   const [exchange, market_type, ...rest] = id.split(":");
@@ -51,13 +59,39 @@ function favoritesQuery(k: FavoriteKey): string {
   }).toString();
 }
 
+// The local ids already merged for a member.
+function readMerged(key: string, local: readonly string[]): Set<string> {
+  let raw: string | null = null;
+  try {
+    raw = window.localStorage.getItem(key);
+  } catch {
+    raw = null;
+  }
+  if (raw === "1") return new Set(local);
+  try {
+    const v: unknown = raw ? JSON.parse(raw) : [];
+    if (Array.isArray(v))
+      return new Set(v.filter((x): x is string => typeof x === "string"));
+  } catch {
+    // a broken entry counts as nothing merged
+  }
+  return new Set();
+}
+
 export type ServerFavorites = FavoritesStore & {
-  // Reads the member's list (merging this browser's local favourites first, once).
+  // Merges this browser's favourites not yet merged for the member, reads the
+  // member's list, then sends the changes made before it was read.
   load(): Promise<void>;
+  // After a failed load: the changes made meanwhile go to this browser's list
+  // (which stays in use).
+  keepLocal(): void;
 };
 
 // The server-backed FavoritesStore of one member. Changes show at once and
 // are sent in order; a refused change is rolled back by reading the list again.
+// Until load() has read the list the store shows this browser's favourites
+// with the member's changes over them, and keeps those changes (bounded) to
+// send once the list is read.
 export function serverFavoritesStore(
   memberId: string,
   opts: { local?: FavoritesStore; onError?: (e: unknown) => void } = {},
@@ -65,12 +99,36 @@ export function serverFavoritesStore(
   const local = opts.local ?? localFavoritesStore(FAVORITES_KEY);
   const listeners = new Set<() => void>();
   let set: ReadonlySet<string> = new Set();
+  let loaded = false;
+  // id -> starred (true) or unstarred (false), the last change of each id.
+  const pending = new Map<string, boolean>();
+  let overlay: { base: ReadonlySet<string>; set: ReadonlySet<string> } | null =
+    null;
   let queue: Promise<unknown> = Promise.resolve();
   const emit = () => {
     for (const l of listeners) l();
   };
   const replace = (next: ReadonlySet<string>) => {
     set = next;
+    emit();
+  };
+  // Before the list is read: the local list with the pending changes.
+  const early = (): ReadonlySet<string> => {
+    const base = local.list();
+    if (overlay && overlay.base === base) return overlay.set;
+    const next = new Set(base);
+    for (const [id, on] of pending) {
+      if (on) next.add(id);
+      else next.delete(id);
+    }
+    overlay = { base, set: next };
+    return next;
+  };
+  const change = (id: string, on: boolean) => {
+    if (early().has(id) === on) return;
+    if (!pending.has(id) && pending.size >= MAX_PENDING_FAVORITES) return;
+    pending.set(id, on);
+    overlay = null;
     emit();
   };
   const read = async () => {
@@ -84,17 +142,21 @@ export function serverFavoritesStore(
     });
     return queue;
   };
-  return {
-    list: () => set,
+  const store: ServerFavorites = {
+    list: () => (loaded ? set : early()),
     add(id) {
       const k = toKey(id);
-      if (!k || set.has(id)) return;
+      if (!k) return;
+      if (!loaded) return change(id, true);
+      if (set.has(id)) return;
       replace(new Set(set).add(id));
       void send(() => call("POST", paths.favorites, k));
     },
     remove(id) {
       const k = toKey(id);
-      if (!k || !set.has(id)) return;
+      if (!k) return;
+      if (!loaded) return change(id, false);
+      if (!set.has(id)) return;
       const next = new Set(set);
       next.delete(id);
       replace(next);
@@ -104,26 +166,49 @@ export function serverFavoritesStore(
     },
     subscribe(l) {
       listeners.add(l);
-      return () => listeners.delete(l);
+      // Another tab's change of the local list shows until the member's is read.
+      const off = local.subscribe(() => {
+        if (!loaded) l();
+      });
+      return () => {
+        listeners.delete(l);
+        off();
+      };
     },
     async load() {
       const mergedKey = MERGED_KEY_PREFIX + memberId;
-      let merged = false;
-      try {
-        merged = window.localStorage.getItem(mergedKey) === "1";
-      } catch {
-        merged = false;
-      }
-      const mine = [...local.list()]
+      const mine = [...local.list()].sort();
+      const merged = readMerged(mergedKey, mine);
+      const fresh = mine
+        .filter((id) => !merged.has(id))
         .map(toKey)
         .filter((k): k is FavoriteKey => k !== null);
-      if (!merged && mine.length > 0) {
-        await call("POST", `${paths.favorites}:merge`, { favorites: mine });
-      }
-      if (!merged) writeStored(mergedKey, "1");
+      if (fresh.length > 0)
+        await call("POST", `${paths.favorites}:merge`, { favorites: fresh });
+      writeStored(mergedKey, JSON.stringify(mine));
       await read();
+      if (loaded) return;
+      loaded = true;
+      const changes = [...pending];
+      pending.clear();
+      overlay = null;
+      for (const [id, on] of changes) {
+        if (on) store.add(id);
+        else store.remove(id);
+      }
+      emit();
+    },
+    keepLocal() {
+      if (loaded) return;
+      for (const [id, on] of pending) {
+        if (on) local.add(id);
+        else local.remove(id);
+      }
+      pending.clear();
+      overlay = null;
     },
   };
+  return store;
 }
 
 // Preferences: the last document read or written, and its version.
@@ -282,14 +367,16 @@ export function MemberSync() {
     }
     let live = true;
     setPrefsStatus(id, "loading");
+    // The member's store takes over at once: it shows this browser's list
+    // until the member's is read, and sends the stars changed meanwhile after.
+    // If the list cannot be read, the local one stays in use.
     const favs = serverFavoritesStore(id);
-    // Until the server list is read, and if it cannot be, the local one stays in use.
-    void favs.load().then(
-      () => {
-        if (live) setFavoritesStore(favs);
-      },
-      () => undefined,
-    );
+    setFavoritesStore(favs);
+    void favs.load().catch(() => {
+      if (!live) return;
+      favs.keepLocal();
+      setFavoritesStore(null);
+    });
     void (async () => {
       try {
         const p = await readPreferences(id);
