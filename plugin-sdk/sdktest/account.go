@@ -54,6 +54,13 @@ type account struct {
 	converts    []*exchangev1.ConvertRecord
 	quotes      map[string]*exchangev1.ConvertQuote
 
+	// Broker sub-accounts (since 1.2): parent is the master of a sub-account (nil for a master); a master keeps its
+	// sub-accounts by label and by id, and the transfers it made by client id.
+	parent       *account
+	subs         map[string]*subAccount // by label
+	subByID      map[string]*subAccount
+	subTransfers map[string]*exchangev1.SubAccountTransferRecord // by client_transfer_id
+
 	// Changes not yet sent to StreamAccount subscribers.
 	dirtyBal    map[balKey]bool
 	dirtyOrders map[*order]bool
@@ -126,19 +133,13 @@ func (s *Server) account(ref *exchangev1.AccountRef) (*account, error) {
 		return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_AUTH_FAILED, "account",
 			"an account is required: set api_key (or account_id) to name a paper account")
 	}
+	if sub, ok := s.subKeys[id]; ok {
+		id = sub
+	}
 	if a, ok := s.accounts[id]; ok {
 		return a, nil
 	}
-	a := &account{
-		id: id, balances: map[balKey]*balance{}, byID: map[string]*order{}, byClient: map[string]*order{},
-		positions: map[string]*position{}, leverage: map[string]int64{}, marginMode: map[string]exchangev1.MarginMode{},
-		mode:     exchangev1.PositionMode_POSITION_MODE_ONE_WAY,
-		readOnly: strings.HasPrefix(id, readOnlyPrefix), cancelAfter: map[string]int64{},
-		quotes:   map[string]*exchangev1.ConvertQuote{},
-		dirtyBal: map[balKey]bool{}, dirtyOrders: map[*order]bool{}, dirtyPos: map[string]bool{},
-		dirtyAlgos: map[*algo]bool{}, sessions: map[*accountSession]struct{}{},
-	}
-	s.accounts[id] = a
+	a := s.newAccount(id)
 	now := s.nowMs()
 	for _, f := range faucet {
 		amt := mustDec(f.amount)
@@ -152,6 +153,21 @@ func (s *Server) account(ref *exchangev1.AccountRef) (*account, error) {
 	}
 	clear(a.dirtyBal) // nobody streams an account that did not exist: its first stream starts with a snapshot
 	return a, nil
+}
+
+// newAccount registers an empty paper account.
+func (s *Server) newAccount(id string) *account {
+	a := &account{
+		id: id, balances: map[balKey]*balance{}, byID: map[string]*order{}, byClient: map[string]*order{},
+		positions: map[string]*position{}, leverage: map[string]int64{}, marginMode: map[string]exchangev1.MarginMode{},
+		mode:     exchangev1.PositionMode_POSITION_MODE_ONE_WAY,
+		readOnly: strings.HasPrefix(id, readOnlyPrefix), cancelAfter: map[string]int64{},
+		quotes:   map[string]*exchangev1.ConvertQuote{},
+		dirtyBal: map[balKey]bool{}, dirtyOrders: map[*order]bool{}, dirtyPos: map[string]bool{},
+		dirtyAlgos: map[*algo]bool{}, sessions: map[*accountSession]struct{}{},
+	}
+	s.accounts[id] = a
+	return a
 }
 
 // Faucet credits a paper account's funding wallet, as a deposit. Tests and demo tooling use it.

@@ -188,7 +188,7 @@ func TestConfigure(t *testing.T) {
 		t.Fatalf("settings not applied: seed %d tick %s days %d", s.seed, s.opts.TickInterval, s.historyDays)
 	}
 	d := must(c.Describe(ctx, &exchangev1.DescribeRequest{}))
-	if d.Exchange.Key != Key || d.Exchange.Slug != Slug || len(d.Settings) != len(settings) || d.SdkVersion != "1.1" {
+	if d.Exchange.Key != Key || d.Exchange.Slug != Slug || len(d.Settings) != len(settings) || d.SdkVersion != "1.2" {
 		t.Fatalf("describe: %v", d.Exchange)
 	}
 }

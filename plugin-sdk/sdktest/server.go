@@ -22,9 +22,9 @@ const (
 	Key           = 100
 	Slug          = "reference"
 	Name          = "Reference Exchange"
-	PluginVersion = "1.1.0"
+	PluginVersion = "1.2.0"
 	// SDKVersion is the exchange.v1 minor revision this implementation follows.
-	SDKVersion = "1.1"
+	SDKVersion = "1.2"
 )
 
 // Logo is the reference exchange's logo, a small SVG document.
@@ -73,6 +73,7 @@ type Server struct {
 	insts       map[string]*instrument // by instKey
 	ordered     []*instrument          // listing order
 	accounts    map[string]*account
+	subKeys     map[string]string // sub-account API key -> its paper account id
 	nextID      int64 // order, fill, algo and record ids
 	marketSubs  map[*marketSession]struct{}
 	closed      bool
@@ -143,6 +144,7 @@ func (s *Server) reset(seed int64, historyDays int) {
 		in.snapshot(now)
 	}
 	s.accounts = map[string]*account{}
+	s.subKeys = map[string]string{}
 	s.nextID = 1_000_000
 }
 
@@ -299,6 +301,7 @@ func capabilities() *exchangev1.Capabilities {
 			CheckCredentials:        true,
 		},
 		Wallet:    &exchangev1.WalletCapabilities{Balances: true, Transfer: true, Deposit: true, Withdraw: true, Convert: true},
+		Broker:    brokerCapabilities(),
 		Intervals: intervalNames(),
 		Analytics: &exchangev1.AnalyticsCapabilities{
 			OpenInterest: true,
