@@ -300,6 +300,187 @@ describe("security", () => {
     expect(await screen.findByTestId("totp-enabled")).toBeTruthy();
   });
 
+  it("shows the authenticator as on only once the recovery codes are stored, and retries a failed confirmation", async () => {
+    fakeApi({
+      "GET /api/v1/me": () => jsonResponse(member),
+      "GET /api/v1/me/security": () => jsonResponse({}),
+    });
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let confirms = 0;
+    const k = fakeKratos({
+      "GET /self-service/settings/browser": [
+        () =>
+          json(
+            flow("S1", [
+              ...passwordNodes(),
+              ...totpSetupNodes(),
+              ...lookupRegenerate(),
+            ]),
+          ),
+        () =>
+          json(
+            flow("S2", [
+              ...passwordNodes(),
+              ...totpSetupNodes(),
+              ...lookupRegenerate(),
+            ]),
+          ),
+      ],
+      "POST /self-service/settings": async (c) => {
+        const b = c.body as Record<string, unknown>;
+        const id = c.query.get("flow") ?? "";
+        if (b.lookup_secret_regenerate)
+          return json(
+            flow(id, [
+              ...passwordNodes(),
+              ...totpSetupNodes(),
+              ...lookupCodes(),
+            ]),
+          );
+        if (b.method === "totp")
+          return json(
+            flow(
+              id,
+              [...passwordNodes(), ...totpEnrolled(), ...lookupRegenerate()],
+              { state: "success" },
+            ),
+          );
+        // The first confirmation waits, then fails; the second goes through.
+        if (++confirms === 1) {
+          await held;
+          return json({ error: { code: 500, message: "boom" } }, 500);
+        }
+        return json(
+          flow(id, [...passwordNodes(), ...totpEnrolled()], {
+            state: "success",
+          }),
+        );
+      },
+    });
+    setKratosFetch(k.fetch);
+    renderAt("/dashboard/security", { "/dashboard/security": DashboardScreen });
+    await screen.findByTestId("totp-setup");
+    fireEvent.click(screen.getByTestId("totp-next"));
+    fireEvent.click(screen.getByTestId("totp-next"));
+    fireEvent.click(screen.getByTestId("lookup-generate"));
+    await screen.findByTestId("lookup-secrets");
+    fireEvent.click(screen.getByTestId("lookup-saved"));
+    fireEvent.click(screen.getByTestId("totp-next"));
+    fireEvent.click(screen.getByTestId("totp-next"));
+    fireEvent.change(screen.getByTestId("totp-code"), {
+      target: { value: "123456" },
+    });
+    fireEvent.click(screen.getByTestId("totp-enable"));
+
+    // The app is on in Kratos, the codes' confirmation is still under way:
+    // not shown as on yet.
+    await waitFor(() => expect(confirms).toBe(1));
+    expect(screen.queryByTestId("totp-enabled")).toBeNull();
+    expect(screen.getByTestId("totp-setup")).toBeTruthy();
+
+    release();
+    const retry = await screen.findByTestId("lookup-retry");
+    expect(screen.getByTestId("totp-setup").textContent).toContain(
+      "Your recovery codes could not be saved, so the authenticator is not set up yet. Please try again.",
+    );
+    expect(
+      within(screen.getByTestId("lookup-secrets"))
+        .getAllByRole("listitem")
+        .map((li) => li.textContent),
+    ).toEqual(["a1b2c3d4", "e5f6g7h8"]);
+    expect(screen.queryByTestId("totp-enabled")).toBeNull();
+    expect(toast()).toBe("");
+
+    fireEvent.click(retry);
+    expect(await screen.findByTestId("totp-enabled")).toBeTruthy();
+    expect(toast()).toBe("Setting successful!");
+    expect(
+      k.calls
+        .filter(
+          (c) =>
+            c.method === "POST" &&
+            (c.body as Record<string, unknown>).lookup_secret_confirm,
+        )
+        .map((c) => c.query.get("flow")),
+    ).toEqual(["S2", "S2"]);
+  });
+
+  it("asks for new recovery codes when the confirmation's flow expired", async () => {
+    fakeApi({
+      "GET /api/v1/me": () => jsonResponse(member),
+      "GET /api/v1/me/security": () => jsonResponse({}),
+    });
+    let confirms = 0;
+    const k = fakeKratos({
+      "GET /self-service/settings/browser": [
+        () =>
+          json(
+            flow("S1", [
+              ...passwordNodes(),
+              ...totpSetupNodes(),
+              ...lookupRegenerate(),
+            ]),
+          ),
+        () => json(flow("S2", [...passwordNodes(), ...lookupRegenerate()])),
+        () => json(flow("S3", [...passwordNodes(), ...lookupRegenerate()])),
+      ],
+      "POST /self-service/settings": (c) => {
+        const b = c.body as Record<string, unknown>;
+        const id = c.query.get("flow") ?? "";
+        if (b.lookup_secret_regenerate)
+          return json(flow(id, [...passwordNodes(), ...lookupCodes()]));
+        if (b.method === "totp")
+          return json(
+            flow(id, [...passwordNodes(), ...totpEnrolled()], {
+              state: "success",
+            }),
+          );
+        if (++confirms === 1)
+          return json(
+            { error: { id: "self_service_flow_expired", code: 410 } },
+            410,
+          );
+        return json(
+          flow(id, [...passwordNodes(), ...totpEnrolled()], {
+            state: "success",
+          }),
+        );
+      },
+    });
+    setKratosFetch(k.fetch);
+    renderAt("/dashboard/security", { "/dashboard/security": DashboardScreen });
+    await screen.findByTestId("totp-setup");
+    fireEvent.click(screen.getByTestId("totp-next"));
+    fireEvent.click(screen.getByTestId("totp-next"));
+    fireEvent.click(screen.getByTestId("lookup-generate"));
+    await screen.findByTestId("lookup-secrets");
+    fireEvent.click(screen.getByTestId("lookup-saved"));
+    fireEvent.click(screen.getByTestId("totp-next"));
+    fireEvent.click(screen.getByTestId("totp-next"));
+    fireEvent.change(screen.getByTestId("totp-code"), {
+      target: { value: "123456" },
+    });
+    fireEvent.click(screen.getByTestId("totp-enable"));
+    fireEvent.click(await screen.findByTestId("lookup-retry"));
+    await screen.findByText(
+      "These are new recovery codes: save them, then try again.",
+    );
+    expect(screen.getByTestId("lookup-secrets")).toBeTruthy();
+    expect(screen.queryByTestId("totp-enabled")).toBeNull();
+    fireEvent.click(screen.getByTestId("lookup-retry"));
+    expect(await screen.findByTestId("totp-enabled")).toBeTruthy();
+    expect(
+      k.calls
+        .filter(
+          (c) =>
+            c.method === "POST" &&
+            (c.body as Record<string, unknown>).lookup_secret_confirm,
+        )
+        .map((c) => c.query.get("flow")),
+    ).toEqual(["S2", "S3"]);
+  });
+
   it("offers OTP reset only with both a mobile number and an email address bound", async () => {
     fakeApi({
       "GET /api/v1/me": () => jsonResponse(member),

@@ -206,18 +206,28 @@ function recoveryCodes(flow: Flow): string[] {
 
 const STEPS = 5;
 
+type Submit = (
+  b: Record<string, unknown>,
+  opts?: { show?: boolean },
+) => Promise<FlowResult | null>;
+
 // Google Authenticator in five steps: download the app, scan the QR code,
 // save the recovery key phrase (recovery codes), read the guide, enable
 // with a code. The codes are confirmed right after the app is enabled, so
-// the session that proved the code (aal2) is the one that stores them.
+// the session that proved the code (aal2) is the one that stores them; the
+// authenticator shows as on only once both went through. When storing the
+// codes fails the member is told and tries again (with new codes when the
+// codes' flow is no longer usable).
 function AuthenticatorSetup({
   flow,
   submit,
+  show,
   busy,
   done,
 }: {
   flow: Flow;
-  submit: (b: Record<string, unknown>) => Promise<FlowResult | null>;
+  submit: Submit;
+  show: (f: Flow) => void;
   busy: boolean;
   done: Refresh;
 }) {
@@ -231,6 +241,14 @@ function AuthenticatorSetup({
   // codes generated in a flow once that flow enables the app.
   const [lookupFlow, setLookupFlow] = useState<Flow | null>(null);
   const [generating, setGenerating] = useState(false);
+  // The app is on (the settings flow Kratos answered with) but the recovery
+  // codes are not stored yet.
+  const [enabled, setEnabled] = useState<Flow | null>(null);
+  const [unsaved, setUnsaved] = useState<"failed" | "stale" | "new" | null>(
+    null,
+  );
+  const [confirming, setConfirming] = useState(false);
+  const [unsavedWhy, setUnsavedWhy] = useState<Flow | null>(null);
   const codes = lookupFlow ? recoveryCodes(lookupFlow) : [];
   const qr = node(flow, "totp_qr");
   const secret = node(flow, "totp_secret_key");
@@ -243,14 +261,15 @@ function AuthenticatorSetup({
     t`Enable`,
   ];
 
-  const generate = async () => {
+  // New recovery codes in a settings flow of their own; true when shown.
+  const generate = async (): Promise<boolean> => {
     setResult(null);
     setGenerating(true);
     try {
       const created = await createFlow("settings");
       if (created.kind !== "flow") {
         setResult(created);
-        return;
+        return false;
       }
       const r = await submitFlow("settings", created.flow.id, {
         method: "lookup_secret",
@@ -259,10 +278,57 @@ function AuthenticatorSetup({
       });
       if (r.kind === "flow" || (r.kind === "success" && r.flow)) {
         setLookupFlow(r.kind === "flow" ? r.flow : r.flow!);
-      } else setResult(r);
+        return true;
+      }
+      setResult(r);
+      return false;
     } finally {
       setGenerating(false);
     }
+  };
+
+  // Stores the recovery codes shown (the app is on); only then the
+  // authenticator shows as on.
+  const confirm = async (after: Flow) => {
+    setResult(null);
+    if (lookupFlow && codes.length > 0) {
+      setConfirming(true);
+      let c: FlowResult;
+      try {
+        c = await submitFlow("settings", lookupFlow.id, {
+          method: "lookup_secret",
+          lookup_secret_confirm: true,
+          csrf_token: csrfToken(lookupFlow),
+        });
+      } finally {
+        setConfirming(false);
+      }
+      if (c.kind !== "success") {
+        const stale = c.kind === "expired" || c.kind === "csrf";
+        setUnsaved(stale ? "stale" : "failed");
+        setUnsavedWhy(c.kind === "flow" ? c.flow : null);
+        if (!stale && c.kind !== "flow") setResult(c);
+        return;
+      }
+    }
+    setEnabled(null);
+    setUnsaved(null);
+    setUnsavedWhy(null);
+    setCode("");
+    showToast(t`Setting successful!`);
+    show(after);
+    await done();
+  };
+
+  // Try again after a failed confirmation: new codes first when the codes'
+  // flow can no longer be used (the member saves them, then confirms).
+  const retry = async () => {
+    if (!enabled) return;
+    if (unsaved === "stale") {
+      if (await generate()) setUnsaved("new");
+      return;
+    }
+    await confirm(enabled);
   };
 
   const enable = async (e: FormEvent) => {
@@ -273,11 +339,14 @@ function AuthenticatorSetup({
     }
     setCodeError(false);
     setResult(null);
-    const r = await submit({
-      method: "totp",
-      totp_code: code.trim(),
-      csrf_token: csrfToken(flow),
-    });
+    const r = await submit(
+      {
+        method: "totp",
+        totp_code: code.trim(),
+        csrf_token: csrfToken(flow),
+      },
+      { show: false },
+    );
     if (!r) return;
     if (r.kind !== "success") {
       if (r.kind !== "flow") setResult(r);
@@ -285,18 +354,51 @@ function AuthenticatorSetup({
     }
     // The app is on and this session is aal2: store the recovery codes shown
     // in step 3 (confirmed in their own flow).
-    if (lookupFlow && codes.length > 0) {
-      const c = await submitFlow("settings", lookupFlow.id, {
-        method: "lookup_secret",
-        lookup_secret_confirm: true,
-        csrf_token: csrfToken(lookupFlow),
-      });
-      if (c.kind !== "success") setResult(c.kind === "flow" ? null : c);
-    }
-    setCode("");
-    showToast(t`Setting successful!`);
-    await done();
+    const after = r.flow ?? flow;
+    setEnabled(after);
+    await confirm(after);
   };
+
+  if (enabled && unsaved) {
+    return (
+      <div className="dash-steps" data-testid="totp-setup">
+        <Alert>
+          {unsaved === "new" ? (
+            <Trans>
+              These are new recovery codes: save them, then try again.
+            </Trans>
+          ) : (
+            <Trans>
+              Your recovery codes could not be saved, so the authenticator is
+              not set up yet. Please try again.
+            </Trans>
+          )}
+        </Alert>
+        {unsavedWhy ? <FlowMessages flow={unsavedWhy} /> : null}
+        <ResultAlert result={result} />
+        {unsaved !== "stale" && codes.length > 0 ? (
+          <ul className="auth-codes" data-testid="lookup-secrets">
+            {codes.map((c) => (
+              <li key={c}>
+                <code>{c}</code>
+              </li>
+            ))}
+          </ul>
+        ) : null}
+        <div className="auth-actions">
+          <button
+            type="button"
+            className="button button--primary"
+            onClick={() => void retry()}
+            disabled={busy || confirming || generating}
+            data-testid="lookup-retry"
+          >
+            <Trans>Try again</Trans>
+          </button>
+        </div>
+      </div>
+    );
+  }
 
   return (
     <div className="dash-steps" data-testid="totp-setup">
@@ -460,7 +562,7 @@ function AuthenticatorSetup({
               <button
                 type="submit"
                 className="button button--primary"
-                disabled={busy}
+                disabled={busy || confirming}
                 data-testid="totp-enable"
               >
                 <Trans>Enable</Trans>
@@ -501,11 +603,13 @@ function canResetOtp(m: Member | null): boolean {
 function Authenticator({
   flow,
   submit,
+  show,
   busy,
   done,
 }: {
   flow: Flow;
-  submit: (b: Record<string, unknown>) => Promise<FlowResult | null>;
+  submit: Submit;
+  show: (f: Flow) => void;
   busy: boolean;
   done: Refresh;
 }) {
@@ -602,6 +706,7 @@ function Authenticator({
           <AuthenticatorSetup
             flow={flow}
             submit={submit}
+            show={show}
             busy={busy}
             done={done}
           />
@@ -666,7 +771,7 @@ function RecoveryCodes({
 
 export function SecurityPage() {
   const settings = useSettingsFlow();
-  const { state, submit, busy } = settings;
+  const { state, submit, show, busy } = settings;
   const done = useAfterChange();
   return (
     <div className="dash-stack" data-testid="dashboard-security">
@@ -687,6 +792,7 @@ export function SecurityPage() {
           <Authenticator
             flow={state.flow}
             submit={submit}
+            show={show}
             busy={busy}
             done={done}
           />

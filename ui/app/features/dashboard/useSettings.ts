@@ -29,17 +29,20 @@ export function useSettingsFlow() {
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [state]);
 
-  // Submits the flow; the answer's next flow is shown. Returns the result
-  // for the caller to report, or null when the page moves on.
+  // Submits the flow; the answer's next flow is shown (on success only when
+  // opts.show is not false: the caller then shows r.flow itself once its
+  // own next step is done). Returns the result for the caller to report, or
+  // null when the page moves on.
   const submit = async (
     body: Record<string, unknown>,
+    opts: { show?: boolean } = {},
   ): Promise<FlowResult | null> => {
     if (state.status !== "ready") return null;
     setBusy(true);
     try {
       const r = await submitFlow("settings", state.flow.id, body);
       if (r.kind === "success") {
-        if (r.flow) show(r.flow);
+        if (r.flow && opts.show !== false) show(r.flow);
         return r;
       }
       if (r.kind === "aal2_required") {
