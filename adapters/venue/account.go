@@ -48,6 +48,8 @@ type account struct {
 	closed    ring[*order]
 	fills     ring[Fill]
 	ledger    ring[LedgerEntry]
+	master    string       // the master of a sub-account; "" for any other account
+	broker    *brokerState // the sub-accounts of a master, created on first use
 }
 
 func (v *Venue) newAccount(id string, house bool) *account {
@@ -99,6 +101,7 @@ const (
 	LedgerFunding     LedgerKind = "FUNDING"
 	LedgerConvert     LedgerKind = "CONVERT"
 	LedgerInsurance   LedgerKind = "INSURANCE"
+	LedgerSubTransfer LedgerKind = "SUB_TRANSFER"
 )
 
 // LedgerEntry is one double-entry movement of an asset between two account wallets.
