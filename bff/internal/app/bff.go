@@ -170,17 +170,9 @@ func (b *BFF) newHost(context.Context) error {
 }
 
 func (b *BFF) newMarket(context.Context) error {
-	m := b.cfg.Market
-	b.market = market.New(market.Options{
-		Exchanges:           api.MarketExchanges(b.cfg, b.host),
-		Cache:               b.cache,
-		Logger:              b.log,
-		TickerInterval:      m.TickerInterval.D(),
-		InstrumentsTTL:      m.InstrumentsTTL.D(),
-		TickersMaxStale:     m.TickersMaxStale.D(),
-		InstrumentsMaxStale: m.InstrumentsMaxStale.D(),
-		CallTimeout:         m.CallTimeout.D(),
-	})
+	opts := b.cfg.Market.Options()
+	opts.Exchanges, opts.Cache, opts.Logger = api.MarketExchanges(b.cfg, b.host), b.cache, b.log
+	b.market = market.New(opts)
 	return nil
 }
 

@@ -45,6 +45,7 @@ import (
 	"github.com/exhub/exhub/bff/internal/cache"
 	"github.com/exhub/exhub/bff/internal/config/secret"
 	"github.com/exhub/exhub/bff/internal/kyc"
+	"github.com/exhub/exhub/bff/internal/market"
 	"github.com/exhub/exhub/bff/internal/member"
 	"github.com/exhub/exhub/bff/internal/pluginhost"
 	"github.com/exhub/exhub/bff/internal/ratelimit"
@@ -83,7 +84,8 @@ type Config struct {
 	// Plugins tunes the plugin supervisor (pluginhost.Settings: timeouts, restart backoff, env_allow).
 	Plugins pluginhost.Settings `yaml:"plugins"`
 	APIDocs APIDocs             `yaml:"api_docs"`
-	Market  Market              `yaml:"market"`
+	// Market is the market data service (market.Config: ticker refresh, instrument reuse, stale bounds, call timeout).
+	Market market.Config `yaml:"market"`
 	// Stream is the live stream gateway (stream.Settings: limits, heartbeat, leases, origin patterns).
 	Stream stream.Settings `yaml:"stream"`
 	// Analytics is market history in ClickHouse (analytics.Settings of the analytics API: ingest, backfill, spool).
@@ -117,7 +119,7 @@ func Default() Config {
 		PluginDir:  "bin/plugins",
 		Plugins:    pluginhost.DefaultSettings(),
 		APIDocs:    APIDocs{Dir: "bff/apidocs/dist"},
-		Market:     DefaultMarket(),
+		Market:     market.DefaultConfig(),
 		Stream:     stream.DefaultSettings(),
 		Analytics:  analytics.DefaultSettings(),
 		Exchanges:  DefaultExchanges(),

@@ -6,10 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/exhub/exhub/bff/internal/market"
 	"github.com/exhub/exhub/bff/internal/ratelimit"
 )
 
-// The sections their packages own (stream, valkey, plugins, analytics, ratelimit) keep their YAML keys, EXHUB_*
+// The sections their packages own (stream, valkey, plugins, analytics, ratelimit, market) keep their YAML keys, EXHUB_*
 // variables and messages naming the key.
 func TestOwnedSections(t *testing.T) {
 	dir := t.TempDir()
@@ -26,8 +27,12 @@ analytics:
 ratelimit:
   prefix: "test:rl:"
   max_local_keys: 500
+market:
+  ticker_interval: 3s
+  instruments_ttl: 1m
 `)
-	cfg, err := LoadWith(p, envOf(map[string]string{"EXHUB_RATELIMIT_MAX_LOCAL_KEYS": "700", "EXHUB_VALKEY_LOCAL_MAX_ENTRIES": "9"}))
+	cfg, err := LoadWith(p, envOf(map[string]string{"EXHUB_RATELIMIT_MAX_LOCAL_KEYS": "700", "EXHUB_VALKEY_LOCAL_MAX_ENTRIES": "9",
+		"EXHUB_MARKET_INSTRUMENTS_TTL": "2m", "EXHUB_MARKET_CALL_TIMEOUT": "4s"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,12 +44,19 @@ ratelimit:
 	if cfg.RateLimit.Prefix != "test:rl:" || cfg.RateLimit.MaxLocalKeys != 700 {
 		t.Fatalf("ratelimit: %+v", cfg.RateLimit)
 	}
+	if o := cfg.Market.Options(); o.TickerInterval != 3*time.Second || o.InstrumentsTTL != 2*time.Minute ||
+		o.CallTimeout != 4*time.Second || o.TickersMaxStale != market.DefaultConfig().TickersMaxStale.D() {
+		t.Fatalf("market: %+v", cfg.Market)
+	}
 	def, err := LoadWith("", noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d := ratelimit.Defaults(); def.RateLimit.Prefix != d.Prefix || def.RateLimit.MaxLocalKeys != d.MaxLocalKeys {
 		t.Fatalf("default ratelimit %+v", def.RateLimit)
+	}
+	if def.Market != market.DefaultConfig() {
+		t.Fatalf("default market %+v", def.Market)
 	}
 
 	bad := write(t, dir, "bad.yaml", `
@@ -53,6 +65,7 @@ valkey: {addr: "nohostport"}
 plugins: {backoff_initial: 2s, backoff_max: 1s}
 analytics: {database: ""}
 ratelimit: {prefix: "", max_local_keys: 0}
+market: {ticker_interval: 0s, instruments_max_stale: -1s}
 `)
 	_, err = LoadWith(bad, noEnv)
 	if err == nil {
@@ -66,6 +79,8 @@ ratelimit: {prefix: "", max_local_keys: 0}
 		"config: analytics.database: is required",
 		"config: ratelimit.prefix: is required",
 		"config: ratelimit.max_local_keys: must be at least 1, got 0",
+		"config: market.ticker_interval: must be a positive duration",
+		"config: market.instruments_max_stale: must be a positive duration",
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)
@@ -73,7 +88,8 @@ ratelimit: {prefix: "", max_local_keys: 0}
 	}
 	keys := strings.Join(EnvKeys(), " ")
 	for _, k := range []string{"EXHUB_RATELIMIT_PREFIX", "EXHUB_RATELIMIT_MAX_LOCAL_KEYS", "EXHUB_STREAM_ORIGIN_PATTERNS",
-		"EXHUB_VALKEY_ADDR", "EXHUB_PLUGINS_ENV_ALLOW", "EXHUB_ANALYTICS_SPOOL_DIR"} {
+		"EXHUB_VALKEY_ADDR", "EXHUB_PLUGINS_ENV_ALLOW", "EXHUB_ANALYTICS_SPOOL_DIR",
+		"EXHUB_MARKET_TICKER_INTERVAL", "EXHUB_MARKET_INSTRUMENTS_MAX_STALE"} {
 		if !strings.Contains(keys, k) {
 			t.Errorf("EnvKeys lacks %s", k)
 		}

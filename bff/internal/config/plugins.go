@@ -7,14 +7,16 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/exhub/exhub/bff/internal/market"
 	"github.com/exhub/exhub/plugin-sdk/sdk"
 )
 
-// Exchange status values accepted in the config. Empty means: use the plugin's own status.
+// Exchange status values accepted in the config (the market package's, which serves them). Empty means: use the
+// plugin's own status.
 const (
-	StatusAvailable   = "available"
-	StatusComingSoon  = "coming_soon"
-	StatusMaintenance = "maintenance"
+	StatusAvailable   = market.StatusAvailable
+	StatusComingSoon  = market.StatusComingSoon
+	StatusMaintenance = market.StatusMaintenance
 )
 
 // Exchange is one listed exchange. With no plugin it is listed from this entry alone (e.g. coming soon).

@@ -10,7 +10,6 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/exhub/exhub/bff/internal/config"
 	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
 )
 
@@ -181,9 +180,9 @@ func (s *Service) moversEligible(e *Exchange) bool {
 		return false
 	}
 	switch e.Status {
-	case config.StatusComingSoon, config.StatusMaintenance:
+	case StatusComingSoon, StatusMaintenance:
 		return false
-	case config.StatusAvailable:
+	case StatusAvailable:
 		return true
 	}
 	d := e.Plugin.Describe()

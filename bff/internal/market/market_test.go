@@ -14,7 +14,6 @@ import (
 	"github.com/valkey-io/valkey-go"
 
 	"github.com/exhub/exhub/bff/internal/cache"
-	"github.com/exhub/exhub/bff/internal/config"
 	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
 	"github.com/exhub/exhub/plugin-sdk/sdk"
 )
@@ -90,7 +89,7 @@ func assertField(t *testing.T, err error, field string) {
 
 func TestValidationNamesTheField(t *testing.T) {
 	f := newFake("fx", 1)
-	s := newService(t, nil, newClock(), Exchange{Key: 1, Slug: "fx", Plugin: f}, Exchange{Key: 3, Slug: "soon", Status: config.StatusComingSoon})
+	s := newService(t, nil, newClock(), Exchange{Key: 1, Slug: "fx", Plugin: f}, Exchange{Key: 3, Slug: "soon", Status: StatusComingSoon})
 	c := ctx(t)
 	_, _, err := s.Tickers(c, "nope", "SWAP")
 	assertField(t, err, "exchange")
@@ -376,7 +375,7 @@ func TestMoversRule(t *testing.T) {
 	b.c.insts = append(b.c.insts, inst("DOGEUSDT", swap, "DOGE", "USDT", trad, ""))
 	a.c.setTickers(append(a.c.tickers, ticker("ETHUSDT", spot, "1", "99", "1"))) // SPOT: not a mover
 	s := newService(t, nil, newClock(), Exchange{Key: 1, Slug: "ax", Plugin: a}, Exchange{Key: 2, Slug: "bx", Plugin: b},
-		Exchange{Key: 3, Slug: "cx", Plugin: newFake("cx", 3), Status: config.StatusComingSoon})
+		Exchange{Key: 3, Slug: "cx", Plugin: newFake("cx", 3), Status: StatusComingSoon})
 	m, fr, err := s.Movers(ctx(t), 0)
 	if err != nil || fr.AsOf == 0 {
 		t.Fatal(err, fr)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"github.com/exhub/exhub/bff/internal/config"
+	"github.com/exhub/exhub/bff/internal/market"
 	"github.com/exhub/exhub/bff/internal/pluginhost"
 	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
 )
@@ -158,7 +158,7 @@ func (s *routes) exchanges() []Exchange {
 		if ce.Plugin != "" && s.host != nil {
 			sup, _ = s.host.Get(ce.Slug)
 		}
-		status := config.StatusAvailable
+		status := market.StatusAvailable
 		if sup != nil {
 			st := sup.Status()
 			e.PluginState = pluginState(st.State)
@@ -205,11 +205,11 @@ func pluginState(s pluginhost.State) string {
 func exchangeStatus(s exchangev1.ExchangeStatus) string {
 	switch s {
 	case exchangev1.ExchangeStatus_EXCHANGE_STATUS_COMING_SOON:
-		return config.StatusComingSoon
+		return market.StatusComingSoon
 	case exchangev1.ExchangeStatus_EXCHANGE_STATUS_MAINTENANCE:
-		return config.StatusMaintenance
+		return market.StatusMaintenance
 	default:
-		return config.StatusAvailable
+		return market.StatusAvailable
 	}
 }
 
