@@ -29,6 +29,9 @@ const (
 	OrderKindOrder = "order"
 	// OrderKindClose is the market order of a position close (ClosePosition).
 	OrderKindClose = "close"
+	// OrderKindAlgo is a conditional order (PlaceAlgoOrder); its client id is the client algo id and its exchange
+	// order id the algo id.
+	OrderKindAlgo = "algo"
 )
 
 // Order action kinds and states (order_actions).
@@ -65,8 +68,12 @@ type Order struct {
 	PositionSide string
 	MarginMode   string
 	// TakeProfit and StopLoss are small JSON documents (empty: none).
-	TakeProfit     string
-	StopLoss       string
+	TakeProfit string
+	StopLoss   string
+	// Algo orders.
+	TriggerPrice   string
+	TriggerType    string
+	ClosePosition  bool
 	ClientOrderID  string
 	IdempotencyKey string
 	RequestHash    string
@@ -91,7 +98,8 @@ func (o Order) Final() bool { return o.State == OrderRejected || o.State == Orde
 
 // Open reports whether the order rests on the exchange as far as the journal knows.
 func (o Order) Open() bool {
-	return o.State == OrderAcknowledged && (o.OrderStatus == "NEW" || o.OrderStatus == "PARTIALLY_FILLED")
+	return o.State == OrderAcknowledged &&
+		(o.OrderStatus == "NEW" || o.OrderStatus == "PARTIALLY_FILLED" || o.OrderStatus == "WAITING")
 }
 
 // OrderAction is one amend or cancel sent for a journal order.
@@ -122,7 +130,8 @@ const (
 )
 
 const orderColumns = `id, member_id, account_id, exchange, market_type, symbol, kind, side, type, time_in_force, price,
-	qty, quote_qty, reduce_only, position_side, margin_mode, take_profit, stop_loss, client_order_id, idempotency_key,
+	qty, quote_qty, reduce_only, position_side, margin_mode, take_profit, stop_loss, trigger_price, trigger_type,
+	close_position, client_order_id, idempotency_key,
 	request_hash, state, exchange_order_id, order_status, filled_qty, avg_price, reject_code, exchange_code,
 	reject_message, resolve_attempts, next_resolve_at, created_at, updated_at`
 
@@ -132,7 +141,7 @@ func scanOrder(sc interface{ Scan(...any) error }) (Order, error) {
 	var created, updated int64
 	err := sc.Scan(&o.ID, &o.MemberID, &o.AccountID, &o.Exchange, &o.MarketType, &o.Symbol, &o.Kind, &o.Side, &o.Type,
 		&o.TimeInForce, &o.Price, &o.Qty, &o.QuoteQty, &o.ReduceOnly, &o.PositionSide, &o.MarginMode, &o.TakeProfit,
-		&o.StopLoss, &o.ClientOrderID, &o.IdempotencyKey, &o.RequestHash, &o.State, &o.ExchangeOrderID, &o.OrderStatus,
+		&o.StopLoss, &o.TriggerPrice, &o.TriggerType, &o.ClosePosition, &o.ClientOrderID, &o.IdempotencyKey, &o.RequestHash, &o.State, &o.ExchangeOrderID, &o.OrderStatus,
 		&o.FilledQty, &o.AvgPrice, &o.RejectCode, &o.ExchangeCode, &o.RejectMessage, &o.ResolveAttempts, &next,
 		&created, &updated)
 	if err != nil {
@@ -154,7 +163,7 @@ func validOrder(o Order) error {
 	if o.MarketType != "SPOT" && o.MarketType != "SWAP" {
 		return fmt.Errorf("%w: market type %q", ErrInvalid, o.MarketType)
 	}
-	if o.Kind != OrderKindOrder && o.Kind != OrderKindClose {
+	if o.Kind != OrderKindOrder && o.Kind != OrderKindClose && o.Kind != OrderKindAlgo {
 		return fmt.Errorf("%w: order kind %q", ErrInvalid, o.Kind)
 	}
 	if len(o.IdempotencyKey) > maxIdempotencyKey {
@@ -183,11 +192,11 @@ func (s *Store) CreateOrder(ctx context.Context, o Order) (Order, bool, error) {
 	o.CreatedAt, o.UpdatedAt = now, now
 	_, err := s.w().exec(ctx, `INSERT INTO orders (id, member_id, account_id, exchange, market_type, symbol, kind, side,
 		type, time_in_force, price, qty, quote_qty, reduce_only, position_side, margin_mode, take_profit, stop_loss,
-		client_order_id, idempotency_key, request_hash, state, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		trigger_price, trigger_type, close_position, client_order_id, idempotency_key, request_hash, state, created_at,
+		updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		o.ID, o.MemberID, o.AccountID, o.Exchange, o.MarketType, o.Symbol, o.Kind, o.Side, o.Type, o.TimeInForce,
 		o.Price, o.Qty, o.QuoteQty, o.ReduceOnly, o.PositionSide, o.MarginMode, o.TakeProfit, o.StopLoss,
-		o.ClientOrderID, o.IdempotencyKey, o.RequestHash, o.State, micros(now), micros(now))
+		o.TriggerPrice, o.TriggerType, o.ClosePosition, o.ClientOrderID, o.IdempotencyKey, o.RequestHash, o.State, micros(now), micros(now))
 	if err != nil {
 		if isUnique(err) {
 			// A concurrent request with the same key won the insert; answer with its row.
@@ -393,7 +402,7 @@ func (s *Store) ListOrders(ctx context.Context, memberID string, f OrderFilter) 
 		args = append(args, f.Symbol)
 	}
 	if f.Open {
-		query += " AND (state IN (?, ?) OR (state = ? AND order_status IN ('NEW', 'PARTIALLY_FILLED')))"
+		query += " AND (state IN (?, ?) OR (state = ? AND order_status IN ('NEW', 'PARTIALLY_FILLED', 'WAITING')))"
 		args = append(args, OrderSent, OrderUnknown, OrderAcknowledged)
 	}
 	if !f.Before.IsZero() {
@@ -417,10 +426,10 @@ type JournalAccount struct {
 }
 
 // OpenJournalAccounts lists the accounts (per market type) of an exchange (all when empty) that have acknowledged
-// orders the journal believes open: what reconciliation re-reads.
+// orders (not algo orders) the journal believes open: what reconciliation re-reads.
 func (s *Store) OpenJournalAccounts(ctx context.Context, exchange string) ([]JournalAccount, error) {
 	query := `SELECT DISTINCT member_id, exchange, account_id, market_type FROM orders
-		WHERE state = ? AND order_status IN ('NEW', 'PARTIALLY_FILLED')`
+		WHERE state = ? AND kind <> 'algo' AND order_status IN ('NEW', 'PARTIALLY_FILLED')`
 	args := []any{OrderAcknowledged}
 	if exchange != "" {
 		query += " AND exchange = ?"
@@ -445,7 +454,7 @@ func (s *Store) OpenJournalAccounts(ctx context.Context, exchange string) ([]Jou
 // OpenJournalOrders returns the acknowledged orders of one account and market type the journal believes open.
 func (s *Store) OpenJournalOrders(ctx context.Context, a JournalAccount) ([]Order, error) {
 	return s.orders(ctx, `SELECT `+orderColumns+` FROM orders WHERE member_id = ? AND exchange = ? AND account_id = ?
-		AND market_type = ? AND state = ? AND order_status IN ('NEW', 'PARTIALLY_FILLED') ORDER BY created_at LIMIT ?`,
+		AND market_type = ? AND state = ? AND kind <> 'algo' AND order_status IN ('NEW', 'PARTIALLY_FILLED') ORDER BY created_at LIMIT ?`,
 		a.MemberID, a.Exchange, a.AccountID, a.MarketType, OrderAcknowledged, MaxOrderList)
 }
 
@@ -457,12 +466,27 @@ func (s *Store) UpdateOrderStatus(ctx context.Context, id string, out OrderOutco
 	}, time.Time{})
 }
 
-// UpdateOrderRequest records a new price or quantity after an amend (empty keeps the value).
-func (s *Store) UpdateOrderRequest(ctx context.Context, id, price, qty string) error {
+// OrderChange is what an amend changed: empty fields keep their value. A cancel-replace (Binance spot) gives the
+// order a new exchange order id and client id.
+type OrderChange struct {
+	Price           string
+	Qty             string
+	ClientOrderID   string
+	ExchangeOrderID string
+}
+
+// UpdateOrderRequest records an amend's new values.
+func (s *Store) UpdateOrderRequest(ctx context.Context, id string, c OrderChange) error {
 	_, err := s.w().exec(ctx, `UPDATE orders SET price = CASE WHEN ? = '' THEN price ELSE ? END,
-		qty = CASE WHEN ? = '' THEN qty ELSE ? END, updated_at = ? WHERE id = ?`,
-		price, price, qty, qty, micros(s.stamp()), id)
+		qty = CASE WHEN ? = '' THEN qty ELSE ? END,
+		client_order_id = CASE WHEN ? = '' THEN client_order_id ELSE ? END,
+		exchange_order_id = CASE WHEN ? = '' THEN exchange_order_id ELSE ? END, updated_at = ? WHERE id = ?`,
+		c.Price, c.Price, c.Qty, c.Qty, c.ClientOrderID, c.ClientOrderID, c.ExchangeOrderID, c.ExchangeOrderID,
+		micros(s.stamp()), id)
 	if err != nil {
+		if isUnique(err) {
+			return fmt.Errorf("%w: client order id %q already journaled", ErrConflict, c.ClientOrderID)
+		}
 		return fmt.Errorf("store: update order request: %w", err)
 	}
 	return nil

@@ -133,10 +133,10 @@ func TestOrderJournalTransitions(t *testing.T) {
 		if accts, _ := s.OpenJournalAccounts(ctx, ""); len(accts) != 0 {
 			t.Fatalf("filled order still open: %+v", accts)
 		}
-		if err := s.UpdateOrderRequest(ctx, o.ID, "41000", ""); err != nil {
+		if err := s.UpdateOrderRequest(ctx, o.ID, OrderChange{Price: "41000", ClientOrderID: "cid1b"}); err != nil {
 			t.Fatal(err)
 		}
-		if got, _ := s.Order(ctx, o.ID); got.Price != "41000" || got.Qty != "0.001" {
+		if got, _ := s.Order(ctx, o.ID); got.Price != "41000" || got.Qty != "0.001" || got.ClientOrderID != "cid1b" || got.ExchangeOrderID != "9001" {
 			t.Fatalf("amended request %+v", got)
 		}
 

@@ -9,7 +9,7 @@ CREATE TABLE orders (
     exchange          TEXT NOT NULL,
     market_type       TEXT NOT NULL CHECK (market_type IN ('SPOT', 'SWAP')),
     symbol            TEXT NOT NULL,
-    kind              TEXT NOT NULL CHECK (kind IN ('order', 'close')),
+    kind              TEXT NOT NULL CHECK (kind IN ('order', 'close', 'algo')),
     side              TEXT NOT NULL,
     type              TEXT NOT NULL,
     time_in_force     TEXT NOT NULL DEFAULT '',
@@ -21,6 +21,10 @@ CREATE TABLE orders (
     margin_mode       TEXT NOT NULL DEFAULT '',
     take_profit       TEXT NOT NULL DEFAULT '',
     stop_loss         TEXT NOT NULL DEFAULT '',
+    -- Algo (conditional) orders: the trigger, and whether it closes the whole position.
+    trigger_price     TEXT NOT NULL DEFAULT '',
+    trigger_type      TEXT NOT NULL DEFAULT '',
+    close_position    BOOLEAN NOT NULL DEFAULT FALSE,
     client_order_id   TEXT NOT NULL,
     idempotency_key   TEXT NOT NULL DEFAULT '',
     request_hash      TEXT NOT NULL DEFAULT '',
@@ -28,7 +32,8 @@ CREATE TABLE orders (
     -- have executed; not_placed: resolved as never reaching the book.
     state             TEXT NOT NULL CHECK (state IN ('sent', 'acknowledged', 'rejected', 'unknown', 'not_placed')),
     exchange_order_id TEXT NOT NULL DEFAULT '',
-    -- The exchange's order status as last read (NEW, PARTIALLY_FILLED, FILLED, CANCELLED, REJECTED, EXPIRED).
+    -- The exchange's order status as last read (NEW, PARTIALLY_FILLED, FILLED, CANCELLED, REJECTED, EXPIRED; algo
+    -- orders: WAITING, TRIGGERED, CANCELLED, FAILED). exchange_order_id is the algo id for algo orders.
     order_status      TEXT NOT NULL DEFAULT '',
     filled_qty        TEXT NOT NULL DEFAULT '',
     avg_price         TEXT NOT NULL DEFAULT '',
