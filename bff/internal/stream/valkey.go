@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -31,6 +32,8 @@ type ValkeyBroker struct {
 	ttl    time.Duration
 	prefix string
 	log    *slog.Logger
+	// lastTTL: how long <prefix>last:<topic> lives after its last SET.
+	lastTTL time.Duration
 	// releaseOnStop gives leases and interest back at shutdown (false only in tests that simulate a crash).
 	releaseOnStop bool
 
@@ -82,6 +85,9 @@ type ValkeyOptions struct {
 	Logger    *slog.Logger
 	// KeepLeasesOnStop leaves leases to expire instead of releasing them (tests that simulate a crash).
 	KeepLeasesOnStop bool
+	// LastTTL is how long a topic's last state is kept after its last update (1 min; the private account stream
+	// keeps it longer, as an account can be quiet for hours).
+	LastTTL time.Duration
 }
 
 // NewValkeyBroker returns a broker on the given client.
@@ -100,9 +106,25 @@ func NewValkeyBroker(o ValkeyOptions) *ValkeyBroker {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &ValkeyBroker{c: o.Client, id: o.ReplicaID, ttl: o.LeaseTTL, prefix: o.Prefix, log: o.Logger,
+	if o.LastTTL <= 0 {
+		o.LastTTL = time.Minute
+	}
+	return &ValkeyBroker{c: o.Client, id: o.ReplicaID, ttl: o.LeaseTTL, prefix: o.Prefix, log: o.Logger, lastTTL: o.LastTTL,
 		releaseOnStop: !o.KeepLeasesOnStop, want: map[string]bool{}, kick: make(chan struct{}, 1),
 		subscribed: map[string]bool{}, held: map[string]bool{}}
+}
+
+// Last reads the topic's last state message (<prefix>last:<topic>).
+func (v *ValkeyBroker) Last(ctx context.Context, topic string) ([]byte, bool, error) {
+	b, err := v.c.Do(ctx, v.c.B().Get().Key(v.prefix+"last:"+topic).Build()).AsBytes()
+	if valkey.IsValkeyNil(err) {
+		return nil, false, nil
+	}
+	if err != nil {
+		v.errs[opLast].Add(1)
+		return nil, false, fmt.Errorf("stream: valkey last %s: %w", topic, err)
+	}
+	return b, true, nil
 }
 
 // ID is this replica's id in leases.
@@ -137,10 +159,14 @@ func (v *ValkeyBroker) Leave(topic string) {
 func (v *ValkeyBroker) Publish(msgs []Message) {
 	cmds := make(valkey.Commands, 0, 2*len(msgs))
 	for _, m := range msgs {
-		cmds = append(cmds, v.c.B().Publish().Channel(v.prefix+"ev:"+m.Topic).Message(valkey.BinaryString(m.Payload)).Build())
-		if m.State {
+		// The state is stored before it is published, so a replica that reads it after receiving a message never
+		// gets an older one.
+		if m.State || m.StateOnly {
 			cmds = append(cmds, v.c.B().Set().Key(v.prefix+"last:"+m.Topic).Value(valkey.BinaryString(m.Payload)).
-				Px(time.Minute).Build())
+				Px(v.lastTTL).Build())
+		}
+		if !m.StateOnly {
+			cmds = append(cmds, v.c.B().Publish().Channel(v.prefix+"ev:"+m.Topic).Message(valkey.BinaryString(m.Payload)).Build())
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
