@@ -128,9 +128,11 @@ func (s *Service) handleHook(r *http.Request, kind, method string, p hookPayload
 		switch method {
 		case "password":
 			kinds = []string{store.SecurityPassword}
-		case "totp", "lookup_secret":
-			// The authenticator and its recovery codes are one second factor.
+		case "totp":
 			kinds = []string{store.SecurityTOTP}
+		case "lookup_secret":
+			// New recovery codes replace the second factor's fallback: a security change of its own kind.
+			kinds = []string{store.SecurityRecoveryCodes}
 		case "profile":
 			// A profile change that added an address (a new or changed e-mail or mobile; Kratos creates a new
 			// verifiable address for a new value) is a security change. Nickname or locale changes are not.

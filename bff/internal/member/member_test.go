@@ -127,7 +127,8 @@ func TestSettingsHookKinds(t *testing.T) {
 		{"profile", `"addresses":[{"via":"email","created_at":"` + fresh + `"},{"via":"sms","created_at":"` + fresh + `"}]`,
 			[]string{store.SecurityMobile, store.SecurityEmail}},
 		{"password", ``, []string{store.SecurityPassword}},
-		{"lookup_secret", ``, []string{store.SecurityTOTP}},
+		{"totp", ``, []string{store.SecurityTOTP}},
+		{"lookup_secret", ``, []string{store.SecurityRecoveryCodes}},
 	}
 	total := 0
 	for _, c := range cases {

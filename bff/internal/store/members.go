@@ -57,7 +57,9 @@ const (
 	SecurityEmail    = "email"
 	SecurityMobile   = "mobile"
 	SecurityTOTP     = "totp"
-	SecurityOTPReset = "otp_reset"
+	// SecurityRecoveryCodes is a new set of recovery codes (Kratos' lookup secrets) for the second factor.
+	SecurityRecoveryCodes = "recovery_codes"
+	SecurityOTPReset      = "otp_reset"
 )
 
 // SecurityEvent is one security change of a member.
@@ -262,7 +264,7 @@ func (s *Store) RecordLogin(ctx context.Context, id string, l Login) error {
 // appends ev to the member's security events, in one transaction.
 func (s *Store) StartWithdrawLockout(ctx context.Context, id string, ev SecurityEvent, until time.Time) error {
 	switch ev.Kind {
-	case SecurityPassword, SecurityEmail, SecurityMobile, SecurityTOTP, SecurityOTPReset:
+	case SecurityPassword, SecurityEmail, SecurityMobile, SecurityTOTP, SecurityRecoveryCodes, SecurityOTPReset:
 	default:
 		return fmt.Errorf("%w: security event kind %q", ErrInvalid, ev.Kind)
 	}

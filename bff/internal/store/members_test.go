@@ -3,11 +3,15 @@ package store
 import (
 	"bytes"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pressly/goose/v3"
 
 	"github.com/exhub/exhub/bff/internal/config/secret"
 )
@@ -220,6 +224,105 @@ func TestWithdrawLockoutAndSecurityEvents(t *testing.T) {
 		var n int
 		if err := s.r().row(ctx, "SELECT COUNT(*) FROM security_events").Scan(&n); err != nil || n != 3 {
 			t.Fatalf("security_events rows %d, %v", n, err)
+		}
+	})
+}
+
+// New recovery codes are their own kind of security event: accepted, listed as such, and they lock withdrawals like
+// every security change. The table keeps its constraints after migration 8 rebuilt it.
+func TestRecoveryCodesEvent(t *testing.T) {
+	engines(t, func(t *testing.T, s *Store) {
+		ctx := ctxT(t)
+		mustMember(t, s, "m")
+		now := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
+		if err := s.StartWithdrawLockout(ctx, "m", SecurityEvent{Kind: SecurityTOTP, At: now}, now.Add(24*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		later := now.Add(time.Hour)
+		if err := s.StartWithdrawLockout(ctx, "m", SecurityEvent{Kind: SecurityRecoveryCodes, At: later, IP: "192.0.2.9"},
+			later.Add(24*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		evs, err := s.SecurityEvents(ctx, "m", 10)
+		if err != nil || len(evs) != 2 || evs[0].Kind != "recovery_codes" || evs[0].IP != "192.0.2.9" ||
+			!evs[0].At.Equal(later) || evs[1].Kind != SecurityTOTP {
+			t.Fatalf("events %+v, %v", evs, err)
+		}
+		if m, _ := s.Member(ctx, "m"); !m.WithdrawLockedUntil.Equal(later.Add(24 * time.Hour)) {
+			t.Fatalf("locked until %s", m.WithdrawLockedUntil)
+		}
+		// The database itself still refuses an unknown kind and an event of no member.
+		if _, err := s.w().exec(ctx, "INSERT INTO security_events (id, member_id, kind, at, ip) VALUES (?, ?, ?, ?, ?)",
+			newID(), "m", "nickname", micros(now), ""); err == nil {
+			t.Fatal("security_events took an unknown kind")
+		}
+		if _, err := s.w().exec(ctx, "INSERT INTO security_events (id, member_id, kind, at, ip) VALUES (?, ?, ?, ?, ?)",
+			newID(), "ghost", SecurityTOTP, micros(now), ""); err == nil {
+			t.Fatal("security_events took an event of no member")
+		}
+	})
+}
+
+// Migration 8 keeps every security event on its way up, and on its way down turns recovery-code events back into
+// authenticator events (the only kind the older table accepts).
+func TestRecoveryCodesMigration(t *testing.T) {
+	engines(t, func(t *testing.T, s *Store) {
+		ctx := ctxT(t)
+		fsys, err := fs.Sub(migrations, "migrations")
+		if err != nil {
+			t.Fatal(err)
+		}
+		dialect := goose.DialectSQLite3
+		if s.pg {
+			dialect = goose.DialectPostgres
+		}
+		p, err := goose.NewProvider(dialect, s.write, fsys, goose.WithTableName(MigrationTable), goose.WithDisableGlobalRegistry(true))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustMember(t, s, "m")
+		now := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
+		for i, k := range []string{SecurityPassword, SecurityRecoveryCodes, SecurityOTPReset} {
+			at := now.Add(time.Duration(i) * time.Minute)
+			if err := s.StartWithdrawLockout(ctx, "m", SecurityEvent{Kind: k, At: at, IP: "192.0.2.1"}, at.Add(time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		kinds := func() []string {
+			t.Helper()
+			evs, err := s.SecurityEvents(ctx, "m", 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []string
+			for _, e := range evs {
+				if e.IP != "192.0.2.1" {
+					t.Fatalf("event lost its IP: %+v", e)
+				}
+				out = append(out, e.Kind)
+			}
+			return out
+		}
+		if _, err := p.DownTo(ctx, 7); err != nil {
+			t.Fatal(err)
+		}
+		if got := kinds(); !slices.Equal(got, []string{SecurityOTPReset, SecurityTOTP, SecurityPassword}) {
+			t.Fatalf("after down: %v", got)
+		}
+		// The older table's own CHECK refuses the new kind (the lockout and the event are one transaction).
+		if err := s.StartWithdrawLockout(ctx, "m", SecurityEvent{Kind: SecurityRecoveryCodes, At: now.Add(time.Hour)},
+			now.Add(2*time.Hour)); err == nil {
+			t.Fatal("the version 7 table took a recovery_codes event")
+		}
+		if _, err := p.Up(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.StartWithdrawLockout(ctx, "m", SecurityEvent{Kind: SecurityRecoveryCodes, At: now.Add(time.Hour), IP: "192.0.2.1"},
+			now.Add(2*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if got := kinds(); !slices.Equal(got, []string{SecurityRecoveryCodes, SecurityOTPReset, SecurityTOTP, SecurityPassword}) {
+			t.Fatalf("after up: %v", got)
 		}
 	})
 }

@@ -10,7 +10,7 @@ import (
 
 // SecurityEvent is one security change (each starts the withdrawal lockout).
 type SecurityEvent struct {
-	Kind string    `json:"kind" enum:"password,email,mobile,totp,otp_reset"`
+	Kind string    `json:"kind" enum:"password,email,mobile,totp,recovery_codes,otp_reset"`
 	At   time.Time `json:"at"`
 	IP   string    `json:"ip,omitempty"`
 }
