@@ -15,7 +15,7 @@ const totpFlow = () =>
       group: "totp",
       attributes: { node_type: "text", id: "totp_secret_key", text: { id: 1050006, text: "JBSWY3DPEHPK3PXP", type: "info" } } as never,
       messages: [],
-      meta: { label: { id: 1050015, text: "This is your authenticator app secret.", type: "info" } },
+      meta: { label: { id: 1050017, text: "This is your authenticator app secret. Use it if you can not scan the QR code.", type: "info" } },
     },
     input("totp_code", { group: "totp", label: { id: 1070006, text: "Verify code", type: "info" } }),
     submit("method", "totp", "totp", { id: 1070003, text: "Save" }),
@@ -25,7 +25,7 @@ const totpFlow = () =>
       attributes: {
         node_type: "text",
         id: "lookup_secret_codes",
-        text: { id: 1050013, text: "a1b2c3d4, e5f6g7h8", type: "info", context: { secrets: [{ id: 1050009, text: "a1b2c3d4", type: "info" }, { id: 1050009, text: "e5f6g7h8", type: "info" }] } },
+        text: { id: 1050015, text: "a1b2c3d4, e5f6g7h8", type: "info", context: { secrets: [{ id: 1050009, text: "a1b2c3d4", type: "info" }, { id: 1050014, text: "Secret was used at 2026-11-25", type: "info", context: { used_at: "2026-11-25" } }] } },
       } as never,
       messages: [],
       meta: {},
@@ -61,7 +61,8 @@ describe("FlowForm", () => {
         <FlowForm flow={totpFlow()} groups={["lookup_secret"]} onSubmit={() => undefined} />
       </AppProviders>,
     );
-    expect(within(screen.getByTestId("lookup-secrets")).getAllByRole("listitem").map((li) => li.textContent)).toEqual(["a1b2c3d4", "e5f6g7h8"]);
+    // A code already used shows when it was used.
+    expect(within(screen.getByTestId("lookup-secrets")).getAllByRole("listitem").map((li) => li.textContent)).toEqual(["a1b2c3d4", "Used at 2026-11-25"]);
   });
 
   it("refuses a QR image that is not a data image", () => {
@@ -81,7 +82,7 @@ describe("FlowForm", () => {
         { id: 4000010, text: "Account not active yet.", type: "error" },
         { id: 4000007, text: "An account with the same identifier exists already.", type: "error" },
         { id: 4060006, text: "The recovery code is invalid or has already been used.", type: "error" },
-        { id: 4000031, text: "The password must be at least 6 characters long, but got 3.", type: "error", context: { min_length: 6, actual_length: 3 } } as never,
+        { id: 4000032, text: "The password must be at least 6 characters long, but got 3.", type: "error", context: { min_length: 6, actual_length: 3 } } as never,
         { id: 1010004, text: "Please complete the second authentication challenge.", type: "info" },
         { id: 9999999, text: "Something new from Kratos.", type: "info" },
       ],
@@ -111,6 +112,46 @@ describe("FlowForm", () => {
     );
     expect(texts().slice(0, 2)).toEqual(["アカウントまたはパスワードが正しくありません。", "このアカウントはまだ認証されていません。メールアドレスを認証してください。"]);
     expect(texts()[4]).toBe("6文字以上で入力してください。");
+  });
+
+  it("translates Kratos' format failures without an id of their own: a mobile number, an email address, others", async () => {
+    const f = flow("R1", [], {
+      messages: [
+        { id: 4000001, text: '"+12" is not valid "tel"', type: "error", context: { reason: '"+12" is not valid "tel"' } } as never,
+        { id: 4000001, text: '"ann@" is not valid "email"', type: "error", context: { reason: '"ann@" is not valid "email"' } } as never,
+        { id: 4000001, text: "something else", type: "error", context: { reason: "something else" } } as never,
+        { id: 4000004, text: 'does not match pattern "^\\+[1-9][0-9]{6,14}$"', type: "error" },
+        { id: 4000029, text: "must be equal to constant true", type: "error" },
+        { id: 4000031, text: "The password can not be used because it is too similar to the identifier.", type: "error" },
+        { id: 4000034, text: "The password has been found in data breaches and must no longer be used.", type: "error" },
+      ],
+    });
+    const texts = () => [...document.querySelectorAll("[data-message-id]")].map((e) => e.textContent);
+    const { unmount } = render(
+      <AppProviders>
+        <FlowMessages flow={f} />
+      </AppProviders>,
+    );
+    expect(texts()).toEqual([
+      "The mobile number is not valid.",
+      "The email address is not valid.",
+      "The value is not valid.",
+      "The format is not valid.",
+      "Please agree to the Terms of Use.",
+      "The password is too similar to the account name.",
+      "This password has appeared in a data breach and cannot be used.",
+    ]);
+    unmount();
+    await activateLocale("ja");
+    render(
+      <AppProviders>
+        <FlowMessages flow={f} />
+      </AppProviders>,
+    );
+    // Every one translated: none is left as Kratos wrote it.
+    const ja = texts();
+    expect(ja).toHaveLength(7);
+    for (const [i, text] of ja.entries()) expect(text, `message ${i}`).toMatch(/[\u3040-\u30ff\u4e00-\u9fff]/);
   });
 
   it("nests dotted names into Kratos' body", () => {

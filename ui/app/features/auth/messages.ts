@@ -4,7 +4,9 @@ import { validationText } from "~/lib/validation";
 import type { PasswordRule } from "./kratos";
 
 // Kratos speaks American English with numeric message ids; the screens show
-// each id through Lingui. An id not listed keeps Kratos' own text.
+// each id through Lingui. The ids are Kratos v1.3.1's (text/id.go of its
+// source, where each block counts up from its first id). An id not listed
+// keeps Kratos' own text.
 
 export type Translate = (m: Pick<UiText, "id" | "text"> & { context?: object }) => string;
 
@@ -13,8 +15,15 @@ function ctx(m: { context?: object }, key: string): string {
   return v === undefined || v === null ? "" : String(v);
 }
 
+// The JSON-schema format a generic validation message (4000001) names, e.g.
+// `"+1" is not valid "tel"` -> "tel".
+export function failedFormat(m: { text?: string; context?: object }): string | null {
+  const reason = ctx(m, "reason") || m.text || "";
+  return /is not valid "([a-z-]+)"\s*$/.exec(reason)?.[1] ?? null;
+}
+
 export function useKratosText(): Translate {
-  const { t } = useLingui();
+  const { t, i18n } = useLingui();
   return (m) => {
     switch (m.id) {
       // Login
@@ -40,6 +49,8 @@ export function useKratosText(): Translate {
       case 1040001:
       case 1040003:
         return t`Sign Up`;
+      case 1040008:
+        return t`Back`;
       // Settings
       case 1050001:
         return t`Setting successful!`;
@@ -52,16 +63,16 @@ export function useKratosText(): Translate {
       case 1050008:
         return t`Generate new recovery codes`;
       case 1050010:
-        return t`I have saved my recovery codes`;
+        return t`These are your recovery codes. Keep them in a safe place.`;
       case 1050011:
-        return t`Generate new recovery codes`;
-      case 1050012: {
+        return t`I have saved my recovery codes`;
+      case 1050014: {
         const used = ctx(m, "used_at");
         return t`Used at ${used}`;
       }
-      case 1050014:
+      case 1050016:
         return t`Disable recovery codes`;
-      case 1050015:
+      case 1050017:
         return t`This is your authenticator secret. Use it if you cannot scan the QR code.`;
       // Recovery
       case 1060001:
@@ -97,12 +108,20 @@ export function useKratosText(): Translate {
       case 1080002:
         return t`Your address has been verified.`;
       // Validation
+      case 4000001: {
+        // A JSON-schema check without an id of its own (e.g. the "tel" and
+        // "email" formats of the identity schema), or a request Kratos refused.
+        const format = failedFormat(m);
+        if (format === "tel") return validationText(i18n, "mobile.invalid");
+        if (format === "email") return validationText(i18n, "email.invalid");
+        return t`The value is not valid.`;
+      }
       case 4000002: {
         const property = ctx(m, "property");
         return property ? t`${property} is required.` : t`This field is required.`;
       }
       case 4000003:
-      case 4000031: {
+      case 4000032: {
         const min = ctx(m, "min_length");
         return t`Must be at least ${min} characters long.`;
       }
@@ -111,31 +130,51 @@ export function useKratosText(): Translate {
       case 4000005:
         return t`The password cannot be used.`;
       case 4000006:
+      case 4000037:
         return t`The account or password is wrong.`;
       case 4000007:
       case 4000027:
+      case 4000028:
         return t`An account with this email or mobile number already exists.`;
       case 4000008:
         return t`The authentication code is wrong. Please try again.`;
+      case 4000009:
+        return t`Please fill in the form correctly.`;
       case 4000010:
         return t`This account is not verified yet. Please verify your email address.`;
       case 4000011:
         return t`You have no authenticator set up.`;
       case 4000012:
         return t`This recovery code has already been used.`;
-      case 4000013:
+      case 4000014:
         return t`You have no recovery codes set up.`;
-      case 4000015:
-        return t`The recovery code is not valid.`;
       case 4000016:
-      case 4000032: {
+        return t`The recovery code is not valid.`;
+      case 4000017:
+      case 4000033: {
         const max = ctx(m, "max_length");
         return t`Must be at most ${max} characters long.`;
       }
+      case 4000018:
+      case 4000019:
+      case 4000020:
+      case 4000021:
+      case 4000022:
+      case 4000023:
+      case 4000024:
+      case 4000025:
+      case 4000026:
+        return t`The value is not valid.`;
+      case 4000029:
       case 4000030:
+        // The identity schema's only constant is the terms checkbox.
+        return t`Please agree to the Terms of Use.`;
+      case 4000031:
         return t`The password is too similar to the account name.`;
-      case 4000033:
+      case 4000034:
         return t`This password has appeared in a data breach and cannot be used.`;
+      case 4000036:
+        return t`Something went wrong. Please start again.`;
       // Flows
       case 4010001:
       case 4040001:
@@ -149,18 +188,22 @@ export function useKratosText(): Translate {
       case 4010005:
       case 4010006:
         return t`Please fill in the form correctly.`;
+      case 4010007:
+      case 4060001:
+      case 4070002:
+        return t`This was already done. Please continue.`;
       case 4060002:
       case 4070003:
         return t`Something went wrong. Please start again.`;
+      case 4060003:
       case 4060004:
       case 4060006:
       case 4070001:
+      case 4070004:
       case 4070006:
       case 4010008:
       case 4040003:
         return t`The code is invalid, expired or already used. Please try again.`;
-      case 4060007:
-        return t`Too many attempts. Please request a new code.`;
       case 5000001:
         return t`Something went wrong. Please try again later.`;
       default:
