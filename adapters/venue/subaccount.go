@@ -49,6 +49,7 @@ type SubTransfer struct {
 	Asset    string
 	Amount   decimal.Decimal
 	Wallet   Wallet
+	Kind     string // the emulator's own tag (e.g. spot or futures transfer), kept as given
 	Time     int64
 }
 
@@ -61,6 +62,7 @@ type SubTransferRequest struct {
 	Amount   decimal.Decimal
 	Wallet   Wallet
 	ClientID string
+	Kind     string
 }
 
 type brokerState struct {
@@ -225,7 +227,7 @@ func (v *Venue) TransferSub(ctx context.Context, r SubTransferRequest) (SubTrans
 		return SubTransfer{}, err
 	}
 	t := SubTransfer{ID: id, ClientID: r.ClientID, Master: r.Master, From: from.id, To: to.id, Asset: r.Asset,
-		Amount: r.Amount, Wallet: r.Wallet, Time: v.Now()}
+		Amount: r.Amount, Wallet: r.Wallet, Kind: r.Kind, Time: v.Now()}
 	if len(b.transfers) >= MaxSubTransfers {
 		delete(b.byClient, b.transfers[0].ClientID)
 		b.transfers = b.transfers[1:]

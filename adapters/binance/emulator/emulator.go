@@ -33,6 +33,16 @@ type Credential struct {
 	Key     string
 	Secret  string
 	Account string
+	// Broker marks a master (broker) key: only such a key may call the broker endpoints (/sapi/v1/broker/...).
+	// The demo key is one.
+	Broker bool
+}
+
+// DefaultDemoReserve is what demo mode (exhub-emulators) deposits into the demo (broker master) account's spot
+// wallet on top of its faucet funds, so the master can grant demo funds to thousands of sub-accounts.
+func DefaultDemoReserve() map[string]decimal.Decimal {
+	return map[string]decimal.Decimal{"USDT": decimal.NewFromInt(20_000_000), "BTC": decimal.NewFromInt(200),
+		"ETH": decimal.NewFromInt(2_000)}
 }
 
 // Config sets up an emulator.
@@ -45,6 +55,9 @@ type Config struct {
 	Credentials []Credential
 	// NoDemoAccount skips creating and funding the demo account.
 	NoDemoAccount bool
+	// DemoReserve is deposited into the demo account's spot wallet for the sub-accounts' demo grants (demo mode
+	// uses DefaultDemoReserve); nil: none.
+	DemoReserve map[string]decimal.Decimal
 	// WSLifetime is how long a WebSocket connection lives before the server closes it (Binance: 24h).
 	WSLifetime time.Duration
 	// PingInterval between server ping frames (default 20s).
@@ -81,6 +94,8 @@ type Server struct {
 	futHub  *hub
 	wallet  walletStore
 	faults  *faults.Injector
+	nextSub int64             // broker sub-accounts created (guarded by mu)
+	subTags map[string]string // sub-account venue id -> its Binance tag (guarded by mu)
 	tm      timers
 
 	ctx    context.Context
@@ -115,7 +130,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, v: cfg.Venue, log: cfg.Logger.With("component", "binance-emulator"),
 		spot: map[string]*venue.Instrument{}, fut: map[string]*venue.Instrument{}, native: map[string]string{}, byID: map[string]*venue.Instrument{},
 		creds: map[string]Credential{}, keys: map[string]*listenKey{}, conns: map[*wsConn]struct{}{},
-		sinks: map[*userSink]struct{}{}, faults: &faults.Injector{}}
+		sinks: map[*userSink]struct{}{}, faults: &faults.Injector{}, subTags: map[string]string{}}
 	for _, in := range s.v.Instruments() {
 		sym := in.Base + in.Quote
 		s.native[in.ID] = sym
@@ -160,8 +175,22 @@ func New(cfg Config) (*Server, error) {
 // fundDemo creates the demo account and funds it from the faucet: USDT in both wallets, and the faucet amounts of
 // BTC and ETH in the trading wallet.
 func (s *Server) fundDemo(ctx context.Context) error {
-	if err := s.AddCredential(Credential{Key: DemoAPIKey, Secret: DemoAPISecret, Account: DemoAccount}); err != nil {
+	if err := s.AddCredential(Credential{Key: DemoAPIKey, Secret: DemoAPISecret, Account: DemoAccount, Broker: true}); err != nil {
 		return err
+	}
+	for asset, amt := range s.cfg.DemoReserve {
+		if !amt.IsPositive() {
+			continue
+		}
+		if _, err := s.v.Deposit(ctx, DemoAccount, asset, amt); err != nil {
+			if errors.Is(err, venue.ErrUnknownAsset) {
+				continue
+			}
+			return fmt.Errorf("binance emulator: demo reserve %s: %w", asset, err)
+		}
+		if _, err := s.v.Transfer(ctx, DemoAccount, asset, amt, venue.Funding, venue.TradingWallet); err != nil {
+			return fmt.Errorf("binance emulator: demo reserve %s: %w", asset, err)
+		}
 	}
 	funds := []struct {
 		asset   string

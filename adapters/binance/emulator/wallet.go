@@ -82,6 +82,7 @@ func (s *Server) walletRoutes(mux *http.ServeMux) {
 	// Not Binance: the demo faucet, so a paper account can be topped up over HTTP.
 	s.handle(mux, "GET /sapi/v1/account/apiRestrictions", w(1, s.apiRestrictions))
 	s.handle(mux, "POST /sapi/v1/emulator/faucet", w(1, s.sapiFaucet))
+	s.brokerRoutes(mux)
 }
 
 func walletOf(name string) (venue.Wallet, bool) {
