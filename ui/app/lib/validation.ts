@@ -20,6 +20,7 @@ export const validationMessages = {
   "password.mismatch": msg`The passwords do not match.`,
   "code.email": msg`Enter the 4-digit code.`,
   "code.totp": msg`Enter the 6-digit code from your authenticator app.`,
+  "login.missing": msg`Please enter your email or mobile number and your password.`,
 } satisfies Record<string, MessageDescriptor>;
 
 export type ValidationCode = keyof typeof validationMessages;

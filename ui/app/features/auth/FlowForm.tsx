@@ -32,6 +32,32 @@ export function csrfToken(flow: Flow): string {
   return "";
 }
 
+// The flow's hidden inputs (csrf_token, and any state Kratos keeps in the
+// form) by name.
+export function hiddenValues(flow: Flow): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const n of flow.ui.nodes) {
+    const a = attrs(n);
+    if (a.node_type === "input" && a.type === "hidden" && a.value !== undefined && a.value !== null) out[a.name as string] = String(a.value);
+  }
+  return out;
+}
+
+function flatten(v: Record<string, unknown>, prefix = "", out: Record<string, unknown> = {}): Record<string, unknown> {
+  for (const [k, x] of Object.entries(v)) {
+    const name = prefix ? `${prefix}.${k}` : k;
+    if (x !== null && typeof x === "object" && !Array.isArray(x)) flatten(x as Record<string, unknown>, name, out);
+    else out[name] = x;
+  }
+  return out;
+}
+
+// The body a screen's own form submits: the flow's hidden inputs, then the
+// screen's values (nested, like Kratos' body; a screen's value wins).
+export function flowBody(flow: Flow, values: Record<string, unknown>): Record<string, unknown> {
+  return toBody({ ...hiddenValues(flow), ...flatten(values) });
+}
+
 // The initial values of a flow's inputs (not the submit buttons).
 export function initialValues(flow: Flow): Record<string, string | boolean> {
   const out: Record<string, string | boolean> = {};

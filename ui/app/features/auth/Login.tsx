@@ -1,10 +1,13 @@
 import { Trans, useLingui } from "@lingui/react/macro";
-import { useEffect, useState, type FormEvent } from "react";
+import { useEffect, useState } from "react";
 import { Link, useNavigate, useSearchParams } from "react-router";
+import { z } from "zod";
+import { CheckboxField, Form, FormError, SubmitButton, TextField, useZodForm } from "~/components/form";
 import { loadMe } from "~/lib/session";
-import { Alert, AuthLayout, Loading, ResultAlert } from "./AuthLayout";
-import { csrfToken, Messages } from "./FlowForm";
-import { flowMessages, submitFlow, type FlowResult } from "./kratos";
+import { AuthLayout, Loading, ResultAlert } from "./AuthLayout";
+import { unplacedMessages, useNodeErrors } from "./fieldMessages";
+import { flowBody, Messages } from "./FlowForm";
+import { submitFlow, type FlowResult } from "./kratos";
 import { safeReturnTo } from "./return-to";
 import { showToast } from "./toast";
 import { useFlow } from "./useFlow";
@@ -25,18 +28,25 @@ export async function afterSignIn(
   await navigate(returnTo, { replace: true });
 }
 
+// The login form: both fields are needed (one message for either missing).
+const loginSchema = z.object({
+  identifier: z.string().trim().min(1, "login.missing"),
+  password: z.string().min(1, "login.missing"),
+  remember: z.boolean(),
+});
+
+// Kratos' login nodes that are fields of the form.
+const LOGIN_NODES = { identifier: "identifier", password: "password" };
+
 export function LoginScreen() {
   const { t } = useLingui();
   const navigate = useNavigate();
   const [params] = useSearchParams();
   const returnTo = safeReturnTo(params.get("return_to"));
   const { state, recover } = useFlow("login");
-  const [identifier, setIdentifier] = useState("");
-  const [password, setPassword] = useState("");
-  const [remember, setRemember] = useState(false);
-  const [busy, setBusy] = useState(false);
+  const form = useZodForm(loginSchema, { defaultValues: { identifier: "", password: "", remember: false } });
+  const nodeErrors = useNodeErrors();
   const [result, setResult] = useState<FlowResult | null>(null);
-  const [missing, setMissing] = useState(false);
 
   // Already signed in: straight back.
   const signedIn = state.status === "failed" && state.result.kind === "signed_in";
@@ -44,23 +54,15 @@ export function LoginScreen() {
     if (signedIn) void navigate(returnTo, { replace: true });
   }, [signedIn, navigate, returnTo]);
 
-  const submit = async (e: FormEvent) => {
-    e.preventDefault();
+  const submit = async ({ identifier, password, remember }: z.output<typeof loginSchema>) => {
     if (state.status !== "ready") return;
-    if (identifier.trim() === "" || password === "") {
-      setMissing(true);
-      return;
-    }
-    setMissing(false);
-    setBusy(true);
     setResult(null);
     const r = await submitFlow(
       "login",
       state.flow.id,
-      { method: "password", identifier: identifier.trim(), password, csrf_token: csrfToken(state.flow) },
+      flowBody(state.flow, { method: "password", identifier, password }),
       { remember },
     );
-    setBusy(false);
     if (r.kind === "success") {
       await afterSignIn(navigate, returnTo, t`Login succeeded!`);
       return;
@@ -70,7 +72,10 @@ export function LoginScreen() {
       await navigate(`/otpauth?return_to=${encodeURIComponent(returnTo)}`, { replace: true });
       return;
     }
-    if (r.kind === "flow") setPassword("");
+    if (r.kind === "flow") {
+      form.setValue("password", "");
+      nodeErrors(form, r.flow, LOGIN_NODES);
+    }
     if (await recover(r)) {
       if (r.kind !== "flow") setResult(r);
       return;
@@ -83,57 +88,25 @@ export function LoginScreen() {
       {state.status === "loading" ? <Loading /> : null}
       {state.status === "failed" ? <ResultAlert result={state.result} /> : null}
       {state.status === "ready" ? (
-        <form className="auth-form" onSubmit={(e) => void submit(e)} noValidate data-testid="login-form">
-          <Messages messages={flowMessages(state.flow)} testId="flow-messages" />
+        <Form form={form} onSubmit={submit} className="auth-form" data-testid="login-form">
+          <Messages messages={unplacedMessages(state.flow, LOGIN_NODES)} testId="flow-messages" />
           <ResultAlert result={result} />
-          {missing ? (
-            <Alert>
-              <Trans>Please enter your email or mobile number and your password.</Trans>
-            </Alert>
-          ) : null}
-          <div className="auth-field">
-            <label htmlFor="login-identifier" className="auth-label">
-              <Trans>Email or mobile number</Trans>
-            </label>
-            <input
-              id="login-identifier"
-              className="auth-input"
-              name="identifier"
-              type="text"
-              autoComplete="username"
-              value={identifier}
-              placeholder={t`name@example.com or +819012345678`}
-              onChange={(e) => setIdentifier(e.target.value)}
-              required
-            />
-          </div>
-          <div className="auth-field">
-            <label htmlFor="login-password" className="auth-label">
-              <Trans>Password</Trans>
-            </label>
-            <input
-              id="login-password"
-              className="auth-input"
-              name="password"
-              type="password"
-              autoComplete="current-password"
-              value={password}
-              onChange={(e) => setPassword(e.target.value)}
-              required
-            />
-          </div>
-          <div className="auth-field auth-field--check">
-            <label htmlFor="login-remember">
-              <input id="login-remember" type="checkbox" checked={remember} onChange={(e) => setRemember(e.target.checked)} />
-              <Trans>Stay logged in for 5 days</Trans>
-            </label>
-          </div>
+          <TextField
+            name="identifier"
+            label={<Trans>Email or mobile number</Trans>}
+            autoComplete="username"
+            placeholder={t`name@example.com or +819012345678`}
+            required
+          />
+          <TextField name="password" label={<Trans>Password</Trans>} type="password" autoComplete="current-password" required />
+          <CheckboxField name="remember" label={<Trans>Stay logged in for 5 days</Trans>} />
+          <FormError />
           <div className="auth-actions">
-            <button type="submit" className="button button--primary" disabled={busy} data-testid="login-submit">
+            <SubmitButton testId="login-submit">
               <Trans>Log In</Trans>
-            </button>
+            </SubmitButton>
           </div>
-        </form>
+        </Form>
       ) : null}
       <div className="auth-links">
         <Link to="/forgotPassword_A">

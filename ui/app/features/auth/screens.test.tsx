@@ -46,6 +46,35 @@ describe("login", () => {
     expect(k.calls[1]!.body).toMatchObject({ method: "password", identifier: "a@b.co", password: "Wrong1!x", csrf_token: "csrf-L1" });
   });
 
+  it("asks for both fields before sending, puts Kratos' field messages on their field and sends the flow's hidden inputs", async () => {
+    const nodes = loginNodes;
+    const k = fakeKratos({
+      "GET /self-service/login/browser": () => json(flow("L1", nodes())),
+      "POST /self-service/login": () =>
+        json(
+          flow("L1", [
+            input("identifier", { group: "default", messages: [{ id: 4000002, text: "Property identifier is missing.", type: "error", context: { property: "identifier" } } as never] }),
+            ...nodes().slice(1),
+          ]),
+          400,
+        ),
+    });
+    setKratosFetch(k.fetch);
+    renderAt("/login", { "/login": LoginScreen });
+    fireEvent.click(await screen.findByTestId("login-submit"));
+    await waitFor(() => expect(screen.getAllByText("Please enter your email or mobile number and your password.")).toHaveLength(2));
+    expect(screen.getByLabelText("Email or mobile number").getAttribute("aria-invalid")).toBe("true");
+    expect(k.calls.filter((c) => c.method === "POST")).toHaveLength(0);
+
+    await fillLogin("a@b.co", "Good1!xx");
+    fireEvent.click(screen.getByTestId("login-submit"));
+    const field = screen.getByLabelText("Email or mobile number");
+    await waitFor(() => expect(field.getAttribute("aria-invalid")).toBe("true"));
+    const describedBy = field.getAttribute("aria-describedby")!.split(" ");
+    expect(describedBy.map((id) => document.getElementById(id)?.textContent)).toContain("identifier is required.");
+    expect(k.calls[1]!.body).toEqual({ method: "password", identifier: "a@b.co", password: "Good1!xx", csrf_token: "csrf-L1" });
+  });
+
   it("signs in with 'stay logged in', says so and goes back to return_to", async () => {
     const k = fakeKratos({
       "GET /self-service/login/browser": () => json(flow("L1", loginNodes())),
