@@ -377,8 +377,9 @@ func TestConfigValidate(t *testing.T) {
 	bad.AllowedOrigins = []string{"http://127.0.0.1:8080/path"}
 	bad.TrustedProxies = []string{"nope"}
 	bad.KratosPublicURL = "ftp://x"
+	bad.NoSessionTTL = -time.Second
 	err := bad.Validate()
-	for _, want := range []string{"allowed_origins", "trusted_proxies", "kratos_public_url"} {
+	for _, want := range []string{"allowed_origins", "trusted_proxies", "kratos_public_url", "no_session_ttl"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("validate: %v, want it to name %s", err, want)
 		}

@@ -1,5 +1,5 @@
 // Package auth checks Kratos sessions for the BFF: it forwards the session cookie to Kratos' whoami, caches the
-// answer briefly per session, maps the outcomes to problem+json (401, 403 aal2_required, 503), puts the Member into
+// answer briefly per session (a "no session" answer more briefly still), maps the outcomes to problem+json (401, 403 aal2_required, 503), puts the Member into
 // the request context, and guards state-changing calls with an Origin check and a signed double-submit CSRF token.
 // See README.md.
 package auth
@@ -46,16 +46,66 @@ type Checker struct {
 	log     *slog.Logger
 	now     func() time.Time
 
-	mu      sync.Mutex
-	entries map[[32]byte]*list.Element // of *entry, most recently used at the front
+	mu sync.Mutex
+	// good holds sessions Kratos accepted; none holds cookies it answered "no session" for. Two tables, so a storm
+	// of forged cookies only ever evicts other forged cookies.
+	good, none lru
+	calls      map[[32]byte]*call
+	// forgets counts Forget calls: a lookup that saw one while in flight does not cache its (maybe stale) answer.
+	forgets uint64
+}
+
+// lru is a bounded table of answers keyed by the SHA-256 of a cookie, most recently used at the front; c.mu
+// guards it.
+type lru struct {
+	max     int
+	entries map[[32]byte]*list.Element // of *entry
 	order   *list.List
-	calls   map[[32]byte]*call
 }
 
 type entry struct {
 	key     [32]byte
 	member  Member
 	expires time.Time
+}
+
+func newLRU(max int) lru {
+	return lru{max: max, entries: make(map[[32]byte]*list.Element), order: list.New()}
+}
+
+// get returns the live entry of key, dropping an expired one.
+func (l *lru) get(key [32]byte, now time.Time) (*entry, bool) {
+	el, ok := l.entries[key]
+	if !ok {
+		return nil, false
+	}
+	e := el.Value.(*entry)
+	if !now.Before(e.expires) {
+		l.drop(el)
+		return nil, false
+	}
+	l.order.MoveToFront(el)
+	return e, true
+}
+
+// put stores m under key until expires, evicting the least recently used entries beyond max.
+func (l *lru) put(key [32]byte, m Member, expires time.Time) {
+	l.forget(key)
+	for len(l.entries) >= l.max {
+		l.drop(l.order.Back())
+	}
+	l.entries[key] = l.order.PushFront(&entry{key: key, member: m, expires: expires})
+}
+
+func (l *lru) forget(key [32]byte) {
+	if el, ok := l.entries[key]; ok {
+		l.drop(el)
+	}
+}
+
+func (l *lru) drop(el *list.Element) {
+	delete(l.entries, el.Value.(*entry).key)
+	l.order.Remove(el)
 }
 
 type call struct {
@@ -86,12 +136,12 @@ func NewChecker(cfg Config, opts ...Option) (*Checker, error) {
 	trusted, _ := ParsePrefixes(cfg.TrustedProxies)
 	c := &Checker{
 		cfg: cfg, public: public, admin: admin, trusted: trusted,
-		client:  &http.Client{Timeout: cfg.Timeout},
-		log:     slog.Default(),
-		now:     time.Now,
-		entries: make(map[[32]byte]*list.Element),
-		order:   list.New(),
-		calls:   make(map[[32]byte]*call),
+		client: &http.Client{Timeout: cfg.Timeout},
+		log:    slog.Default(),
+		now:    time.Now,
+		good:   newLRU(cfg.CacheSize),
+		none:   newLRU(cfg.CacheSize),
+		calls:  make(map[[32]byte]*call),
 	}
 	for _, o := range opts {
 		o(c)
@@ -135,22 +185,22 @@ func (c *Checker) CheckCookie(ctx context.Context, cookie string) (*Member, erro
 	now := c.now()
 
 	c.mu.Lock()
-	if el, ok := c.entries[key]; ok {
-		e := el.Value.(*entry)
-		if now.Before(e.expires) {
-			c.order.MoveToFront(el)
-			m := e.member
-			c.mu.Unlock()
-			m.VerifiedAddresses = slices.Clone(m.VerifiedAddresses)
-			return &m, nil
-		}
-		c.drop(el)
+	if e, ok := c.good.get(key, now); ok {
+		m := e.member
+		c.mu.Unlock()
+		m.VerifiedAddresses = slices.Clone(m.VerifiedAddresses)
+		return &m, nil
+	}
+	if _, ok := c.none.get(key, now); ok {
+		c.mu.Unlock()
+		return nil, ErrNoSession
 	}
 	cl, inflight := c.calls[key]
 	if !inflight {
 		cl = &call{done: make(chan struct{})}
 		c.calls[key] = cl
 	}
+	forgets := c.forgets
 	c.mu.Unlock()
 
 	if inflight {
@@ -166,8 +216,13 @@ func (c *Checker) CheckCookie(ctx context.Context, cookie string) (*Member, erro
 		cancel()
 		c.mu.Lock()
 		delete(c.calls, key)
-		if cl.err == nil {
-			c.store(key, cl.member, now)
+		if c.forgets == forgets { // no Forget while asking: the answer is not older than a logout or login
+			switch {
+			case cl.err == nil:
+				c.store(key, cl.member, now)
+			case errors.Is(cl.err, ErrNoSession):
+				c.storeNone(key, now)
+			}
 		}
 		c.mu.Unlock()
 		close(cl.done)
@@ -180,16 +235,17 @@ func (c *Checker) CheckCookie(ctx context.Context, cookie string) (*Member, erro
 	return &m, nil
 }
 
-// Forget drops the cached answer of a session cookie value (on logout).
+// Forget drops the cached answer of a session cookie value, a session or "no session" (on logout, and after a
+// login, verification or settings submission). A lookup of any cookie in flight meanwhile does not cache its answer.
 func (c *Checker) Forget(cookie string) {
 	if cookie == "" {
 		return
 	}
 	key := sha256.Sum256([]byte(cookie))
 	c.mu.Lock()
-	if el, ok := c.entries[key]; ok {
-		c.drop(el)
-	}
+	c.forgets++
+	c.good.forget(key)
+	c.none.forget(key)
 	c.mu.Unlock()
 }
 
@@ -197,7 +253,14 @@ func (c *Checker) Forget(cookie string) {
 func (c *Checker) Cached() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.entries)
+	return len(c.good.entries)
+}
+
+// CachedNoSession is how many cookies the cache holds a "no session" answer for.
+func (c *Checker) CachedNoSession() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.none.entries)
 }
 
 // store caches m until the TTL passes or the session expires, whichever is first; c.mu is held.
@@ -209,18 +272,18 @@ func (c *Checker) store(key [32]byte, m Member, now time.Time) {
 	if !now.Before(expires) {
 		return
 	}
-	if el, ok := c.entries[key]; ok {
-		c.drop(el)
-	}
-	for len(c.entries) >= c.cfg.CacheSize {
-		c.drop(c.order.Back())
-	}
-	c.entries[key] = c.order.PushFront(&entry{key: key, member: m, expires: expires})
+	c.none.forget(key)
+	c.good.put(key, m, expires)
 }
 
-func (c *Checker) drop(el *list.Element) {
-	delete(c.entries, el.Value.(*entry).key)
-	c.order.Remove(el)
+// storeNone caches a "no session" answer for NoSessionTTL, never longer than CacheTTL; c.mu is held.
+func (c *Checker) storeNone(key [32]byte, now time.Time) {
+	expires := now.Add(min(c.cfg.NoSessionTTL, c.cfg.CacheTTL))
+	if !now.Before(expires) {
+		return
+	}
+	c.good.forget(key)
+	c.none.put(key, Member{}, expires)
 }
 
 // whoami is the part of Kratos' session answer the BFF reads.

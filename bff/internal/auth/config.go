@@ -21,7 +21,10 @@ type Config struct {
 	SessionCookie string `yaml:"session_cookie"`
 	// CacheTTL is how long a whoami answer is reused for one session (never beyond the session's expiry).
 	CacheTTL time.Duration `yaml:"cache_ttl"`
-	// CacheSize bounds the number of sessions cached.
+	// NoSessionTTL is how long a "no session" answer (401, an inactive session) is reused for one cookie, so a storm
+	// of requests with a dead or forged cookie asks Kratos once; never longer than CacheTTL; 0 turns it off.
+	NoSessionTTL time.Duration `yaml:"no_session_ttl"`
+	// CacheSize bounds the number of sessions cached, and separately the number of "no session" answers.
 	CacheSize int `yaml:"cache_size"`
 	// Timeout bounds one call to Kratos.
 	Timeout time.Duration `yaml:"timeout"`
@@ -49,6 +52,7 @@ func Defaults() Config {
 		KratosAdminURL:  "http://127.0.0.1:4434",
 		SessionCookie:   "exhub_session",
 		CacheTTL:        10 * time.Second,
+		NoSessionTTL:    2 * time.Second,
 		CacheSize:       10_000,
 		Timeout:         5 * time.Second,
 		AAL2URL:         "/otpauth",
@@ -72,6 +76,9 @@ func (c Config) Validate() error {
 	}
 	if c.CacheTTL < 0 {
 		errs = append(errs, errors.New("auth.cache_ttl must not be negative"))
+	}
+	if c.NoSessionTTL < 0 {
+		errs = append(errs, errors.New("auth.no_session_ttl must not be negative"))
 	}
 	if c.CacheSize < 1 {
 		errs = append(errs, errors.New("auth.cache_size must be at least 1"))

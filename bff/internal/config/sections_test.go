@@ -34,7 +34,7 @@ func TestNewSectionDefaults(t *testing.T) {
 		t.Fatalf("kratos %+v", cfg.Kratos)
 	}
 	if !slices.Equal(cfg.Auth.AllowedOrigins, []string{"http://127.0.0.1:8080", "http://localhost:8080"}) ||
-		cfg.Auth.CacheTTL != 10*time.Second {
+		cfg.Auth.CacheTTL != 10*time.Second || cfg.Auth.NoSessionTTL != 2*time.Second {
 		t.Fatalf("auth %+v", cfg.Auth)
 	}
 	// The checker and the gate get the Kratos URLs of the kratos section and the cookie names of the auth section.
@@ -114,13 +114,14 @@ stream:
 	cfg, err = LoadWith(p, envOf(map[string]string{
 		"EXHUB_AUTH_ALLOWED_ORIGINS": " https://a.example , https://b.example,", "EXHUB_ANALYTICS_SYMBOLS": "SOLUSDT",
 		"EXHUB_ANALYTICS_BACKFILL_PERIODS": "", "EXHUB_STREAM_ORIGIN_PATTERNS": "*.c.example",
+		"EXHUB_AUTH_NO_SESSION_TTL": "500ms",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(cfg.Auth.AllowedOrigins, []string{"https://a.example", "https://b.example"}) ||
 		!slices.Equal(cfg.Analytics.Symbols, List{"SOLUSDT"}) || len(cfg.Analytics.BackfillPeriods) != 0 ||
-		!slices.Equal(cfg.Stream.Origins(), []string{"*.c.example"}) {
+		!slices.Equal(cfg.Stream.Origins(), []string{"*.c.example"}) || cfg.Auth.NoSessionTTL != 500*time.Millisecond {
 		t.Fatalf("env lists: %+v %+v %q", cfg.Auth, cfg.Analytics, cfg.Stream.Origins())
 	}
 	// A list where a scalar belongs is an error naming the line.
@@ -213,6 +214,7 @@ func TestSectionValidationNamesTheKey(t *testing.T) {
 		{yaml: "auth:\n  allowed_origins: [https://ok.example, https://x.example/path, \"*\"]\n",
 			want: []string{"config: auth.allowed_origins: \"https://x.example/path\"", "\"*\""}},
 		{yaml: "auth:\n  cache_ttl: -1s\n", want: []string{"config: auth.cache_ttl"}},
+		{yaml: "auth:\n  no_session_ttl: -1s\n", want: []string{"config: auth.no_session_ttl"}},
 		{yaml: "auth:\n  kratos_public_url: http://127.0.0.1:9\n", want: []string{"auth.kratos_public_url", "set kratos.public_url only"}},
 		{yaml: "gate:\n  session_cookie: other\n", want: []string{"gate.session_cookie", "set auth.session_cookie only"}},
 		{yaml: "gate:\n  max_body: 10\n", want: []string{"config: gate.max_body"}},
