@@ -42,6 +42,16 @@ type Credentials struct {
 	Perm string
 	// IPs binds the key to these addresses (account/config "ip"); empty means any address.
 	IPs []string
+	// Broker marks a master (broker) key: only such a key may call the broker endpoints (/api/v5/broker/nd/...)
+	// and the master's sub-account transfers and balances. The demo key is one.
+	Broker bool
+}
+
+// DefaultDemoReserve is what demo mode (exhub-emulators) deposits into the demo (broker master) account's trading
+// account on top of its faucet funds, so the master can grant demo funds to thousands of sub-accounts.
+func DefaultDemoReserve() map[string]decimal.Decimal {
+	return map[string]decimal.Decimal{"USDT": decimal.NewFromInt(20_000_000), "BTC": decimal.NewFromInt(200),
+		"ETH": decimal.NewFromInt(2_000)}
 }
 
 // perm is the key's permission list.
@@ -71,6 +81,9 @@ type Config struct {
 	Credentials []Credentials
 	// NoDemoFunding skips funding the demo account from the faucet (it is still created).
 	NoDemoFunding bool
+	// DemoReserve is deposited into the demo account's trading account for the sub-accounts' demo grants (demo
+	// mode uses DefaultDemoReserve); nil: none.
+	DemoReserve map[string]decimal.Decimal
 	// IdleTimeout closes a WebSocket connection after this long without a frame either way; default 30 s as OKX.
 	IdleTimeout time.Duration
 	// DisableRateLimits turns off the per-endpoint request limits.
@@ -96,7 +109,8 @@ type Server struct {
 	byID    map[string]*inst
 	byVenue map[string]*inst
 
-	keys    map[string]Credentials
+	keysMu  sync.RWMutex
+	keys    map[string]Credentials // guarded by keysMu: sub-account keys are added at run time
 	deadman *deadMan
 	faults  *faults.Injector
 	limits  *limiter
@@ -109,6 +123,8 @@ type Server struct {
 	bills    []obj // funding account bills (transfers with the trading account), newest last, bounded
 	tags     map[uint64]string
 	nextID   uint64
+	// subLabels: a broker sub-account's OKX label (a note; its name is the venue label), by venue account id.
+	subLabels map[string]string
 }
 
 // New builds a server, creates the demo account (funded from the faucet unless NoDemoFunding) and the accounts of
@@ -133,7 +149,8 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, v: cfg.Venue, log: cfg.Logger.With("component", "okx-emulator"), ctx: ctx, cancel: cancel,
 		byID: map[string]*inst{}, byVenue: map[string]*inst{}, keys: map[string]Credentials{},
 		limits: newLimiter(!cfg.DisableRateLimits), sod: newSodCache(), conns: map[*wsConn]struct{}{},
-		algos: newAlgoBook(), deadman: newDeadMan(), tags: map[uint64]string{}, faults: &faults.Injector{}}
+		algos: newAlgoBook(), deadman: newDeadMan(), tags: map[uint64]string{}, faults: &faults.Injector{},
+		subLabels: map[string]string{}}
 	for _, in := range s.v.Instruments() {
 		i := newInst(in)
 		s.insts = append(s.insts, i)
@@ -141,14 +158,14 @@ func New(cfg Config) (*Server, error) {
 		s.byVenue[in.ID] = i
 	}
 	creds := append([]Credentials{{APIKey: DemoAPIKey, Secret: DemoAPISecret, Passphrase: DemoPassphrase,
-		Account: DemoAccount}}, cfg.Credentials...)
+		Account: DemoAccount, Broker: true}}, cfg.Credentials...)
 	for _, c := range creds {
 		if c.APIKey == "" || c.Secret == "" || c.Account == "" {
 			cancel()
 			return nil, fmt.Errorf("okx emulator: credentials need APIKey, Secret and Account")
 		}
 		fresh := s.v.CreateAccount(c.Account) == nil
-		s.keys[c.APIKey] = c
+		s.addKey(c)
 		if fresh && c.APIKey == DemoAPIKey && !cfg.NoDemoFunding {
 			if err := s.fundDemo(c.Account); err != nil {
 				cancel()
@@ -168,6 +185,21 @@ func New(cfg Config) (*Server, error) {
 		s.watchDeadMan(ctx)
 	}()
 	return s, nil
+}
+
+// addKey registers an API key.
+func (s *Server) addKey(c Credentials) {
+	s.keysMu.Lock()
+	defer s.keysMu.Unlock()
+	s.keys[c.APIKey] = c
+}
+
+// credential looks an API key up.
+func (s *Server) credential(key string) (Credentials, bool) {
+	s.keysMu.RLock()
+	defer s.keysMu.RUnlock()
+	c, ok := s.keys[key]
+	return c, ok
 }
 
 // fundDemo deposits faucet amounts into the funding account and moves part of them to the trading account.
@@ -196,6 +228,17 @@ func (s *Server) fundDemo(acct string) error {
 					return err
 				}
 			}
+		}
+	}
+	for a, amt := range s.cfg.DemoReserve {
+		if _, ok := s.v.Assets()[a]; !ok || !amt.IsPositive() {
+			continue
+		}
+		if _, err := s.v.Deposit(ctx, acct, a, amt); err != nil {
+			return err
+		}
+		if _, err := s.v.Transfer(ctx, acct, a, amt, venue.Funding, venue.TradingWallet); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -103,7 +103,7 @@ func (s *Server) route(method, path string, limit int, private bool, h handler) 
 			}
 			q.account = acct
 			key = r.Header.Get("OK-ACCESS-KEY")
-			q.key = s.keys[key]
+			q.key, _ = s.credential(key)
 			if p := permFor(method, path); p != "" && !q.key.may(p) {
 				writeError(w, &apiError{http.StatusUnauthorized, "50120", "API key doesn't have permission for this operation (" + p + ")"})
 				return
@@ -184,7 +184,7 @@ func (s *Server) authenticate(r *http.Request, body []byte) (string, *apiError) 
 	if d := now.Sub(t); d > s.cfg.TimestampWindow || d < -s.cfg.TimestampWindow {
 		return "", unauth("50102", "Timestamp request expired")
 	}
-	c, ok := s.keys[key]
+	c, ok := s.credential(key)
 	if !ok {
 		return "", unauth("50111", "Invalid OK-ACCESS-KEY")
 	}

@@ -19,6 +19,7 @@ func (s *Server) walletRoutes() {
 	s.route("POST", "/api/v5/asset/convert/trade", 10, true, s.convertTrade)
 	s.route("GET", "/api/v5/asset/convert/history", 6, true, s.convertHistory)
 	s.route("GET", "/api/v5/asset/bills", 6, true, s.assetBills)
+	s.brokerRoutes()
 }
 
 func splitComma(s string) []string {
@@ -64,6 +65,7 @@ func (s *Server) transfer(q *request) (result, *apiError) {
 		To       string `json:"to"`
 		Type     string `json:"type"`
 		ClientID string `json:"clientId"`
+		SubAcct  string `json:"subAcct"`
 	}
 	if e := q.decode(&r); e != nil {
 		return result{}, e
@@ -73,6 +75,12 @@ func (s *Server) transfer(q *request) (result, *apiError) {
 	}
 	from, ok1 := walletOf(r.From)
 	to, ok2 := walletOf(r.To)
+	if r.Type == "1" || r.Type == "2" {
+		if !ok1 || !ok2 {
+			return result{}, errParam("from/to")
+		}
+		return s.subTransfer(q, r.Type, r.SubAcct, strings.ToUpper(r.Ccy), r.ClientID, r.Amt, from, to)
+	}
 	if !ok1 || !ok2 || from == to {
 		return result{}, errParam("from/to")
 	}

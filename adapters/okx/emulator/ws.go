@@ -223,7 +223,7 @@ func (c *wsConn) login(req wsRequest) {
 		return
 	}
 	a := req.Args[0]
-	cred, ok := c.s.keys[a["apiKey"]]
+	cred, ok := c.s.credential(a["apiKey"])
 	if !ok {
 		c.sendError("60005", "Invalid apiKey")
 		return
