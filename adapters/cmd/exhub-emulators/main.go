@@ -23,6 +23,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	binanceemu "github.com/exhub/exhub/adapters/binance/emulator"
 	okxemu "github.com/exhub/exhub/adapters/okx/emulator"
 	"github.com/exhub/exhub/adapters/venue"
@@ -50,6 +52,8 @@ func run(args []string) int {
 	historyDays := fs.Int("history-days", 30, "days of generated history before now")
 	printSettings := fs.Bool("print-settings", false, "print the plugin settings for each emulator as JSON and exit")
 	printAccounts := fs.Bool("print-accounts", false, "print the demo paper accounts' API credentials as JSON and exit")
+	reserveFlag := fs.String("demo-reserve", envOr("EXHUB_EMULATOR_DEMO_RESERVE", defaultReserve),
+		"funds added to each demo (broker master) account for the members' demo grants, ASSET=AMOUNT,... (\"none\": none)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: exhub-emulators [flags]\n\nServes the exchange emulators of demo mode on 127.0.0.1.")
 		fs.PrintDefaults()
@@ -70,12 +74,18 @@ func run(args []string) int {
 			return 2
 		}
 	}
+	reserve, err := parseReserve(*reserveFlag)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "exhub-emulators: --demo-reserve: %v\n", err)
+		return 2
+	}
 	if *printAccounts {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(map[string]map[string]string{
-			"binance": {"api_key": binanceemu.DemoAPIKey, "api_secret": binanceemu.DemoAPISecret},
-			"okx":     {"api_key": okxemu.DemoAPIKey, "api_secret": okxemu.DemoAPISecret, "passphrase": okxemu.DemoPassphrase},
+			"binance": {"api_key": binanceemu.DemoAPIKey, "api_secret": binanceemu.DemoAPISecret, "broker": "true"},
+			"okx": {"api_key": okxemu.DemoAPIKey, "api_secret": okxemu.DemoAPISecret, "passphrase": okxemu.DemoPassphrase,
+				"broker": "true"},
 		})
 		return 0
 	}
@@ -140,7 +150,7 @@ func run(args []string) int {
 			defer wg.Done()
 			_ = v.Run(runCtx)
 		}()
-		e, err := newEmulator(name, v, log.With("exchange", name), "http://"+listeners[name].Addr().String())
+		e, err := newEmulator(name, v, log.With("exchange", name), "http://"+listeners[name].Addr().String(), reserve)
 		if err != nil {
 			log.Error("emulator", "exchange", name, "err", err)
 			return 1
@@ -188,16 +198,16 @@ func run(args []string) int {
 	return code
 }
 
-func newEmulator(name string, v *venue.Venue, log *slog.Logger, base string) (*emulator, error) {
+func newEmulator(name string, v *venue.Venue, log *slog.Logger, base string, reserve map[string]decimal.Decimal) (*emulator, error) {
 	switch name {
 	case "binance":
-		s, err := binanceemu.New(binanceemu.Config{Venue: v, Logger: log})
+		s, err := binanceemu.New(binanceemu.Config{Venue: v, Logger: log, DemoReserve: reserve})
 		if err != nil {
 			return nil, err
 		}
 		return &emulator{name: name, handler: s.Handler(), close: s.Close, settings: binanceemu.PluginSettings(base)}, nil
 	case "okx":
-		s, err := okxemu.New(okxemu.Config{Venue: v, Logger: log})
+		s, err := okxemu.New(okxemu.Config{Venue: v, Logger: log, DemoReserve: reserve})
 		if err != nil {
 			return nil, err
 		}
@@ -205,6 +215,26 @@ func newEmulator(name string, v *venue.Venue, log *slog.Logger, base string) (*e
 	default:
 		return nil, fmt.Errorf("no emulator for %q", name)
 	}
+}
+
+// defaultReserve is the demo master's reserve for members' grants: 20 million USDT is 2,000 grants of 10,000.
+const defaultReserve = "USDT=20000000,BTC=200,ETH=2000"
+
+// parseReserve reads ASSET=AMOUNT,... ("none" or empty: no reserve).
+func parseReserve(s string) (map[string]decimal.Decimal, error) {
+	out := map[string]decimal.Decimal{}
+	if s = strings.TrimSpace(s); s == "" || s == "none" {
+		return out, nil
+	}
+	for _, part := range strings.Split(s, ",") {
+		asset, amt, ok := strings.Cut(strings.TrimSpace(part), "=")
+		d, err := decimal.NewFromString(strings.TrimSpace(amt))
+		if !ok || asset == "" || err != nil || d.IsNegative() {
+			return nil, fmt.Errorf("%q is not ASSET=AMOUNT", part)
+		}
+		out[strings.ToUpper(strings.TrimSpace(asset))] = d
+	}
+	return out, nil
 }
 
 func envOr(key, def string) string {

@@ -127,3 +127,21 @@ func TestRefusesNonLoopback(t *testing.T) {
 		t.Errorf("err = %v, out = %s", err, out)
 	}
 }
+
+func TestParseReserve(t *testing.T) {
+	r, err := parseReserve(defaultReserve)
+	if err != nil || len(r) != 3 || r["USDT"].String() != "20000000" || r["BTC"].String() != "200" {
+		t.Fatalf("default reserve %v %v", r, err)
+	}
+	if r, err := parseReserve("none"); err != nil || len(r) != 0 {
+		t.Fatalf("none: %v %v", r, err)
+	}
+	if r, err := parseReserve("usdt=1.5"); err != nil || r["USDT"].String() != "1.5" {
+		t.Fatalf("lower case asset: %v %v", r, err)
+	}
+	for _, bad := range []string{"USDT", "USDT=x", "=5", "USDT=-1"} {
+		if _, err := parseReserve(bad); err == nil {
+			t.Fatalf("%q accepted", bad)
+		}
+	}
+}
