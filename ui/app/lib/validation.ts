@@ -21,6 +21,8 @@ export const validationMessages = {
   "code.email": msg`Enter the 4-digit code.`,
   "code.totp": msg`Enter the 6-digit code from your authenticator app.`,
   "login.missing": msg`Please enter your email or mobile number and your password.`,
+  "terms.required": msg`Please agree to the Terms of Use.`,
+  "referral.invalid": msg`The referral code is 4 to 16 letters and digits.`,
 } satisfies Record<string, MessageDescriptor>;
 
 export type ValidationCode = keyof typeof validationMessages;

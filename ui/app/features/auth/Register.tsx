@@ -1,19 +1,33 @@
 import { Trans, useLingui } from "@lingui/react/macro";
-import { useMemo, useState, type FormEvent } from "react";
+import { useMemo, useState } from "react";
 import { Link, useNavigate, useSearchParams } from "react-router";
+import { useWatch } from "react-hook-form";
+import { z } from "zod";
+import {
+  CheckboxField,
+  checkPhone,
+  Form,
+  FormError,
+  NewPasswordFields,
+  PhoneField,
+  setPasswordRuleErrors,
+  SubmitButton,
+  TextField,
+  useZodForm,
+} from "~/components/form";
 import { REGISTER_ACCOUNT_KEY } from "~/lib/register";
 import { loadMe } from "~/lib/session";
+import { emailSchema, passwordSchema, sameAs } from "~/lib/validation";
 import { readStored } from "~/preferences";
-import { AuthLayout, Loading, PasswordRules, ResultAlert } from "./AuthLayout";
-import { COUNTRIES, countryName, looksLikePhone, toE164 } from "./countries";
-import { csrfToken, Messages } from "./FlowForm";
-import { flowMessages, submitFlow, type FlowResult, type PasswordRule } from "./kratos";
-import { brokenPasswordRules } from "./password";
+import { AuthLayout, Loading, ResultAlert } from "./AuthLayout";
+import { COUNTRIES, looksLikePhone, toE164 } from "./countries";
+import { unplacedMessages, useNodeErrors } from "./fieldMessages";
+import { flowBody, Messages } from "./FlowForm";
+import { submitFlow, type FlowResult } from "./kratos";
 import { safeReturnTo } from "./return-to";
 import { showToast } from "./toast";
 import { useFlow } from "./useFlow";
-import { emailSchema, mobileSchema, validationText } from "~/lib/validation";
-import { isE164, isReferralCode } from "./validate";
+import { isReferralCode } from "./validate";
 
 type Tab = "email" | "mobile";
 
@@ -32,59 +46,79 @@ export function prefill(raw: string | null): { tab: Tab; email: string; dial: st
   return { ...out, tab: "mobile", national: digits.replace(/^\+/, "") };
 }
 
+// The sign-up form: the identifier of the chosen tab (email, or calling code
+// and number), the new password twice, an optional referral code and the terms.
+const registerSchema = z
+  .object({
+    tab: z.enum(["email", "mobile"]),
+    email: z.string(),
+    dial: z.string(),
+    national: z.string(),
+    password: passwordSchema,
+    confirm: z.string(),
+    referral: z.string(),
+    terms: z.boolean(),
+  })
+  .superRefine((v, ctx) => {
+    if (v.tab === "email") {
+      const r = emailSchema.safeParse(v.email);
+      if (!r.success) ctx.addIssue({ code: "custom", message: r.error.issues[0]?.message ?? "email.invalid", path: ["email"] });
+    } else checkPhone(v.dial, v.national, ctx);
+    sameAs("password", "confirm")(v, ctx);
+    const ref = v.referral.trim();
+    if (ref !== "" && !isReferralCode(ref)) ctx.addIssue({ code: "custom", message: "referral.invalid", path: ["referral"] });
+    if (!v.terms) ctx.addIssue({ code: "custom", message: "terms.required", path: ["terms"] });
+  });
+type RegisterValues = z.output<typeof registerSchema>;
+
+// Kratos' registration nodes that are fields of the form.
+const REGISTER_NODES = {
+  "traits.email": "email",
+  "traits.phone": "national",
+  password: "password",
+  "traits.referral_code": "referral",
+  "traits.terms": "terms",
+};
+
 export function RegisterScreen() {
   const { t, i18n } = useLingui();
-  const firstIssue = (r: { success: boolean; error?: { issues: { message: string }[] } }) =>
-    r.success ? null : validationText(i18n, r.error?.issues[0]?.message);
   const navigate = useNavigate();
   const [params] = useSearchParams();
   const returnTo = safeReturnTo(params.get("return_to"));
   const { state, recover } = useFlow("registration");
   const initial = useMemo(() => prefill(readStored(REGISTER_ACCOUNT_KEY)), []);
-  const [tab, setTab] = useState<Tab>(initial.tab);
-  const [email, setEmail] = useState(initial.email);
-  const [dial, setDial] = useState(initial.dial);
-  const [national, setNational] = useState(initial.national);
-  const [password, setPassword] = useState("");
-  const [confirm, setConfirm] = useState("");
-  const [referral, setReferral] = useState(params.get("ref") ?? "");
-  const [terms, setTerms] = useState(false);
-  const [tried, setTried] = useState(false);
-  const [busy, setBusy] = useState(false);
+  const form = useZodForm(registerSchema, {
+    defaultValues: {
+      tab: initial.tab,
+      email: initial.email,
+      dial: initial.dial,
+      national: initial.national,
+      password: "",
+      confirm: "",
+      referral: params.get("ref") ?? "",
+      terms: false,
+    },
+  });
+  const tab = useWatch({ control: form.control, name: "tab" });
+  const nodeErrors = useNodeErrors();
   const [result, setResult] = useState<FlowResult | null>(null);
-  const [reported, setReported] = useState<PasswordRule[]>([]);
 
-  const broken = brokenPasswordRules(password);
-  const phone = toE164(dial, national);
-  const identifierError =
-    tab === "email"
-      ? firstIssue(emailSchema.safeParse(email))
-      : (firstIssue(mobileSchema.safeParse(national)) ?? (isE164(phone) ? null : validationText(i18n, "mobile.invalid")));
-  const confirmError = confirm !== password ? validationText(i18n, "password.mismatch") : null;
-  const referralError = referral.trim() !== "" && !isReferralCode(referral.trim()) ? t`The referral code is 4 to 16 letters and digits.` : null;
-  const termsError = terms ? null : t`Please agree to the Terms of Use.`;
+  const choose = (next: Tab) => {
+    form.setValue("tab", next);
+    form.clearErrors(["email", "national"]);
+  };
 
-  const submit = async (e: FormEvent) => {
-    e.preventDefault();
-    setTried(true);
+  const submit = async (v: RegisterValues) => {
     if (state.status !== "ready") return;
-    if (identifierError || broken.length > 0 || confirmError || referralError || termsError) return;
-    setBusy(true);
     setResult(null);
-    setReported([]);
+    const ref = v.referral.trim();
     const traits: Record<string, unknown> = {
       terms: true,
       locale: i18n.locale === "ja" ? "ja-JP" : "en-US",
-      ...(tab === "email" ? { email: email.trim() } : { phone }),
-      ...(referral.trim() !== "" ? { referral_code: referral.trim().toUpperCase() } : {}),
+      ...(v.tab === "email" ? { email: v.email.trim() } : { phone: toE164(v.dial, v.national) }),
+      ...(ref !== "" ? { referral_code: ref.toUpperCase() } : {}),
     };
-    const r = await submitFlow("registration", state.flow.id, {
-      method: "password",
-      csrf_token: csrfToken(state.flow),
-      password,
-      traits,
-    });
-    setBusy(false);
+    const r = await submitFlow("registration", state.flow.id, flowBody(state.flow, { method: "password", password: v.password, traits }));
     if (r.kind === "success") {
       showToast(t`successfully registered!`);
       const verify = r.continueWith.find((c) => c.action === "show_verification_ui" && c.flow?.id);
@@ -96,20 +130,14 @@ export function RegisterScreen() {
       } else await navigate(returnTo, { replace: true });
       return;
     }
-    if (r.kind === "policy") setReported(r.rules);
+    if (r.kind === "policy") setPasswordRuleErrors(form, "password", r.rules);
+    if (r.kind === "flow") nodeErrors(form, r.flow, REGISTER_NODES);
     if (await recover(r)) {
       if (r.kind !== "flow") setResult(r);
       return;
     }
     setResult(r);
   };
-
-  const fieldError = (msg: string | null, id: string) =>
-    tried && msg ? (
-      <p className="auth-message auth-message--error" role="alert" id={id}>
-        {msg}
-      </p>
-    ) : null;
 
   return (
     <AuthLayout title={t`Sign Up`} testId="register">
@@ -118,128 +146,31 @@ export function RegisterScreen() {
       {state.status === "ready" ? (
         <>
           <div className="auth-tabs" role="tablist" aria-label={t`Sign up with`}>
-            <button type="button" role="tab" aria-selected={tab === "email"} onClick={() => setTab("email")} data-testid="tab-email">
+            <button type="button" role="tab" aria-selected={tab === "email"} onClick={() => choose("email")} data-testid="tab-email">
               <Trans>Email</Trans>
             </button>
-            <button type="button" role="tab" aria-selected={tab === "mobile"} onClick={() => setTab("mobile")} data-testid="tab-mobile">
+            <button type="button" role="tab" aria-selected={tab === "mobile"} onClick={() => choose("mobile")} data-testid="tab-mobile">
               <Trans>Mobile</Trans>
             </button>
           </div>
-          <form className="auth-form" onSubmit={(e) => void submit(e)} noValidate data-testid="register-form">
-            <Messages messages={flowMessages(state.flow)} testId="flow-messages" />
+          <Form form={form} onSubmit={submit} className="auth-form" data-testid="register-form">
+            <Messages messages={unplacedMessages(state.flow, REGISTER_NODES)} testId="flow-messages" />
             <ResultAlert result={result} />
             {tab === "email" ? (
-              <div className="auth-field">
-                <label htmlFor="reg-email" className="auth-label">
-                  <Trans>Email</Trans>
-                </label>
-                <input
-                  id="reg-email"
-                  className="auth-input"
-                  type="email"
-                  name="email"
-                  autoComplete="email"
-                  value={email}
-                  onChange={(e) => setEmail(e.target.value)}
-                  aria-invalid={(tried && !!identifierError) || undefined}
-                  aria-describedby="reg-email-err"
-                />
-                {fieldError(identifierError, "reg-email-err")}
-              </div>
+              <TextField name="email" label={<Trans>Email</Trans>} type="email" autoComplete="email" />
             ) : (
-              <div className="auth-field">
-                <label htmlFor="reg-phone" className="auth-label">
-                  <Trans>Mobile number</Trans>
-                </label>
-                <div className="auth-phone">
-                  <select className="auth-select" aria-label={t`Country code`} value={dial} onChange={(e) => setDial(e.target.value)} data-testid="country-code">
-                    {COUNTRIES.map((c) => (
-                      <option key={c.iso} value={c.dial}>
-                        {`${countryName(c.iso, i18n.locale)} +${c.dial}`}
-                      </option>
-                    ))}
-                  </select>
-                  <input
-                    id="reg-phone"
-                    className="auth-input"
-                    type="tel"
-                    name="phone"
-                    autoComplete="tel-national"
-                    inputMode="tel"
-                    value={national}
-                    onChange={(e) => setNational(e.target.value)}
-                    aria-invalid={(tried && !!identifierError) || undefined}
-                    aria-describedby="reg-phone-err"
-                  />
-                </div>
-                {fieldError(identifierError, "reg-phone-err")}
-              </div>
+              <PhoneField name="national" dial="dial" label={<Trans>Mobile number</Trans>} />
             )}
-            <div className="auth-field">
-              <label htmlFor="reg-password" className="auth-label">
-                <Trans>Password</Trans>
-              </label>
-              <input
-                id="reg-password"
-                className="auth-input"
-                type="password"
-                name="password"
-                autoComplete="new-password"
-                maxLength={15}
-                value={password}
-                onChange={(e) => setPassword(e.target.value)}
-                aria-invalid={(tried && broken.length > 0) || undefined}
-                aria-describedby="password-rules"
-              />
-              <PasswordRules broken={broken} reported={reported} touched={tried} />
-            </div>
-            <div className="auth-field">
-              <label htmlFor="reg-confirm" className="auth-label">
-                <Trans>Confirm password</Trans>
-              </label>
-              <input
-                id="reg-confirm"
-                className="auth-input"
-                type="password"
-                name="confirm"
-                autoComplete="new-password"
-                maxLength={15}
-                value={confirm}
-                onChange={(e) => setConfirm(e.target.value)}
-                aria-invalid={(tried && !!confirmError) || undefined}
-                aria-describedby="reg-confirm-err"
-              />
-              {fieldError(confirmError, "reg-confirm-err")}
-            </div>
-            <div className="auth-field">
-              <label htmlFor="reg-referral" className="auth-label">
-                <Trans>Referral code (optional)</Trans>
-              </label>
-              <input
-                id="reg-referral"
-                className="auth-input"
-                type="text"
-                name="referral_code"
-                autoComplete="off"
-                value={referral}
-                onChange={(e) => setReferral(e.target.value)}
-                aria-describedby="reg-referral-err"
-              />
-              {fieldError(referralError, "reg-referral-err")}
-            </div>
-            <div className="auth-field auth-field--check">
-              <label htmlFor="reg-terms">
-                <input id="reg-terms" type="checkbox" checked={terms} onChange={(e) => setTerms(e.target.checked)} aria-describedby="reg-terms-err" />
-                <Trans>I have read and agree to the Terms of Use</Trans>
-              </label>
-              {fieldError(termsError, "reg-terms-err")}
-            </div>
+            <NewPasswordFields label={<Trans>Password</Trans>} />
+            <TextField name="referral" label={<Trans>Referral code (optional)</Trans>} autoComplete="off" />
+            <CheckboxField name="terms" label={<Trans>I have read and agree to the Terms of Use</Trans>} />
+            <FormError />
             <div className="auth-actions">
-              <button type="submit" className="button button--primary" disabled={busy} data-testid="register-submit">
+              <SubmitButton testId="register-submit">
                 <Trans>Sign Up</Trans>
-              </button>
+              </SubmitButton>
             </div>
-          </form>
+          </Form>
         </>
       ) : null}
       <div className="auth-links">

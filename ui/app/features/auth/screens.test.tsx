@@ -223,6 +223,39 @@ describe("register", () => {
     expect((k.calls[1]!.body as { traits: unknown }).traits).toEqual({ phone: "+819012345678", terms: true, locale: "en-US" });
   });
 
+  it("checks the mobile tab's number and puts Kratos' message for the number on that field", async () => {
+    const phoneNodes = (messages: never[] = []) => [
+      input("traits.phone", { group: "default", messages }),
+      input("password", { type: "password", group: "password" }),
+      submit("method", "password", "password"),
+    ];
+    const k = fakeKratos({
+      "GET /self-service/registration/browser": () => json(flow("R1", phoneNodes())),
+      "POST /self-service/registration": () =>
+        json(flow("R1", phoneNodes([{ id: 4000001, text: '"+81123456" is not valid "tel"', type: "error", context: { reason: '"+81123456" is not valid "tel"' } } as never])), 400),
+    });
+    setKratosFetch(k.fetch);
+    renderAt("/regist", { "/regist": RegisterScreen });
+    fireEvent.click(await screen.findByTestId("tab-mobile"));
+    fireEvent.change(screen.getByTestId("country-code"), { target: { value: "81" } });
+    fireEvent.change(screen.getByLabelText("Mobile number"), { target: { value: "12" } });
+    fireEvent.change(screen.getByLabelText("Password"), { target: { value: "Abc12!" } });
+    fireEvent.change(screen.getByLabelText("Confirm password"), { target: { value: "Abc12!" } });
+    fireEvent.click(screen.getByLabelText("I have read and agree to the Terms of Use"));
+    fireEvent.click(screen.getByTestId("register-submit"));
+    expect(await screen.findByText("The mobile number is not valid.")).toBeTruthy();
+    expect(k.calls.filter((c) => c.method === "POST")).toHaveLength(0);
+
+    fireEvent.change(screen.getByLabelText("Mobile number"), { target: { value: "123456" } });
+    fireEvent.click(screen.getByTestId("register-submit"));
+    await waitFor(() => expect(k.calls.filter((c) => c.method === "POST")).toHaveLength(1));
+    expect((k.calls[1]!.body as { traits: { phone: string } }).traits.phone).toBe("+81123456");
+    const field = screen.getByLabelText("Mobile number");
+    await waitFor(() => expect(field.getAttribute("aria-invalid")).toBe("true"));
+    expect(field.getAttribute("aria-describedby")!.split(" ").map((id) => document.getElementById(id)?.textContent)).toContain("The mobile number is not valid.");
+    expect(screen.queryByText('"+81123456" is not valid "tel"')).toBeNull();
+  });
+
   it("marks the rules the server's gate refused (422)", async () => {
     const k = fakeKratos({
       "GET /self-service/registration/browser": () => json(flow("R1", regNodes())),
