@@ -1,14 +1,27 @@
 import { Trans, useLingui } from "@lingui/react/macro";
-import { useState, type FormEvent } from "react";
+import { useState } from "react";
 import { Link, useNavigate } from "react-router";
+import { z } from "zod";
+import {
+  CodeField,
+  Form,
+  FormError,
+  NewPasswordFields,
+  setPasswordRuleErrors,
+  SubmitButton,
+  TextField,
+  useZodForm,
+} from "~/components/form";
 import { loadMe } from "~/lib/session";
-import { Alert, AuthLayout, Loading, PasswordRules, ResultAlert } from "./AuthLayout";
-import { csrfToken, FlowForm, FlowMessages, Messages } from "./FlowForm";
-import { flowIdFrom, flowMessages, getFlow, submitFlow, type FlowResult, type PasswordRule } from "./kratos";
-import { validationText } from "~/lib/validation";
-import { brokenPasswordRules } from "./password";
+import { emailSchema, passwordSchema, sameAs } from "~/lib/validation";
+import { Alert, AuthLayout, Loading, ResultAlert } from "./AuthLayout";
+import { unplacedMessages, useNodeErrors } from "./fieldMessages";
+import { flowBody, Messages } from "./FlowForm";
+import { flowIdFrom, getFlow, submitFlow, type Flow, type FlowResult } from "./kratos";
 import { showToast } from "./toast";
 import { useFlow } from "./useFlow";
+
+const START_NODES = { email: "email" };
 
 // Forgot password, step A (/forgotPassword_A): the e-mail address; Kratos
 // sends a recovery code to it.
@@ -16,19 +29,19 @@ export function RecoveryStartScreen() {
   const { t } = useLingui();
   const navigate = useNavigate();
   const { state, recover } = useFlow("recovery");
-  const [busy, setBusy] = useState(false);
   const [result, setResult] = useState<FlowResult | null>(null);
+  const form = useZodForm(z.object({ email: emailSchema }), { defaultValues: { email: "" } });
+  const nodeErrors = useNodeErrors();
 
-  const submit = async (body: Record<string, unknown>) => {
+  const submit = async ({ email }: { email: string }) => {
     if (state.status !== "ready") return;
-    setBusy(true);
     setResult(null);
-    const r = await submitFlow("recovery", state.flow.id, body);
-    setBusy(false);
+    const r = await submitFlow("recovery", state.flow.id, flowBody(state.flow, { method: "code", email }));
     if (r.kind === "flow" && r.flow.state === "sent_email") {
       await navigate(`/forgotPassword_B?flow=${encodeURIComponent(r.flow.id)}`);
       return;
     }
+    if (r.kind === "flow") nodeErrors(form, r.flow, START_NODES);
     if (await recover(r)) {
       if (r.kind !== "flow") setResult(r);
       return;
@@ -44,11 +57,17 @@ export function RecoveryStartScreen() {
       {state.status === "loading" ? <Loading /> : null}
       {state.status === "failed" ? <ResultAlert result={state.result} /> : null}
       {state.status === "ready" ? (
-        <>
-          <FlowMessages flow={state.flow} />
+        <Form form={form} onSubmit={submit} className="auth-form" data-testid="recovery-form">
+          <Messages messages={unplacedMessages(state.flow, START_NODES)} testId="flow-messages" />
           <ResultAlert result={result} />
-          <FlowForm flow={state.flow} busy={busy} onSubmit={submit} testId="recovery-form" labels={{ email: t`Email`, "method=code": t`Send code` }} />
-        </>
+          <TextField name="email" label={<Trans>Email</Trans>} type="email" autoComplete="email" />
+          <FormError />
+          <div className="auth-actions">
+            <SubmitButton testId="recovery-submit">
+              <Trans>Send code</Trans>
+            </SubmitButton>
+          </div>
+        </Form>
       ) : null}
       <div className="auth-links">
         <Link to="/login">
@@ -59,25 +78,33 @@ export function RecoveryStartScreen() {
   );
 }
 
+// Step B: the code (until it is confirmed) and the new password twice.
+const resetSchema = z
+  .object({ confirmed: z.boolean(), code: z.string().trim(), password: passwordSchema, confirm: z.string() })
+  .superRefine((v, ctx) => {
+    if (!v.confirmed && v.code === "") ctx.addIssue({ code: "custom", message: "required", path: ["code"] });
+    sameAs("password", "confirm")(v, ctx);
+  });
+type ResetValues = z.output<typeof resetSchema>;
+
+const CODE_NODES = { code: "code" };
+const PASSWORD_NODES = { password: "password" };
+
 // Forgot password, step B (/forgotPassword_B?flow=): the code and the new
 // password. The code completes the recovery flow (which signs the member
 // in), then the password is set through the settings flow Kratos hands over.
 export function RecoveryCodeScreen() {
-  const { t, i18n } = useLingui();
+  const { t } = useLingui();
   const navigate = useNavigate();
   const { state, recover } = useFlow("recovery");
-  const [code, setCode] = useState("");
-  const [password, setPassword] = useState("");
-  const [confirm, setConfirm] = useState("");
   const [settingsId, setSettingsId] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const [tried, setTried] = useState(false);
   const [result, setResult] = useState<FlowResult | null>(null);
-  const [reported, setReported] = useState<PasswordRule[]>([]);
-  const broken = brokenPasswordRules(password);
-  const mismatch = confirm !== password;
+  // The settings flow's messages no field shows (after a refused password).
+  const [settingsFlow, setSettingsFlow] = useState<Flow | null>(null);
+  const form = useZodForm(resetSchema, { defaultValues: { confirmed: false, code: "", password: "", confirm: "" } });
+  const nodeErrors = useNodeErrors();
 
-  const setNewPassword = async (sid: string): Promise<void> => {
+  const setNewPassword = async (sid: string, password: string): Promise<void> => {
     const sf = await getFlow("settings", sid);
     if (sf.kind !== "flow") {
       if (sf.kind === "aal2_required") {
@@ -87,7 +114,7 @@ export function RecoveryCodeScreen() {
       setResult(sf);
       return;
     }
-    const r = await submitFlow("settings", sid, { method: "password", password, csrf_token: csrfToken(sf.flow) });
+    const r = await submitFlow("settings", sid, flowBody(sf.flow, { method: "password", password }));
     if (r.kind === "success") {
       showToast(t`Modified successfully!`);
       await loadMe({ force: true });
@@ -98,48 +125,42 @@ export function RecoveryCodeScreen() {
       await navigate(`/otpauth?return_to=${encodeURIComponent("/bindPsd")}`);
       return;
     }
-    if (r.kind === "policy") setReported(r.rules);
+    if (r.kind === "policy") setPasswordRuleErrors(form, "password", r.rules);
     if (r.kind === "flow") {
-      const msgs = flowMessages(r.flow).filter((m) => m.type === "error");
-      setResult(msgs.length ? { kind: "flow", flow: r.flow } : null);
+      nodeErrors(form, r.flow, PASSWORD_NODES);
+      setSettingsFlow(r.flow);
       return;
     }
     setResult(r);
   };
 
-  const submit = async (e: FormEvent) => {
-    e.preventDefault();
-    setTried(true);
+  const submit = async (v: ResetValues) => {
     if (state.status !== "ready") return;
-    if (broken.length > 0 || mismatch || (!settingsId && code.trim() === "")) return;
-    setBusy(true);
     setResult(null);
-    setReported([]);
-    try {
-      if (settingsId) {
-        await setNewPassword(settingsId);
-        return;
-      }
-      const r = await submitFlow("recovery", state.flow.id, { method: "code", code: code.trim(), csrf_token: csrfToken(state.flow) });
-      const sid =
-        r.kind === "redirect"
-          ? flowIdFrom(r.to) ?? r.continueWith.find((c) => c.action === "show_settings_ui")?.flow?.id
-          : r.kind === "success"
-            ? r.continueWith.find((c) => c.action === "show_settings_ui")?.flow?.id
-            : undefined;
-      if (sid) {
-        setSettingsId(sid);
-        await setNewPassword(sid);
-        return;
-      }
-      if (await recover(r)) {
-        if (r.kind !== "flow") setResult(r);
-        return;
-      }
-      setResult(r);
-    } finally {
-      setBusy(false);
+    setSettingsFlow(null);
+    if (settingsId) {
+      await setNewPassword(settingsId, v.password);
+      return;
     }
+    const r = await submitFlow("recovery", state.flow.id, flowBody(state.flow, { method: "code", code: v.code }));
+    const sid =
+      r.kind === "redirect"
+        ? (flowIdFrom(r.to) ?? r.continueWith.find((c) => c.action === "show_settings_ui")?.flow?.id)
+        : r.kind === "success"
+          ? r.continueWith.find((c) => c.action === "show_settings_ui")?.flow?.id
+          : undefined;
+    if (sid) {
+      setSettingsId(sid);
+      form.setValue("confirmed", true);
+      await setNewPassword(sid, v.password);
+      return;
+    }
+    if (r.kind === "flow") nodeErrors(form, r.flow, CODE_NODES);
+    if (await recover(r)) {
+      if (r.kind !== "flow") setResult(r);
+      return;
+    }
+    setResult(r);
   };
 
   const sent = state.status === "ready" && state.flow.state === "sent_email";
@@ -154,69 +175,28 @@ export function RecoveryCodeScreen() {
         </p>
       ) : null}
       {state.status === "ready" && (sent || settingsId) ? (
-        <form className="auth-form" onSubmit={(e) => void submit(e)} noValidate data-testid="reset-form">
+        <Form form={form} onSubmit={submit} className="auth-form" data-testid="reset-form">
           <p className="auth-hint">
             <Trans>Enter the code we sent to your email address (valid for 30 minutes) and your new password.</Trans>
           </p>
-          <Messages messages={flowMessages(state.flow).filter((m) => m.type === "error")} testId="flow-messages" />
-          {result?.kind === "flow" ? <Messages messages={flowMessages(result.flow).filter((m) => m.type === "error")} /> : <ResultAlert result={result} />}
+          <Messages messages={unplacedMessages(state.flow, CODE_NODES).filter((m) => m.type === "error")} testId="flow-messages" />
+          {settingsFlow ? <Messages messages={unplacedMessages(settingsFlow, PASSWORD_NODES).filter((m) => m.type === "error")} /> : null}
+          <ResultAlert result={result} />
           {settingsId ? (
             <Alert kind="success">
               <Trans>The code is confirmed. Now choose your new password.</Trans>
             </Alert>
           ) : (
-            <div className="auth-field">
-              <label htmlFor="reset-code" className="auth-label">
-                <Trans>Verification code</Trans>
-              </label>
-              <input
-                id="reset-code"
-                className="auth-input"
-                name="code"
-                inputMode="numeric"
-                autoComplete="one-time-code"
-                value={code}
-                onChange={(e) => setCode(e.target.value)}
-              />
-            </div>
+            <CodeField name="code" label={<Trans>Verification code</Trans>} />
           )}
-          <div className="auth-field">
-            <label htmlFor="reset-password" className="auth-label">
-              <Trans>New password</Trans>
-            </label>
-            <input
-              id="reset-password"
-              className="auth-input"
-              type="password"
-              autoComplete="new-password"
-              maxLength={15}
-              value={password}
-              onChange={(e) => setPassword(e.target.value)}
-              aria-describedby="password-rules"
-            />
-            <PasswordRules broken={broken} reported={reported} touched={tried} />
-          </div>
-          <div className="auth-field">
-            <label htmlFor="reset-confirm" className="auth-label">
-              <Trans>Confirm password</Trans>
-            </label>
-            <input
-              id="reset-confirm"
-              className="auth-input"
-              type="password"
-              autoComplete="new-password"
-              maxLength={15}
-              value={confirm}
-              onChange={(e) => setConfirm(e.target.value)}
-            />
-            {tried && mismatch ? <Alert>{validationText(i18n, "password.mismatch")}</Alert> : null}
-          </div>
+          <NewPasswordFields />
+          <FormError />
           <div className="auth-actions">
-            <button type="submit" className="button button--primary" disabled={busy} data-testid="reset-submit">
+            <SubmitButton testId="reset-submit">
               <Trans>Reset password</Trans>
-            </button>
+            </SubmitButton>
           </div>
-        </form>
+        </Form>
       ) : null}
     </AuthLayout>
   );

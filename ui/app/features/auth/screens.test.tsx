@@ -6,7 +6,7 @@ import { resetSession } from "~/lib/session";
 import { setKratosFetch } from "./kratos";
 import { LoginScreen } from "./Login";
 import { RegisterScreen } from "./Register";
-import { RecoveryCodeScreen } from "./Recovery";
+import { RecoveryCodeScreen, RecoveryStartScreen } from "./Recovery";
 import { fakeKratos, flow, input, json, loginNodes, submit } from "./testing/kratos-fake";
 import { renderAt } from "./testing/render";
 
@@ -294,7 +294,48 @@ describe("register", () => {
   });
 });
 
+describe("recovery, step A", () => {
+  it("checks the address, sends it with the flow's hidden inputs and goes to step B", async () => {
+    const nodes = () => [input("email", { group: "code" }), submit("method", "code", "code")];
+    const k = fakeKratos({
+      "GET /self-service/recovery/browser": () => json(flow("RA1", nodes())),
+      "POST /self-service/recovery": () => json(flow("RA1", nodes(), { state: "sent_email" })),
+    });
+    setKratosFetch(k.fetch);
+    renderAt("/forgotPassword_A", { "/forgotPassword_A": RecoveryStartScreen, "/forgotPassword_B": RecoveryCodeScreen });
+    fireEvent.change(await screen.findByLabelText("Email"), { target: { value: "ann@" } });
+    fireEvent.click(screen.getByRole("button", { name: "Send code" }));
+    expect(await screen.findByText("The email address is not valid.")).toBeTruthy();
+    expect(k.calls.filter((c) => c.method === "POST")).toHaveLength(0);
+    fireEvent.change(screen.getByLabelText("Email"), { target: { value: " ann@b.co " } });
+    fireEvent.click(screen.getByRole("button", { name: "Send code" }));
+    await waitFor(() => expect(where()).toBe("/forgotPassword_B?flow=RA1"));
+    expect(k.calls.find((c) => c.method === "POST")!.body).toEqual({ method: "code", email: "ann@b.co", csrf_token: "csrf-RA1" });
+  });
+});
+
 describe("recovery, step B", () => {
+  it("asks for the code and shows Kratos' word on a wrong one", async () => {
+    const nodes = (messages: never[] = []) => [input("code", { group: "code", messages }), submit("method", "code", "code")];
+    const k = fakeKratos({
+      "GET /self-service/recovery/flows": () => json(flow("RC1", nodes(), { state: "sent_email" })),
+      "POST /self-service/recovery": () =>
+        json(flow("RC1", nodes([{ id: 4060006, text: "The recovery code is invalid or has already been used. Please try again.", type: "error" } as never]), { state: "sent_email" }), 200),
+    });
+    setKratosFetch(k.fetch);
+    renderAt("/forgotPassword_B?flow=RC1", { "/forgotPassword_B": RecoveryCodeScreen });
+    fireEvent.change(await screen.findByLabelText("New password"), { target: { value: "New12!ab" } });
+    fireEvent.change(screen.getByLabelText("Confirm password"), { target: { value: "New12!ab" } });
+    fireEvent.click(screen.getByTestId("reset-submit"));
+    expect(await screen.findByText("This field is required.")).toBeTruthy();
+    expect(k.calls.filter((c) => c.method === "POST")).toHaveLength(0);
+    fireEvent.change(screen.getByLabelText("Verification code"), { target: { value: "999999" } });
+    fireEvent.click(screen.getByTestId("reset-submit"));
+    expect(await screen.findByText("The code is invalid, expired or already used. Please try again.")).toBeTruthy();
+    expect(screen.getByLabelText("Verification code").getAttribute("aria-invalid")).toBe("true");
+  });
+
+
   it("confirms the code, then sets the new password through the settings flow", async () => {
     const k = fakeKratos({
       "GET /self-service/recovery/flows": () => json(flow("RC1", [input("code", { group: "code" }), submit("method", "code", "code")], { state: "sent_email" })),
