@@ -18,6 +18,7 @@ const (
 	kindBook                    // book update: a second pending update turns into the latest snapshot
 	kindTrades                  // trades: pending batches merge (bounded)
 	kindControl                 // acks, errors, pongs: never merged or dropped
+	kindOrdered                 // private channel messages: every one is sent, in order (bounded list)
 )
 
 // item is one pending message of a connection.
@@ -27,6 +28,7 @@ type item struct {
 	snap   func() *lazy // kindBook: the view's latest snapshot, used when updates pile up
 	trades *tradesMsg   // kindTrades: set once batches were merged (encoded per connection)
 	src    *tradesMsg   // kindTrades: the shared batch msg encodes
+	list   []*lazy      // kindOrdered: the messages, oldest first
 }
 
 func (it *item) bytes() []byte {
@@ -56,6 +58,15 @@ type conn struct {
 	notify   chan struct{}
 
 	subs map[string]*connSub // owned by the reader
+
+	// Private channels: the member of the session checked at the upgrade ("" without one, or after it ended),
+	// the session cookie it is re-checked with, and the private subscriptions.
+	privMu      sync.Mutex
+	member      string
+	cookie      string
+	priv        map[string]*privSub
+	nextSession atomic.Int64 // unix nanoseconds of the next session re-check
+	checking    atomic.Bool
 
 	writingSince atomic.Int64 // unix nanoseconds when the current write began, 0 when not writing
 	nextPing     atomic.Int64 // unix nanoseconds of the next heartbeat ping
@@ -160,6 +171,42 @@ func (c *conn) control(v any) {
 	c.signal()
 }
 
+// offerOrdered appends a private channel message under key; false (nothing queued) when max messages of the key
+// are already waiting.
+func (c *conn) offerOrdered(key string, l *lazy, max int) bool {
+	c.mu.Lock()
+	if old, ok := c.pending[key]; ok {
+		if len(old.list) >= max {
+			c.mu.Unlock()
+			return false
+		}
+		old.list = append(old.list, l)
+		c.mu.Unlock()
+		c.signal()
+		return true
+	}
+	c.pending[key] = &item{kind: kindOrdered, list: []*lazy{l}}
+	c.order = append(c.order, key)
+	c.mu.Unlock()
+	c.signal()
+	return true
+}
+
+// resetOrdered replaces the messages waiting under key with ls.
+func (c *conn) resetOrdered(key string, ls []*lazy) {
+	c.mu.Lock()
+	if old, ok := c.pending[key]; ok {
+		old.list = ls
+		c.mu.Unlock()
+		c.signal()
+		return
+	}
+	c.pending[key] = &item{kind: kindOrdered, list: ls}
+	c.order = append(c.order, key)
+	c.mu.Unlock()
+	c.signal()
+}
+
 // take removes every pending item in queue order.
 func (c *conn) take(buf []*item) []*item {
 	c.mu.Lock()
@@ -168,6 +215,13 @@ func (c *conn) take(buf []*item) []*item {
 		it := c.pending[k]
 		if it.kind == kindControl {
 			c.controls--
+		}
+		if it.kind == kindOrdered {
+			for _, l := range it.list {
+				buf = append(buf, &item{kind: kindOrdered, msg: l})
+			}
+			delete(c.pending, k)
+			continue
 		}
 		buf = append(buf, it)
 		delete(c.pending, k)

@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/exhub/exhub/bff/internal/accountstream/feed"
 )
 
 // Config tunes the gateway. Zero values take the defaults noted.
@@ -58,6 +60,12 @@ type Config struct {
 	OriginPatterns []string
 	// InsecureSkipOriginCheck accepts any Origin (benchmarks, tests).
 	InsecureSkipOriginCheck bool
+	// SessionRecheck is how often a connection's session is checked again while it holds private subscriptions
+	// (1 min; through the checker's cache).
+	SessionRecheck time.Duration
+	// MaxPrivatePending bounds the unsent messages of one private subscription (1024); a client further behind
+	// gets a resync (status resyncing and a fresh snapshot) instead of the backlog.
+	MaxPrivatePending int
 }
 
 func (c Config) withDefaults() Config {
@@ -97,6 +105,12 @@ func (c Config) withDefaults() Config {
 	if c.InstrumentsTTL <= 0 {
 		c.InstrumentsTTL = 5 * time.Minute
 	}
+	if c.SessionRecheck <= 0 {
+		c.SessionRecheck = time.Minute
+	}
+	if c.MaxPrivatePending <= 0 {
+		c.MaxPrivatePending = 1024
+	}
 	return c
 }
 
@@ -108,6 +122,9 @@ type Gateway struct {
 	hub    *hub
 	up     *upstream
 	cat    *catalog
+	// Private channels: nil sessions or accounts leave them unavailable.
+	sessions Sessions
+	accounts feed.Subscriber
 
 	mu     sync.Mutex
 	conns  map[*conn]struct{}
@@ -127,7 +144,11 @@ type Options struct {
 	Source Source
 	// Broker connects replicas; nil uses the in-process broker (a single replica).
 	Broker Broker
-	Logger *slog.Logger
+	// Sessions checks the upgrade request's session (an *auth.Checker) and Accounts serves the member's private
+	// channels (an *accountstream.Manager); without both the private channels answer errors.
+	Sessions Sessions
+	Accounts feed.Subscriber
+	Logger   *slog.Logger
 }
 
 // New builds a gateway; Run must run for it to serve.
@@ -136,7 +157,8 @@ func New(o Options) *Gateway {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	cfg := o.Config.withDefaults()
-	g := &Gateway{cfg: cfg, log: o.Logger, conns: map[*conn]struct{}{}, cat: newCatalog(o.Source, cfg.InstrumentsTTL)}
+	g := &Gateway{cfg: cfg, log: o.Logger, conns: map[*conn]struct{}{}, cat: newCatalog(o.Source, cfg.InstrumentsTTL),
+		sessions: o.Sessions, accounts: o.Accounts}
 	if o.Broker == nil {
 		o.Broker = NewMemoryBroker()
 	}
@@ -274,22 +296,26 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	// A browser's Origin must be this host or match OriginPatterns: another site's page cannot open the stream
 	// (the library answers 403 before the upgrade).
+	cctx, cancel := context.WithCancelCause(context.Background())
+	c := &conn{g: g, ctx: cctx, cancel: cancel, pending: map[string]*item{}, notify: make(chan struct{}, 1),
+		subs: map[string]*connSub{}}
+	g.authenticate(r, c)
 	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{
 		OriginPatterns: g.cfg.OriginPatterns, InsecureSkipVerify: g.cfg.InsecureSkipOriginCheck,
 		CompressionMode: websocket.CompressionDisabled,
 	})
 	if err != nil {
+		cancel(err)
 		return // Accept wrote the HTTP error
 	}
 	ws.SetReadLimit(g.cfg.MaxMessageBytes)
-	cctx, cancel := context.WithCancelCause(context.Background())
-	c := &conn{g: g, ws: ws, ctx: cctx, cancel: cancel, pending: map[string]*item{}, notify: make(chan struct{}, 1),
-		subs: map[string]*connSub{}}
+	c.ws = ws
 	c.nextPing.Store(time.Now().Add(g.cfg.PingInterval).UnixNano())
 	g.mu.Lock()
 	g.conns[c] = struct{}{}
 	g.mu.Unlock()
 	defer func() {
+		c.endPrivate()
 		for _, cs := range c.subs {
 			g.hub.remove(cs)
 		}
@@ -382,6 +408,9 @@ func (g *Gateway) watchdog(ctx context.Context) {
 					c.nextPing.Store(n + int64(g.cfg.PingInterval))
 					go c.ping() // owned by the connection: bounded by PongTimeout
 				}
+				if g.sessions != nil && c.sessionDue(n, g.cfg.SessionRecheck) {
+					go c.recheckSession() // owned by the connection: bounded by its timeout
+				}
 			}
 		}
 	}
@@ -425,6 +454,14 @@ func (g *Gateway) handle(c *conn, o *op) {
 	switch o.Op {
 	case "ping":
 		c.control(&pongMsg{Type: "pong", ID: o.ID, Time: time.Now().UnixMilli()})
+		return
+	case "subscribe", "unsubscribe":
+		if IsPrivateChannel(o.Channel) {
+			g.handlePrivate(c, o)
+			return
+		}
+	}
+	switch o.Op {
 	case "subscribe":
 		s, p := parseSub(o, g.cfg.MaxDepth)
 		if p != nil {
@@ -436,7 +473,7 @@ func (g *Gateway) handle(c *conn, o *op) {
 			fail(problemf(409, "already-subscribed", "", "already subscribed to %s", key))
 			return
 		}
-		if len(c.subs) >= g.cfg.MaxSubscriptions {
+		if len(c.subs)+g.privCount(c) >= g.cfg.MaxSubscriptions {
 			fail(problemf(429, "too-many-subscriptions", "", "at most %d subscriptions per connection", g.cfg.MaxSubscriptions))
 			return
 		}

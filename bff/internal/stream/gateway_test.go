@@ -206,7 +206,8 @@ func TestBadOps(t *testing.T) {
 	}{
 		{sub("book", "BTCUSDT", "exchange", "nosuch"), 422, "exchange"},
 		{sub("book", "NOPEUSDT"), 422, "symbol"},
-		{sub("orders", "BTCUSDT"), 422, "channel"},
+		{sub("news", "BTCUSDT"), 422, "channel"},
+		{sub("orders", "BTCUSDT"), 422, "marketType"}, // a private channel names only an exchange
 		{sub("book", "BTCUSDT", "marketType", "OPTION"), 422, "marketType"},
 		{sub("book", "BTCUSDT", "depth", 5000), 422, "depth"},
 		{sub("book", "BTCUSDT", "grouping", "-1"), 422, "grouping"},

@@ -80,7 +80,7 @@ func parseSub(o *op, maxDepth int) (*Sub, *Problem) {
 	s := &Sub{Channel: o.Channel, Exchange: o.Exchange, MarketType: strings.ToUpper(o.MarketType), Symbol: o.Symbol,
 		Interval: o.Interval, Depth: o.Depth, Grouping: o.Grouping}
 	if _, ok := channels[s.Channel]; !ok {
-		return nil, problemf(422, "unknown-channel", "channel", "channel %q: want book, trades, ticker or candles", o.Channel)
+		return nil, problemf(422, "unknown-channel", "channel", "channel %q: want book, trades, ticker or candles (or, signed in, orders, fills, positions, balances or account)", o.Channel)
 	}
 	if !slugRe.MatchString(s.Exchange) {
 		return nil, problemf(422, "unknown-exchange", "exchange", "exchange %q: want an exchange slug such as \"binance\"", o.Exchange)
@@ -177,7 +177,7 @@ type Problem struct {
 	Field  string `json:"field,omitempty"`
 }
 
-var titles = map[int]string{400: "Bad Request", 409: "Conflict", 422: "Unprocessable Entity", 429: "Too Many Requests",
+var titles = map[int]string{400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 409: "Conflict", 422: "Unprocessable Entity", 429: "Too Many Requests",
 	503: "Service Unavailable"}
 
 func problemf(status int, kind, field, format string, args ...any) *Problem {
@@ -325,10 +325,13 @@ type ackMsg struct {
 }
 
 type errorMsg struct {
-	Type  string   `json:"type"`
-	ID    string   `json:"id,omitempty"`
-	Op    string   `json:"op,omitempty"`
-	Error *Problem `json:"error"`
+	Type string `json:"type"`
+	ID   string `json:"id,omitempty"`
+	Op   string `json:"op,omitempty"`
+	// Channel and Exchange name a private subscription the server ended (its session ended).
+	Channel  string   `json:"channel,omitempty"`
+	Exchange string   `json:"exchange,omitempty"`
+	Error    *Problem `json:"error"`
 }
 
 type pongMsg struct {

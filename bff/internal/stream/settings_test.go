@@ -29,7 +29,7 @@ func TestConfigFrom(t *testing.T) {
 	want := Config{MaxConnections: 10, MaxSubscriptions: 3, MaxMessageBytes: 1024, MaxDepth: 50, UpstreamDepth: 100,
 		UpstreamLinger: -1, MaxCoalescedTrades: 7, MaxPendingControl: 9, MaxFrameBytes: 8192, PingInterval: 5 * time.Second,
 		PongTimeout: time.Second, WriteTimeout: 2 * time.Second, InstrumentsTTL: time.Minute,
-		OriginPatterns: []string{"a.example.com", "*.b.example.com"}}
+		OriginPatterns: []string{"a.example.com", "*.b.example.com"}, SessionRecheck: time.Minute, MaxPrivatePending: 1024}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("ConfigFrom:\ngot  %+v\nwant %+v", got, want)
 	}
