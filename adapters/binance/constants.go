@@ -11,10 +11,10 @@ const (
 	ExchangeKey   = 1
 	Slug          = "binance"
 	Name          = "Binance"
-	PluginVersion = "1.0.0"
+	PluginVersion = "1.2.0"
 	Website       = "https://www.binance.com"
 	// SDKVersion is the exchange.v1 revision the plugin follows.
-	SDKVersion = "1.1"
+	SDKVersion = "1.2"
 )
 
 // Client order ids Binance accepts (newClientOrderId), and the batch sizes of /fapi/v1/batchOrders.

@@ -98,3 +98,21 @@ func FuzzParseAPIError(f *testing.F) {
 		_ = e.ToSDK()
 	})
 }
+
+func FuzzParseBroker(f *testing.F) {
+	for _, k := range []string{"subAccountCreated", "subAccounts", "apiKey", "transfer", "futuresTransfer", "transfers", "futuresTransfers", "assets"} {
+		f.Add(brokerFixture(f, k))
+	}
+	for _, b := range badBodies {
+		f.Add([]byte(b))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, _ = ParseSubAccountCreated(b)
+		_, _ = ParseSubAccounts(b)
+		_, _ = ParseSubAccountAPIKey(b)
+		_, _, _ = ParseBrokerTransferID(b)
+		_, _ = ParseBrokerTransfers(b)
+		_, _ = ParseBrokerFuturesTransfers(b)
+		_, _ = ParseSubAccountAssets(b)
+	})
+}

@@ -111,4 +111,12 @@ const (
 	pathConvertAccept   = "/sapi/v1/convert/acceptQuote"
 	pathConvertStatus   = "/sapi/v1/convert/orderStatus"
 	pathConvertHistory  = "/sapi/v1/convert/tradeFlow"
+
+	// Binance Link (broker) sub-accounts.
+	pathBrokerSubAccount      = "/sapi/v1/broker/subAccount"
+	pathBrokerSubAccountFut   = "/sapi/v1/broker/subAccount/futures"
+	pathBrokerSubAccountAPI   = "/sapi/v1/broker/subAccountApi"
+	pathBrokerTransfer        = "/sapi/v1/broker/transfer"
+	pathBrokerTransferFutures = "/sapi/v1/broker/transfer/futures"
+	pathSubAccountAssets      = "/sapi/v3/sub-account/assets"
 )

@@ -18,7 +18,7 @@ func TestDescribe11(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr := d.Capabilities.Trading
-	if d.SdkVersion != "1.1" || !tr.CheckCredentials || tr.ClientOrderIdFormat.GetMaxLength() != 36 || len(tr.Markets) != 2 {
+	if d.SdkVersion != "1.2" || !tr.CheckCredentials || tr.ClientOrderIdFormat.GetMaxLength() != 36 || len(tr.Markets) != 2 {
 		t.Fatalf("describe: %v", d)
 	}
 	for _, m := range tr.Markets {

@@ -28,6 +28,7 @@ func (s *Server) brokerRoutes(mux *http.ServeMux) {
 	s.handle(mux, "POST /sapi/v1/broker/subAccount", b(1, s.brokerCreateSub))
 	s.handle(mux, "GET /sapi/v1/broker/subAccount", b(1, s.brokerListSubs))
 	s.handle(mux, "POST /sapi/v1/broker/subAccountApi", b(8, s.brokerCreateKey))
+	s.handle(mux, "POST /sapi/v1/broker/subAccount/futures", b(1, s.brokerEnableFutures))
 	s.handle(mux, "POST /sapi/v1/broker/transfer", route{sec: secSigned, weight: 1, clientIDs: paramIDs("clientTranId"),
 		fn: s.brokerOnly(s.brokerTransfer(false))})
 	s.handle(mux, "GET /sapi/v1/broker/transfer", b(1, s.brokerTransferHistory))
@@ -137,6 +138,22 @@ func (s *Server) brokerListSubs(q *req) (any, error) {
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// brokerEnableFutures serves POST /sapi/v1/broker/subAccount/futures (subAccountId, futures=true). Futures is
+// always on in the venue; the call only checks the sub-account.
+func (s *Server) brokerEnableFutures(q *req) (any, error) {
+	id := q.str("subAccountId")
+	if id == "" {
+		return nil, badParam("subAccountId")
+	}
+	if q.str("futures") != "true" {
+		return nil, illegal("futures")
+	}
+	if _, err := s.v.SubAccountOf(q.account, s.subVenueID(q.account, id)); err != nil {
+		return nil, brokerError(err)
+	}
+	return map[string]any{"subaccountId": id, "enableFutures": true, "updateTime": s.v.Now()}, nil
 }
 
 // brokerCreateKey serves POST /sapi/v1/broker/subAccountApi: a new HMAC key of the sub-account. canTrade (spot) is
