@@ -14,6 +14,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/exhub/exhub/bff/internal/accounts"
 	"github.com/exhub/exhub/bff/internal/auth"
 	"github.com/exhub/exhub/bff/internal/kyc"
 	"github.com/exhub/exhub/bff/internal/member"
@@ -35,6 +36,8 @@ type Deps struct {
 	Members *member.Service
 	// KYC handles documents and applications. Nil: the KYC routes answer 503.
 	KYC *kyc.Service
+	// Accounts serves /api/v1/accounts (the member's exchange accounts). Nil: those routes answer 503.
+	Accounts *accounts.Service
 	// Exchanges are the slugs listed in the KYC answer's per-exchange flags.
 	Exchanges []string
 	// Logger logs failures the member only sees as a 500.
@@ -146,6 +149,7 @@ func Register(api huma.API, d Deps) {
 	r.registerSecurity(api)
 	r.registerKYC(api)
 	r.registerReferral(api)
+	r.registerExchangeAccounts(api)
 }
 
 // op is an account operation: tagged, session required, the auth problems documented, plus errs.

@@ -88,7 +88,7 @@ func TestEndpointsNeedASession(t *testing.T) {
 	b := startBFF(t, openStore(t, store.DefaultConfig(t.TempDir())), t.TempDir())
 	alice := b.signUp("alice")
 	reads := []string{"/api/v1/me", "/api/v1/me/profile", "/api/v1/me/favorites", "/api/v1/me/favorites/binance/SPOT/BTCUSDT",
-		"/api/v1/me/preferences", "/api/v1/me/security", "/api/v1/me/kyc", "/api/v1/me/referral"}
+		"/api/v1/me/preferences", "/api/v1/me/security", "/api/v1/me/kyc", "/api/v1/me/referral", "/api/v1/accounts"}
 	for _, p := range reads {
 		expect(t, b.api.Get(p), http.StatusUnauthorized, "unauthorized", nil)
 		expect(t, b.api.Get(p, "Cookie: exhub_session=forged"), http.StatusUnauthorized, "unauthorized", nil)
@@ -106,6 +106,8 @@ func TestEndpointsNeedASession(t *testing.T) {
 		{http.MethodPost, "/api/v1/me/kyc", map[string]any{"kind": "person"}},
 		{http.MethodPost, "/api/v1/me/kyc/documents", nil},
 		{http.MethodPost, "/api/v1/me/kyc/submit", nil},
+		{http.MethodPost, "/api/v1/accounts", map[string]any{"exchange": "okx", "api_key": "k", "api_secret": "s"}},
+		{http.MethodDelete, "/api/v1/accounts/some-id", nil},
 	}
 	for _, w := range writes {
 		args := []any{origin}
@@ -130,7 +132,7 @@ func TestEndpointsNeedASession(t *testing.T) {
 	if favs, _ := b.st.ListFavorites(context.Background(), alice.id()); len(favs) != 0 {
 		t.Fatalf("refused calls wrote favorites: %v", favs)
 	}
-	// OpenAPI: every route tagged account and needing the session scheme.
+	// OpenAPI: every route tagged account (the exchange accounts: accounts) and needing the session scheme.
 	n := 0
 	for path, item := range b.api.OpenAPI().Paths {
 		for _, op := range []*huma.Operation{item.Get, item.Post, item.Put, item.Patch, item.Delete} {
@@ -138,12 +140,16 @@ func TestEndpointsNeedASession(t *testing.T) {
 				continue
 			}
 			n++
-			if len(op.Tags) != 1 || op.Tags[0] != account.Tag || len(op.Security) != 1 || op.OperationID == "" {
+			tag := account.Tag
+			if strings.HasPrefix(path, "/api/v1/accounts") {
+				tag = account.AccountsTag
+			}
+			if len(op.Tags) != 1 || op.Tags[0] != tag || len(op.Security) != 1 || op.OperationID == "" {
 				t.Errorf("%s %s: tags %v security %v id %q", op.Method, path, op.Tags, op.Security, op.OperationID)
 			}
 		}
 	}
-	if n != 16 {
+	if n != 19 {
 		t.Errorf("%d operations", n)
 	}
 }
