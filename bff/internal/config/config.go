@@ -40,6 +40,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/exhub/exhub/bff/internal/accounts"
 	"github.com/exhub/exhub/bff/internal/api/analytics"
 	"github.com/exhub/exhub/bff/internal/auth"
 	"github.com/exhub/exhub/bff/internal/cache"
@@ -75,6 +76,8 @@ type Config struct {
 	KYC kyc.Config `yaml:"kyc"`
 	// Store is the member database (store.Config: driver sqlite or postgres, dsn, pools, migration lock).
 	Store store.Config `yaml:"store"`
+	// Accounts is members' exchange accounts (accounts.Config: key-encryption keys, broker mode); see its README.
+	Accounts accounts.Config `yaml:"accounts"`
 	Demo  Demo         `yaml:"demo"`
 	// RateLimit is the attempt counter the gate's limits run on (ratelimit.Config: Valkey key prefix, size of the
 	// in-process table used without Valkey).
