@@ -250,7 +250,7 @@ func (s *Service) Link(ctx context.Context, memberID string, in LinkInput) (Acco
 	row, err := s.st.CreateExchangeAccount(ctx, store.ExchangeAccount{ID: id, MemberID: memberID, Exchange: in.Exchange,
 		Mode: store.AccountLinked, Name: in.Name, KeyLast4: creds.Last4(), Sealed: blob, KEKID: kek,
 		Permissions: Permissions{Read: perm.GetCanRead(), Trade: perm.GetCanTrade(), Transfer: perm.GetCanTransfer()}.String(),
-		Status: store.AccountActive})
+		Status:      store.AccountActive})
 	if errors.Is(err, store.ErrConflict) {
 		return Account{}, fmt.Errorf("accounts: %w (%s)", ErrExists, in.Exchange)
 	}

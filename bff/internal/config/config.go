@@ -78,7 +78,7 @@ type Config struct {
 	Store store.Config `yaml:"store"`
 	// Accounts is members' exchange accounts (accounts.Config: key-encryption keys, broker mode); see its README.
 	Accounts accounts.Config `yaml:"accounts"`
-	Demo  Demo         `yaml:"demo"`
+	Demo     Demo            `yaml:"demo"`
 	// RateLimit is the attempt counter the gate's limits run on (ratelimit.Config: Valkey key prefix, size of the
 	// in-process table used without Valkey).
 	RateLimit ratelimit.Config `yaml:"ratelimit"`
