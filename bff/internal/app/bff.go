@@ -1,6 +1,7 @@
 // Package app assembles the BFF: it builds every component from the configuration (the HTTP listener, the member
 // store, the cache, the plugin host, the market service, analytics, the stream gateway, the session checker and the
-// self-service gate, the member and KYC services, the HTTP server, and as they land trading and wallet) and runs
+// self-service gate, the member and KYC services, the members' exchange accounts, the HTTP server, and as they land
+// trading and wallet) and runs
 // them with a Lifecycle: started in order, stopped in reverse order, every goroutine owned. cmd/exhub-bff only
 // parses flags and calls Serve or OpenAPI.
 package app
@@ -16,6 +17,7 @@ import (
 	"syscall"
 
 	"github.com/exhub/exhub/analytics/service"
+	"github.com/exhub/exhub/bff/internal/accounts"
 	"github.com/exhub/exhub/bff/internal/api"
 	"github.com/exhub/exhub/bff/internal/auth"
 	"github.com/exhub/exhub/bff/internal/auth/gate"
@@ -51,6 +53,7 @@ type BFF struct {
 	gate      *gate.Gate
 	members   *member.Service
 	kyc       *kyc.Service
+	accounts  *accounts.Service // nil in demo mode without a key-encryption key
 	server    *http.Server
 }
 
@@ -105,6 +108,7 @@ func (b *BFF) Components() []Component {
 		Func{ID: "stream", OpenFn: b.newGateway, RunFn: b.runGateway},
 		Func{ID: "auth", OpenFn: b.newAuth},
 		Func{ID: "members", OpenFn: b.newMembers, RunFn: b.runKYCAutoReview},
+		Func{ID: "accounts", OpenFn: b.newAccounts, RunFn: b.runAccounts},
 		Func{ID: "http", OpenFn: b.newServer, RunFn: b.serveHTTP},
 	}
 }
@@ -273,6 +277,60 @@ func (b *BFF) runKYCAutoReview(ctx context.Context) error {
 	b.log.Info("kyc auto-review on (demo mode)", "delay", b.cfg.KYC.AutoReviewDelay.String())
 	return b.kyc.RunAutoReview(ctx)
 }
+
+// newAccounts builds the members' exchange accounts over the store and the plugins: linked keys checked with the
+// exchange and sealed under the configured key-encryption keys, and in broker mode sub-accounts made with the
+// master credentials. Live mode refuses to start without a key; demo mode runs without accounts (the routes answer
+// 503) and says what to set.
+func (b *BFF) newAccounts(context.Context) error {
+	cfg := b.cfg.Accounts.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("config: accounts: %w", err)
+	}
+	if !cfg.HasKeys() {
+		if b.cfg.Mode != "demo" {
+			return cfg.Require()
+		}
+		b.log.Warn("exchange accounts are off: no key-encryption key", "hint", cfg.Require().Error())
+		return nil
+	}
+	keys, err := cfg.Keyring()
+	if err != nil {
+		return err
+	}
+	o := accounts.Options{Store: b.store, Keyring: keys, Exchanges: accounts.HostExchanges{Host: b.host}, Config: cfg,
+		Logger: b.log}
+	if cfg.Broker.Enabled {
+		masters, err := cfg.Broker.Masters()
+		if err != nil {
+			return fmt.Errorf("config: accounts.broker.credentials: %w", err)
+		}
+		hb := accounts.NewHostBroker(b.host, masters)
+		if len(hb.Exchanges()) == 0 {
+			b.log.Warn("broker mode is on but no exchange has both a plugin and master credentials (accounts.broker.credentials)")
+		}
+		o.Broker = hb
+	}
+	svc, err := accounts.New(o)
+	if err != nil {
+		return err
+	}
+	b.accounts = svc
+	b.log.Info("exchange accounts ready", "active_key", keys.Active(), "keys", len(keys.IDs()), "broker", svc.BrokerMode())
+	return nil
+}
+
+// runAccounts provisions broker accounts (resuming unfinished ones) until ctx ends.
+func (b *BFF) runAccounts(ctx context.Context) error {
+	if b.accounts == nil {
+		return nil
+	}
+	return b.accounts.Run(ctx)
+}
+
+// Accounts is the exchange accounts service (nil in demo mode without a key-encryption key), for the trading path's
+// AccountRef.
+func (b *BFF) Accounts() *accounts.Service { return b.accounts }
 
 func (b *BFF) newServer(context.Context) error {
 	handler, _ := api.New(api.Deps{Config: b.cfg, Host: b.host, Cache: b.cache, Metrics: b.metrics, Logger: b.log,

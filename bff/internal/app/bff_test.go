@@ -53,7 +53,7 @@ func TestComponentOrder(t *testing.T) {
 	}
 	// The listener binds first (a busy port fails before anything opens); the store opens next (migrations) and so
 	// closes after every component that uses it; HTTP serves last and so drains first.
-	want := []string{"listener", "store", "cache", "plugins", "market", "analytics", "stream", "auth", "members", "http"}
+	want := []string{"listener", "store", "cache", "plugins", "market", "analytics", "stream", "auth", "members", "accounts", "http"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("components %v, want %v", names, want)
 	}
