@@ -1,9 +1,8 @@
 // Package app assembles the BFF: it builds every component from the configuration (the HTTP listener, the member
 // store, the cache, the plugin host, the market service, analytics, the stream gateway, the session checker and the
 // self-service gate, the member and KYC services, the members' exchange accounts, the HTTP server, and as they land
-// trading and wallet) and runs
-// them with a Lifecycle: started in order, stopped in reverse order, every goroutine owned. cmd/exhub-bff only
-// parses flags and calls Serve or OpenAPI.
+// trading and wallet) and runs them with a Lifecycle: started in order, stopped in reverse order, every goroutine
+// owned. cmd/exhub-bff only parses flags and calls Serve or OpenAPI.
 package app
 
 import (
