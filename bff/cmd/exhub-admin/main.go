@@ -6,8 +6,14 @@
 //	exhub-admin kyc approve <application-or-member> [--reviewer name]
 //	exhub-admin kyc decline <application-or-member> --reason "..." [--reviewer name]
 //
+//	exhub-admin accounts rekey                                 re-encrypt exchange credentials under accounts.active_key
+//
 // A member id stands for that member's latest application. Approving sets the member's KYC flag on the exchanges of
 // kyc.exchanges (every configured exchange when empty).
+//
+// Rotating the key-encryption key: add the new key beside the old one (accounts.keys or EXHUB_ACCOUNTS_KEY_RING_FILE),
+// make it accounts.active_key, restart the BFFs (new records use it, old ones still open), run accounts rekey, and
+// remove the old key once it reports nothing left.
 package main
 
 import (
@@ -25,6 +31,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/exhub/exhub/bff/internal/accounts"
 	"github.com/exhub/exhub/bff/internal/config"
 	"github.com/exhub/exhub/bff/internal/kyc"
 	"github.com/exhub/exhub/bff/internal/store"
@@ -33,7 +40,8 @@ import (
 const usage = `usage:
   exhub-admin [--config FILE] kyc list [--state pending|in_review|completed|declined] [--limit N]
   exhub-admin [--config FILE] kyc approve <application-or-member> [--reviewer NAME]
-  exhub-admin [--config FILE] kyc decline <application-or-member> --reason TEXT [--reviewer NAME]`
+  exhub-admin [--config FILE] kyc decline <application-or-member> --reason TEXT [--reviewer NAME]
+  exhub-admin [--config FILE] accounts rekey`
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -56,6 +64,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	rest := global.Args()
+	if len(rest) >= 1 && rest[0] == "accounts" {
+		return accountsCommand(ctx, *configPath, rest[1:], stdout, stderr)
+	}
 	if len(rest) < 2 || rest[0] != "kyc" {
 		global.Usage()
 		return errors.New("unknown command")
@@ -131,6 +142,33 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		global.Usage()
 		return fmt.Errorf("unknown kyc command %q", cmd)
 	}
+}
+
+// accountsCommand runs "accounts rekey": every sealed exchange credential not under accounts.active_key is
+// re-encrypted under it.
+func accountsCommand(ctx context.Context, configPath string, args []string, stdout, stderr io.Writer) error {
+	if len(args) != 1 || args[0] != "rekey" {
+		fmt.Fprintln(stderr, usage)
+		return fmt.Errorf("unknown accounts command %q", strings.Join(args, " "))
+	}
+	cfg, err := loadConfig(configPath)
+	if err != nil {
+		return err
+	}
+	keys, err := cfg.Accounts.WithDefaults().Keyring()
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	st, err := store.Open(ctx, cfg.Store, store.WithLogger(log))
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	res, err := accounts.Rekey(ctx, st, keys, log)
+	fmt.Fprintf(stdout, "rekey under %s: %d resealed, %d changed meanwhile (run again), %d did not open\n",
+		keys.Active(), res.Resealed, res.Changed, res.Failed)
+	return err
 }
 
 func list(ctx context.Context, st *store.Store, state string, limit int, out io.Writer) error {
