@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/valkey-io/valkey-go"
 
@@ -21,7 +22,8 @@ type fakeSource struct {
 }
 
 type fakeUpstream struct {
-	ch chan pluginhost.AccountUpdate
+	ch  chan pluginhost.AccountUpdate
+	ctx context.Context // the context it was opened with
 }
 
 func (u *fakeUpstream) Updates() <-chan pluginhost.AccountUpdate { return u.ch }
@@ -30,7 +32,7 @@ func (u *fakeUpstream) Close()                                   {}
 func newFakeSource() *fakeSource { return &fakeSource{ups: make(chan *fakeUpstream, 4)} }
 
 func (f *fakeSource) Open(ctx context.Context, _ string, _ *exchangev1.AccountRef) (accountstream.Upstream, error) {
-	up := &fakeUpstream{ch: make(chan pluginhost.AccountUpdate, 10000)}
+	up := &fakeUpstream{ch: make(chan pluginhost.AccountUpdate, 10000), ctx: ctx}
 	select {
 	case f.ups <- up:
 		return up, nil
@@ -243,5 +245,50 @@ func TestBrokerGapResyncs(t *testing.T) {
 	waitFor(t, "fill 3 on both", func() bool { ra.read(); rb.read(); return ra.last == 3 && rb.last == 3 })
 	if len(ra.reasons) != 1 || len(rb.reasons) != 1 {
 		t.Fatalf("more resyncs: %v, %v", ra.reasons, rb.reasons)
+	}
+}
+
+// TestUnwantedStreamCloses: the upstream stays open for Linger after its last subscriber leaves (a returning
+// subscriber finds it), then closes.
+func TestUnwantedStreamCloses(t *testing.T) {
+	src := newFakeSource()
+	accts := newAccounts()
+	accts.add("m", "reference", "acct")
+	m, _ := startManager(t, accountstream.Options{Source: src, Accounts: accts, Linger: 300 * time.Millisecond})
+	q := feed.NewQueue(100)
+	cancel, err := m.Subscribe(t.Context(), "m", "reference", q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := src.upstream(t)
+	up.ch <- snapshotEvent()
+	waitFor(t, "the snapshot", func() bool { return len(q.Take()) == 1 })
+	cancel()
+	cancel() // twice is harmless
+	// Back within the linger: the same upstream, its state at once.
+	again := feed.NewQueue(100)
+	cancel, err = m.Subscribe(t.Context(), "m", "reference", again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if us := again.Take(); len(us) != 1 || us[0].Kind != feed.KindSnapshot {
+		t.Fatalf("returning subscriber got %+v", us)
+	}
+	cancel()
+	waitFor(t, "the upstream to close", func() bool {
+		select {
+		case <-up.ctx.Done():
+			return true
+		default:
+			return false
+		}
+	})
+	if st := m.Stats(); st.Topics != 0 || st.Leading != 0 || st.Subscribers != 0 {
+		t.Fatalf("after the linger: %+v", st)
+	}
+	select {
+	case <-src.ups:
+		t.Fatal("a second upstream was opened")
+	default:
 	}
 }

@@ -3,6 +3,7 @@ package accountstream_test
 import (
 	"fmt"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -238,4 +239,35 @@ func TestPrivateChannelsEndToEnd(t *testing.T) {
 	if e := a.until(func(m map[string]any) bool { return m["type"] == "error" }); field(e, "error", "status") != float64(401) {
 		t.Fatalf("subscribe after logout: %v", e)
 	}
+}
+
+// TestPluginRestartResyncs: the plugin dies; the member's subscription gets status resyncing and a snapshot from
+// the restarted plugin, then its new events.
+func TestPluginRestartResyncs(t *testing.T) {
+	h := startHost(t)
+	accts := newAccounts()
+	accts.add("member-a", "reference", "acct-a")
+	id := startIdentity(t)
+	id.login("cookie-a", "member-a")
+	m, _ := startManager(t, accountstream.Options{Source: accountstream.HostSource{Host: h}, Accounts: accts})
+	srv := startGateway(t, h, m, id.checker(t), stream.Config{})
+	c := dial(t, srv, "cookie-a")
+	c.send(privSub("1", "orders", "reference"))
+	ch := &chain{t: t, channel: "orders"}
+	c.until(func(m map[string]any) bool { ch.see(m); return ch.synced })
+	sup, _ := h.Get("reference")
+	pid := sup.Status().Pid
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	c.until(func(m map[string]any) bool { ch.see(m); return len(ch.resyncs) > 0 && ch.synced })
+	if ch.resyncs[0] != "stream_lost" {
+		t.Fatalf("resync reasons %v", ch.resyncs)
+	}
+	waitFor(t, "the restarted plugin", func() bool { st := sup.Status(); return st.Pid != pid && st.Pid != 0 })
+	placeMarket(t, h, "acct-a", "after-restart", "0.001")
+	c.until(func(m map[string]any) bool {
+		ch.see(m)
+		return m["type"] == "order" && field(m, "order", "clientOrderId") == "after-restart"
+	})
 }
