@@ -388,6 +388,24 @@ describe("recovery, step B", () => {
 });
 
 describe("second factor", () => {
+  it("asks for six digits from the app, or a recovery code, before sending", async () => {
+    const { OtpAuthScreen } = await import("./OtpAuth");
+    const k = fakeKratos({
+      "GET /self-service/login/browser": () =>
+        json(flow("A1", [input("totp_code", { group: "totp" }), submit("method", "totp", "totp"), input("lookup_secret", { group: "lookup_secret" }), submit("method", "lookup_secret", "lookup_secret")])),
+    });
+    setKratosFetch(k.fetch);
+    renderAt("/otpauth", { "/otpauth": OtpAuthScreen });
+    fireEvent.change(await screen.findByLabelText("Authentication code"), { target: { value: "12" } });
+    fireEvent.click(screen.getByRole("button", { name: "Verify" }));
+    expect(await screen.findByText("Enter the 6-digit code from your authenticator app.")).toBeTruthy();
+    fireEvent.click(screen.getByRole("tab", { name: "Recovery code" }));
+    expect(screen.queryByText("Enter the 6-digit code from your authenticator app.")).toBeNull();
+    fireEvent.click(screen.getByRole("button", { name: "Verify" }));
+    expect(await screen.findByText("This field is required.")).toBeTruthy();
+    expect(k.calls.filter((c) => c.method === "POST")).toHaveLength(0);
+  });
+
   it("takes a TOTP code or, on the other tab, a recovery code, then returns", async () => {
     const { OtpAuthScreen } = await import("./OtpAuth");
     const k = fakeKratos({
