@@ -12,9 +12,9 @@ const (
 	Key           = 2
 	Slug          = "okx"
 	Name          = "OKX"
-	PluginVersion = "1.0.0"
+	PluginVersion = "1.2.0"
 	// SDKVersion is the exchange.v1 minor revision this implementation follows.
-	SDKVersion = "1.1"
+	SDKVersion = "1.2"
 	Website    = "https://www.okx.com"
 )
 

@@ -36,6 +36,14 @@ var okxReasons = map[string]exchangev1.ErrorReason{
 	"51131": exchangev1.ErrorReason_ERROR_REASON_INSUFFICIENT_FUNDS,
 	"58350": exchangev1.ErrorReason_ERROR_REASON_INSUFFICIENT_FUNDS,
 	"59200": exchangev1.ErrorReason_ERROR_REASON_INSUFFICIENT_FUNDS,
+	// Broker sub-accounts.
+	"59500": exchangev1.ErrorReason_ERROR_REASON_PERMISSION_DENIED, // only the main account's key
+	"59604": exchangev1.ErrorReason_ERROR_REASON_PERMISSION_DENIED, // only the main account's key
+	"59608": exchangev1.ErrorReason_ERROR_REASON_PERMISSION_DENIED, // only broker accounts
+	"59505": exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT,  // passphrase format
+	"59510": exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT,  // sub-account does not exist
+	"59601": exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT,  // sub-account name exists
+	"59603": exchangev1.ErrorReason_ERROR_REASON_ORDER_REJECTED,    // too many sub-accounts
 	// Orders.
 	"51603": exchangev1.ErrorReason_ERROR_REASON_ORDER_NOT_FOUND,
 	"51400": exchangev1.ErrorReason_ERROR_REASON_ORDER_NOT_FOUND,

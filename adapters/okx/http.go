@@ -91,6 +91,9 @@ var nonIdempotent = map[string]bool{
 	pathAssetTransfer:      true,
 	pathAssetWithdrawal:    true,
 	pathAssetConvertTrade:  true,
+	// A sub-account is found by name afterwards; a key's secret is in its answer only.
+	pathBrokerCreateSubAccount: true,
+	pathBrokerSubAccountAPIKey: true,
 }
 
 // isNonIdempotent reports whether a call must not be repeated blindly.

@@ -145,6 +145,7 @@ func (s *Server) Describe(context.Context, *exchangev1.DescribeRequest) (*exchan
 				CheckCredentials:        true,
 			},
 			Wallet:    &exchangev1.WalletCapabilities{Balances: true, Transfer: true, Deposit: true, Withdraw: true, Convert: true},
+			Broker:    brokerCapabilities(),
 			Intervals: intervals,
 			Analytics: &exchangev1.AnalyticsCapabilities{OpenInterest: true,
 				LongShortRatio: []exchangev1.LongShortRatioKind{exchangev1.LongShortRatioKind_LONG_SHORT_RATIO_KIND_ACCOUNTS},

@@ -41,6 +41,13 @@ const (
 	pathAssetTransferState        = "/api/v5/asset/transfer-state"
 	pathAssetWithdrawal           = "/api/v5/asset/withdrawal"
 	pathAssetWithdrawalHistory    = "/api/v5/asset/withdrawal-history"
+
+	// Non-disclosed broker sub-accounts and the master's reads of them.
+	pathBrokerCreateSubAccount = "/api/v5/broker/nd/create-subaccount"
+	pathBrokerSubAccountInfo   = "/api/v5/broker/nd/subaccount-info"
+	pathBrokerSubAccountAPIKey = "/api/v5/broker/nd/subaccount/apikey"
+	pathSubAccountBalances     = "/api/v5/account/subaccount/balances"
+	pathSubAccountFunding      = "/api/v5/asset/subaccount/balances"
 	// market
 	pathMarketBooks          = "/api/v5/market/books"
 	pathMarketCandles        = "/api/v5/market/candles"

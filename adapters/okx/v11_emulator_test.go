@@ -14,7 +14,7 @@ func TestDescribeV11(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.GetSdkVersion() != "1.1" {
+	if d.GetSdkVersion() != "1.2" {
 		t.Fatalf("sdk_version %q", d.GetSdkVersion())
 	}
 	tr := d.GetCapabilities().GetTrading()
