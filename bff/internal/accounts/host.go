@@ -63,8 +63,20 @@ func NewHostBroker(host *pluginhost.Host, masters map[string]Credentials) *HostB
 // Masters parses the broker section's master credentials (slug -> credentials).
 func (c BrokerConfig) Masters() (map[string]Credentials, error) { return c.masters() }
 
-// Exchanges are the exchanges with a plugin and master credentials.
-func (b *HostBroker) Exchanges() []string { return append([]string(nil), b.slugs...) }
+// Exchanges are the exchanges with master credentials whose running plugin announces the broker calls it needs
+// (CreateSubAccount and CreateSubAccountApiKey; exchange.v1 1.2). A plugin not running yet, or one without them, is
+// left out until it does: its members are provisioned on their next need.
+func (b *HostBroker) Exchanges() []string {
+	out := make([]string, 0, len(b.slugs))
+	for _, slug := range b.slugs {
+		sup, _ := b.host.Get(slug)
+		br := sup.Describe().GetCapabilities().GetBroker()
+		if br.GetCreateSubAccount() && br.GetCreateSubAccountApiKey() {
+			out = append(out, slug)
+		}
+	}
+	return out
+}
 
 func (b *HostBroker) master(exchange string) (*pluginhost.Supervisor, *exchangev1.AccountRef, error) {
 	sup, ok := b.host.Get(exchange)

@@ -304,11 +304,10 @@ func (b *BFF) newAccounts(context.Context) error {
 		if err != nil {
 			return fmt.Errorf("config: accounts.broker.credentials: %w", err)
 		}
-		hb := accounts.NewHostBroker(b.host, masters)
-		if len(hb.Exchanges()) == 0 {
-			b.log.Warn("broker mode is on but no exchange has both a plugin and master credentials (accounts.broker.credentials)")
+		if len(masters) == 0 {
+			b.log.Warn("broker mode is on without master credentials (accounts.broker.credentials): no broker accounts are made")
 		}
-		o.Broker = hb
+		o.Broker = accounts.NewHostBroker(b.host, masters)
 	}
 	svc, err := accounts.New(o)
 	if err != nil {
