@@ -136,7 +136,14 @@ func (s *Stack) services() ([]*service, error) {
 			"EXHUB_PLUGIN_DIR=" + filepath.Join(c.BinDir, "plugins"),
 		},
 		prepare: func(svc *service) error {
-			env, err := emulatorSettings(c)
+			all, err := emulatorPluginSettings(c)
+			if err != nil {
+				return err
+			}
+			svc.env = append(svc.env, settingsEnv(all)...)
+			// Exchange accounts: a demo key-encryption key kept in the data directory, and broker mode with the
+			// emulators' master credentials, so every new member gets a funded sub-account on every exchange.
+			env, err := accountsEnv(c, all)
 			svc.env = append(svc.env, env...)
 			return err
 		},
@@ -407,9 +414,8 @@ func (s *Stack) Stop() {
 	})
 }
 
-// emulatorSettings asks exhub-emulators for each plugin's settings at the configured addresses and returns them as
-// EXHUB_EXCHANGE_<SLUG>_SETTINGS variables for the BFF.
-func emulatorSettings(c Config) ([]string, error) {
+// emulatorPluginSettings asks exhub-emulators for each plugin's settings at the configured addresses.
+func emulatorPluginSettings(c Config) (map[string]map[string]string, error) {
 	out, err := exec.Command(c.bin("exhub-emulators"), "--print-settings", "--binance", c.BinanceEmuAddr, "--okx", c.OKXEmuAddr).Output()
 	if err != nil {
 		return nil, fmt.Errorf("emulators: %s --print-settings: %w (run `make build`)", c.bin("exhub-emulators"), err)
@@ -418,6 +424,11 @@ func emulatorSettings(c Config) ([]string, error) {
 	if err := json.Unmarshal(out, &all); err != nil {
 		return nil, fmt.Errorf("emulators: settings: %w", err)
 	}
+	return all, nil
+}
+
+// settingsEnv turns the emulators' plugin settings into EXHUB_EXCHANGE_<SLUG>_SETTINGS variables for the BFF.
+func settingsEnv(all map[string]map[string]string) []string {
 	var env []string
 	for _, slug := range slices.Sorted(maps.Keys(all)) {
 		kv := make([]string, 0, len(all[slug]))
@@ -426,7 +437,7 @@ func emulatorSettings(c Config) ([]string, error) {
 		}
 		env = append(env, "EXHUB_EXCHANGE_"+strings.ToUpper(slug)+"_SETTINGS="+strings.Join(kv, ","))
 	}
-	return env, nil
+	return env
 }
 
 func exitErr(err error) error {
