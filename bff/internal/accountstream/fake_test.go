@@ -185,7 +185,8 @@ func TestBrokerGapResyncs(t *testing.T) {
 	accts := newAccounts()
 	accts.add("m", "reference", "acct")
 	srcA := newFakeSource()
-	mA, _ := startManager(t, accountstream.Options{Source: srcA, Accounts: accts, Broker: valkeyBroker(t, addr, "a")})
+	mA, _ := startManager(t, accountstream.Options{Source: srcA, Accounts: accts, Broker: valkeyBroker(t, addr, "a"),
+		StateRefresh: 100 * time.Millisecond})
 	qa := feed.NewQueue(1000)
 	cancelA, err := mA.Subscribe(t.Context(), "m", "reference", qa)
 	if err != nil {
@@ -210,6 +211,15 @@ func TestBrokerGapResyncs(t *testing.T) {
 	up.ch <- fillEvent(2)
 	waitFor(t, "fill 2 on B", func() bool { rb.read(); return rb.last == 2 })
 
+	// The leader's periodic ticks (its last sequence, unchanged) resync nobody.
+	published := mA.Stats().Published
+	waitFor(t, "three ticks", func() bool { return mA.Stats().Published >= published+3 })
+	ra.read()
+	rb.read()
+	if len(ra.reasons)+len(rb.reasons) != 0 {
+		t.Fatalf("resyncs on ticks: %v, %v", ra.reasons, rb.reasons)
+	}
+
 	// Forge a hole: a message of the leader's run numbered two past the last.
 	vc, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{addr}, DisableCache: true})
 	if err != nil {
@@ -217,21 +227,25 @@ func TestBrokerGapResyncs(t *testing.T) {
 	}
 	defer vc.Close()
 	topic := "reference|m|acct"
-	raw, err := vc.Do(t.Context(), vc.B().Get().Key("exhub:account:last:"+topic).Build()).AsBytes()
-	if err != nil {
-		t.Fatal(err)
+	forge := func(k string, ahead int64) {
+		t.Helper()
+		raw, err := vc.Do(t.Context(), vc.B().Get().Key("exhub:account:last:"+topic).Build()).AsBytes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st struct {
+			E string `json:"e"`
+			S int64  `json:"s"`
+		}
+		if err := json.Unmarshal(raw, &st); err != nil || st.E == "" {
+			t.Fatalf("kept state %s: %v", raw, err)
+		}
+		forged, _ := json.Marshal(map[string]any{"e": st.E, "s": st.S + ahead, "k": k})
+		if err := vc.Do(t.Context(), vc.B().Publish().Channel("exhub:account:ev:"+topic).Message(string(forged)).Build()).Error(); err != nil {
+			t.Fatal(err)
+		}
 	}
-	var st struct {
-		E string `json:"e"`
-		S int64  `json:"s"`
-	}
-	if err := json.Unmarshal(raw, &st); err != nil || st.E == "" {
-		t.Fatalf("kept state %s: %v", raw, err)
-	}
-	forged, _ := json.Marshal(map[string]any{"e": st.E, "s": st.S + 2, "k": "event"})
-	if err := vc.Do(t.Context(), vc.B().Publish().Channel("exhub:account:ev:"+topic).Message(string(forged)).Build()).Error(); err != nil {
-		t.Fatal(err)
-	}
+	forge("event", 2)
 	// Every replica receives the forged message (the leader's own too): each re-reads the state.
 	waitFor(t, "the resyncs", func() bool {
 		ra.read()
@@ -246,6 +260,16 @@ func TestBrokerGapResyncs(t *testing.T) {
 	if len(ra.reasons) != 1 || len(rb.reasons) != 1 {
 		t.Fatalf("more resyncs: %v, %v", ra.reasons, rb.reasons)
 	}
+
+	// A tick ahead of what a replica applied (its last messages were lost) resyncs it too.
+	forge("tick", 1)
+	waitFor(t, "the resyncs after the tick", func() bool {
+		ra.read()
+		rb.read()
+		return len(ra.reasons) == 2 && ra.synced && len(rb.reasons) == 2 && rb.synced
+	})
+	up.ch <- fillEvent(4)
+	waitFor(t, "fill 4 on both", func() bool { ra.read(); rb.read(); return ra.last == 4 && rb.last == 4 })
 }
 
 // TestUnwantedStreamCloses: the upstream stays open for Linger after its last subscriber leaves (a returning

@@ -314,7 +314,7 @@ func (m *Manager) unsubscribe(t *topic, s *sub) {
 type envelope struct {
 	E  string     `json:"e"`
 	S  int64      `json:"s,omitempty"`
-	K  string     `json:"k"` // snapshot, event, resync, status, state
+	K  string     `json:"k"` // snapshot, event, resync, status, state, tick
 	R  string     `json:"r,omitempty"`
 	Ev []byte     `json:"ev,omitempty"` // exchange.v1 AccountEvent (event, status)
 	St *wireState `json:"st,omitempty"` // snapshot, state
@@ -326,6 +326,7 @@ const (
 	kResync   = "resync"
 	kStatus   = "status"
 	kState    = "state"
+	kTick     = "tick" // the run's last sequence, unchanged (StateRefresh)
 )
 
 // --- leading ---------------------------------------------------------------------------------------------------
@@ -424,9 +425,10 @@ func (l *leader) pump(ctx context.Context, up Upstream) bool {
 		case <-ctx.Done():
 			return got
 		case <-refresh.C:
-			// Keep the state alive in the broker for replicas that join a quiet account.
+			// Keep the state alive in the broker for replicas that join a quiet account, and tell every replica
+			// where the run stands: one that missed the last messages notices now, not at the next update.
 			if l.model.synced {
-				l.publish(nil)
+				l.publish([]*envelope{{E: l.epoch, S: l.seq, K: kTick}})
 			}
 			continue
 		case u, ok = <-up.Updates():
@@ -581,6 +583,15 @@ func (m *Manager) receive(t *topic, env *envelope) {
 		ev := &exchangev1.AccountEvent{}
 		if proto.Unmarshal(env.Ev, ev) == nil {
 			m.fan(t, feed.Update{Exchange: t.exchange, Kind: feed.KindStatus, Event: ev})
+		}
+		return
+	}
+	if env.K == kTick {
+		switch {
+		case env.E != t.epoch:
+			m.recover(t, "leader_changed")
+		case env.S > t.seq:
+			m.recover(t, "broker_gap")
 		}
 		return
 	}
