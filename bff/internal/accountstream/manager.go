@@ -148,7 +148,9 @@ func New(o Options) *Manager {
 // Run runs the broker until ctx ends, then stops every leader and recovery.
 func (m *Manager) Run(ctx context.Context) error {
 	err := m.broker.Run(ctx)
+	m.lmu.Lock() // no goroutine starts after this (see spawn)
 	m.stop()
+	m.lmu.Unlock()
 	m.mu.Lock()
 	for _, t := range m.topics {
 		if t.linger != nil {
@@ -343,6 +345,20 @@ func (m *Manager) lead(key string) {
 	go func() { // owned by the manager; ends with unlead or Run
 		defer m.wg.Done()
 		m.runLeader(ctx, key)
+	}()
+}
+
+// spawn runs f in a goroutine owned by the manager (Run waits for it) unless the manager has stopped.
+func (m *Manager) spawn(f func()) {
+	m.lmu.Lock()
+	defer m.lmu.Unlock()
+	if m.ctx.Err() != nil {
+		return
+	}
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		f()
 	}()
 }
 
@@ -713,9 +729,7 @@ func (m *Manager) recover(t *topic, reason string) {
 	if t.model.synced && t.pending == "" {
 		t.pending = reason
 	}
-	m.wg.Add(1)
-	go func() { // owned by the manager; ends when the state is read or Run ends
-		defer m.wg.Done()
+	m.spawn(func() { // ends when the state is read or Run ends
 		retry := pluginhost.Backoff{Initial: 50 * time.Millisecond, Max: 2 * time.Second}
 		for attempt := 0; ; attempt++ {
 			if attempt > 0 && !sleep(m.ctx, retry.Delay(attempt-1)) {
@@ -756,5 +770,5 @@ func (m *Manager) recover(t *topic, reason string) {
 			t.mu.Unlock()
 			return
 		}
-	}()
+	})
 }
