@@ -148,8 +148,11 @@ func TestExchangeAccountsAreOwnAndSecretsNeverShow(t *testing.T) {
 		if !strings.Contains(p.Detail, "Invalid sign") {
 			t.Fatalf("the exchange's reason is lost: %+v", p)
 		}
-		expect(t, post(alice, map[string]any{"exchange": "binance", "api_key": "down-1", "api_secret": plantedSecret}),
-			http.StatusServiceUnavailable, "exchange_unavailable", nil)
+		down := post(alice, map[string]any{"exchange": "binance", "api_key": "down-1", "api_secret": plantedSecret})
+		expect(t, down, http.StatusServiceUnavailable, "exchange_unavailable", nil)
+		if down.Header().Get("Retry-After") != "5" {
+			t.Fatalf("Retry-After %q", down.Header().Get("Retry-After"))
+		}
 		expect(t, post(alice, map[string]any{"exchange": "kraken", "api_key": plantedKey, "api_secret": plantedSecret}),
 			http.StatusUnprocessableEntity, "unknown_exchange", nil)
 		expect(t, post(alice, map[string]any{"exchange": "Bin ance", "api_key": plantedKey, "api_secret": plantedSecret}),
