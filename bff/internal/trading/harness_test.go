@@ -136,12 +136,12 @@ type exch struct {
 }
 
 type env struct {
-	t     *testing.T
-	st    *store.Store
-	host  *pluginhost.Host
-	svc   *Service
-	acc   *fakeAccounts
-	ex    map[string]*exch
+	t    *testing.T
+	st   *store.Store
+	host *pluginhost.Host
+	svc  *Service
+	acc  *fakeAccounts
+	ex   map[string]*exch
 	// stopLoop stops the service's loop (a crash, for the restart tests).
 	stopLoop func()
 }

@@ -14,8 +14,8 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/exhub/exhub/bff/internal/store"
-	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
 	"github.com/exhub/exhub/plugin-sdk/faults"
+	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
 )
 
 var keySeq atomic.Int64
