@@ -111,6 +111,9 @@ type Manager struct {
 	leaders map[string]context.CancelFunc
 
 	published, resyncs, slow, gaps atomic.Uint64
+	// keepState: the broker carries messages between processes, so receivers may miss some and re-read the state
+	// kept beside them (the in-process broker delivers every message synchronously: nothing to keep).
+	keepState bool
 }
 
 var _ feed.Subscriber = (*Manager)(nil)
@@ -141,6 +144,8 @@ func New(o Options) *Manager {
 	ctx, stop := context.WithCancel(context.Background())
 	m := &Manager{o: o, log: o.Logger, broker: o.Broker, ctx: ctx, stop: stop, topics: map[string]*topic{},
 		leaders: map[string]context.CancelFunc{}}
+	_, inProcess := o.Broker.(*stream.MemoryBroker)
+	m.keepState = !inProcess
 	stream.BindTopics(o.Broker, stream.TopicHandler{Deliver: m.deliver, Lead: m.lead, Unlead: m.unlead})
 	return m
 }
@@ -533,7 +538,7 @@ func (l *leader) status(state exchangev1.StreamStatus_State, msg string) {
 // snapshot.
 func (l *leader) publish(batch []*envelope) {
 	msgs := make([]stream.Message, 0, len(batch)+1)
-	if l.model.synced {
+	if l.model.synced && l.m.keepState {
 		w, err := l.model.wire()
 		if err == nil {
 			b, err := json.Marshal(&envelope{E: l.epoch, S: l.seq, K: kState, St: w})
