@@ -74,6 +74,7 @@ type env struct {
 	symbols  map[exchangev1.MarketType]*exchangev1.Instrument
 	tag      string // makes client order ids of this run unique
 	orderIDs []string
+	brk      brokerState // the run's broker sub-account (broker checks)
 }
 
 var checks = []check{
@@ -113,6 +114,10 @@ var checks = []check{
 	{"wallet-transfer", checkTransfer},
 	{"wallet-deposit-address", checkDepositAddress},
 	{"wallet-convert-quote", checkConvertQuote},
+	{"broker-sub-account", checkBrokerSubAccount},
+	{"broker-transfer", checkBrokerTransfer},
+	{"broker-sub-account-trading", checkBrokerSubTrading},
+	{"broker-unknown-outcome", checkBrokerUnknownOutcome},
 }
 
 // CheckNames lists the checks in the order they run.

@@ -120,6 +120,22 @@ func (h *hook) GetDepositAddress(ctx context.Context, r *exchangev1.GetDepositAd
 	resp, err := h.Server.GetDepositAddress(ctx, r)
 	return after(h, "GetDepositAddress", r, resp, err)
 }
+func (h *hook) CancelOrder(ctx context.Context, r *exchangev1.CancelOrderRequest) (*exchangev1.CancelOrderResponse, error) {
+	resp, err := h.Server.CancelOrder(ctx, r)
+	return after(h, "CancelOrder", r, resp, err)
+}
+func (h *hook) CreateSubAccount(ctx context.Context, r *exchangev1.CreateSubAccountRequest) (*exchangev1.CreateSubAccountResponse, error) {
+	resp, err := h.Server.CreateSubAccount(ctx, r)
+	return after(h, "CreateSubAccount", r, resp, err)
+}
+func (h *hook) SubAccountTransfer(ctx context.Context, r *exchangev1.SubAccountTransferRequest) (*exchangev1.SubAccountTransferResponse, error) {
+	resp, err := h.Server.SubAccountTransfer(ctx, r)
+	return after(h, "SubAccountTransfer", r, resp, err)
+}
+func (h *hook) GetSubAccountBalances(ctx context.Context, r *exchangev1.GetSubAccountBalancesRequest) (*exchangev1.GetSubAccountBalancesResponse, error) {
+	resp, err := h.Server.GetSubAccountBalances(ctx, r)
+	return after(h, "GetSubAccountBalances", r, resp, err)
+}
 func (h *hook) GetConvertQuote(ctx context.Context, r *exchangev1.GetConvertQuoteRequest) (*exchangev1.GetConvertQuoteResponse, error) {
 	resp, err := h.Server.GetConvertQuote(ctx, r)
 	return after(h, "GetConvertQuote", r, resp, err)
@@ -355,6 +371,32 @@ var defects = map[string]func(*sdktest.Server) exchangev1.ExchangeServer{
 		}
 		return r, err
 	}),
+	// A repeated label creates another sub-account.
+	"broker-sub-account": fixOne("CreateSubAccount", func(_ proto.Message, r *exchangev1.CreateSubAccountResponse, err error) (proto.Message, error) {
+		if err == nil && r.Existing {
+			r.Existing = false
+			r.SubAccount.SubAccountId += "0"
+		}
+		return r, err
+	}),
+	// The sub-account's balance is misreported (a digit too many).
+	"broker-transfer": fixOne("GetSubAccountBalances", func(_ proto.Message, r *exchangev1.GetSubAccountBalancesResponse, err error) (proto.Message, error) {
+		if err == nil {
+			for _, b := range r.Balances {
+				b.Total += "1"
+			}
+		}
+		return r, err
+	}),
+	// A cancel that reports the order still open.
+	"broker-sub-account-trading": fixOne("CancelOrder", func(_ proto.Message, r *exchangev1.CancelOrderResponse, err error) (proto.Message, error) {
+		if err == nil {
+			r.Order.Status = exchangev1.OrderStatus_ORDER_STATUS_NEW
+		}
+		return r, err
+	}),
+	// A lost transfer answer reported as an outage: the host would take it as not done.
+	"broker-unknown-outcome": reasonSwap("SubAccountTransfer", exchangev1.ErrorReason_ERROR_REASON_UNKNOWN_OUTCOME, exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE),
 	"wallet-convert-quote": fixOne("GetConvertQuote", func(_ proto.Message, r *exchangev1.GetConvertQuoteResponse, err error) (proto.Message, error) {
 		if err == nil {
 			r.Quote.QuoteId = ""
