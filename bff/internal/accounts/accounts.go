@@ -134,8 +134,11 @@ type Options struct {
 	Exchanges Exchanges
 	// Broker provisions broker accounts; nil turns broker mode off.
 	Broker Broker
-	Config Config
-	Logger *slog.Logger
+	// EveryMember gives every member a broker account at once (demo mode's faucet): Run looks for members without
+	// one every two seconds. Otherwise a member's broker accounts are made on their first need.
+	EveryMember bool
+	Config      Config
+	Logger      *slog.Logger
 }
 
 // Service manages members' exchange accounts. It is safe for concurrent use.
@@ -169,6 +172,7 @@ func New(o Options) (*Service, error) {
 		if err != nil {
 			return nil, err
 		}
+		p.everyMember = o.EveryMember
 		s.prov = p
 	}
 	return s, nil

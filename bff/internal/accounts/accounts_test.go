@@ -461,6 +461,54 @@ func TestRunProvisionsQueuedMembers(t *testing.T) {
 	})
 }
 
+// Demo mode: every member gets broker accounts without asking (a member row is enough).
+func TestRunProvisionsEveryMember(t *testing.T) {
+	engines(t, func(t *testing.T, st *store.Store) {
+		ctx, cancel := context.WithCancel(ctxT(t))
+		fb := newFakeBroker()
+		svc, err := New(Options{Store: st, Keyring: testKeyring(t, "k1", "k1"), Exchanges: &fakeExchanges{}, Broker: fb,
+			EveryMember: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- svc.Run(ctx) }()
+		member(t, st, "early")
+		member(t, st, "late")
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			active := 0
+			for _, m := range []string{"early", "late"} {
+				list, err := st.ExchangeAccounts(ctx, m)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, a := range list {
+					if a.Status == store.AccountActive && a.Mode == store.AccountBroker {
+						active++
+					}
+				}
+			}
+			if active == 4 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d of 4 broker accounts active", active)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		fb.mu.Lock()
+		defer fb.mu.Unlock()
+		if len(fb.subs) != 4 || len(fb.transfers) != 4 {
+			t.Fatalf("subs %d transfers %d, want 4 each", len(fb.subs), len(fb.transfers))
+		}
+	})
+}
+
 func TestRekey(t *testing.T) {
 	engines(t, func(t *testing.T, st *store.Store) {
 		ctx := ctxT(t)

@@ -40,6 +40,13 @@ type Broker interface {
 // down, the answer was lost).
 const resumeInterval = 30 * time.Second
 
+// sweepInterval is how often the provisioner looks for members without a broker account (EveryMember), and
+// sweepLimit how many it queues per exchange each time.
+const (
+	sweepInterval = 2 * time.Second
+	sweepLimit    = 100
+)
+
 // errRetryLater: a step could not finish now and stays journaled as started; the provisioner resumes it.
 var errRetryLater = errors.New("provisioning step will be resumed")
 
@@ -50,6 +57,8 @@ type provisioner struct {
 	asset  string
 	amount decimal.Decimal // zero: no grant
 	queue  chan string
+	// everyMember: Run queues every member without a broker account (demo mode).
+	everyMember bool
 
 	mu      sync.Mutex // one provisioning at a time in this process
 	pmu     sync.Mutex
@@ -97,7 +106,8 @@ func (s *Service) RequestBroker(memberID string) {
 }
 
 // Run provisions broker accounts until ctx ends: first the ones a previous run left unfinished, then the queued
-// members, resuming unfinished steps every 30 s. Without broker mode it returns at once.
+// members, resuming unfinished steps every 30 s and, with EveryMember, queueing members without a broker account
+// every 2 s. Without broker mode it returns at once.
 func (s *Service) Run(ctx context.Context) error {
 	if s.prov == nil {
 		return nil
@@ -106,12 +116,21 @@ func (s *Service) Run(ctx context.Context) error {
 	p.resume(ctx)
 	t := time.NewTicker(resumeInterval)
 	defer t.Stop()
+	var sweep <-chan time.Time
+	if p.everyMember {
+		st := time.NewTicker(sweepInterval)
+		defer st.Stop()
+		sweep = st.C
+		p.sweep(ctx)
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
 			p.resume(ctx)
+		case <-sweep:
+			p.sweep(ctx)
 		case m := <-p.queue:
 			p.pmu.Lock()
 			delete(p.pending, m)
@@ -119,6 +138,22 @@ func (s *Service) Run(ctx context.Context) error {
 			if _, err := s.ProvisionMember(ctx, m); err != nil && ctx.Err() == nil {
 				s.log.Warn("broker provisioning", "member", m, "err", err)
 			}
+		}
+	}
+}
+
+// sweep queues members who have no account on a broker exchange yet, newest first.
+func (p *provisioner) sweep(ctx context.Context) {
+	for _, ex := range p.exchanges() {
+		ids, err := p.s.st.MembersWithoutAccount(ctx, ex, sweepLimit)
+		if err != nil {
+			if ctx.Err() == nil {
+				p.s.log.Error("broker provisioning: listing members without an account", "exchange", ex, "err", err)
+			}
+			return
+		}
+		for _, id := range ids {
+			p.request(id)
 		}
 	}
 }

@@ -308,6 +308,8 @@ func (b *BFF) newAccounts(context.Context) error {
 			b.log.Warn("broker mode is on without master credentials (accounts.broker.credentials): no broker accounts are made")
 		}
 		o.Broker = accounts.NewHostBroker(b.host, masters)
+		// Demo mode's faucet: every member gets a funded sub-account on every exchange at once.
+		o.EveryMember = b.cfg.Mode == "demo"
 	}
 	svc, err := accounts.New(o)
 	if err != nil {

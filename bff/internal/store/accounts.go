@@ -193,6 +193,32 @@ func (s *Store) ExchangeAccountsToRekey(ctx context.Context, kekID, after string
 		AND id > ? ORDER BY id LIMIT ?`, kekID, after, limit)
 }
 
+// MembersWithoutAccount lists members with no account on the exchange, newest first, at most limit (the demo
+// provisioner gives every new member a broker account).
+func (s *Store) MembersWithoutAccount(ctx context.Context, exchange string, limit int) ([]string, error) {
+	if limit < 1 || limit > 10000 {
+		return nil, fmt.Errorf("%w: limit %d", ErrInvalid, limit)
+	}
+	rows, err := s.r().query(ctx, `SELECT m.id FROM members m WHERE NOT EXISTS (SELECT 1 FROM exchange_accounts a
+		WHERE a.member_id = m.id AND a.exchange = ?) ORDER BY m.created_at DESC, m.id LIMIT ?`, exchange, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: members without account: %w", err)
+	}
+	defer rows.Close()
+	out := []string{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("store: members without account: %w", err)
+		}
+		out = append(out, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: members without account: %w", err)
+	}
+	return out, nil
+}
+
 // Resealed replaces an account's sealed credentials if they are still the ones read (from under oldKEK as
 // oldSealed); false when the row changed or went away meanwhile.
 func (s *Store) Resealed(ctx context.Context, id, oldKEK, oldSealed, newKEK, newSealed string) (bool, error) {

@@ -47,6 +47,16 @@ func TestExchangeAccounts(t *testing.T) {
 			}
 		}
 
+		// Members without an account on an exchange (the demo provisioner's sweep).
+		if ids, err := s.MembersWithoutAccount(ctx, "binance", 10); err != nil || len(ids) != 0 {
+			t.Fatalf("without binance: %v %v", ids, err)
+		}
+		if ids, err := s.MembersWithoutAccount(ctx, "okx", 10); err != nil || len(ids) != 2 {
+			t.Fatalf("without okx: %v %v", ids, err)
+		}
+		if ids, err := s.MembersWithoutAccount(ctx, "okx", 1); err != nil || len(ids) != 1 {
+			t.Fatalf("without okx, limit 1: %v %v", ids, err)
+		}
 		list, err := s.ExchangeAccounts(ctx, "a")
 		if err != nil || len(list) != 1 || list[0].ID != "acc-1" || list[0].Sealed != "c2VhbGVk" || list[0].KEKID != "k1" {
 			t.Fatalf("list a: %+v %v", list, err)
