@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -112,6 +113,38 @@ func TestAccountsRekey(t *testing.T) {
 				if err != nil || ref.GetApiKey() != "KEY-okx"+m || ref.GetApiSecret() != "SECRET-"+m {
 					t.Fatalf("%s after rekey: %v", m, err)
 				}
+			}
+
+			// A failed broker account is listed with its reason and put back into provisioning.
+			failed, err := st.CreateExchangeAccount(ctx, store.ExchangeAccount{ID: "0191f7a0-0000-7000-8000-0000000000ff",
+				MemberID: members[0], Exchange: "bybit", Mode: store.AccountBroker, Status: store.AccountProvisioning})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := st.FailExchangeAccount(ctx, failed.ID, "create_sub_account: too many sub-accounts"); err != nil {
+				t.Fatal(err)
+			}
+			out, err = cmd("accounts", "list")
+			if err != nil || !strings.Contains(out, failed.ID) || !strings.Contains(out, "too many sub-accounts") ||
+				strings.Contains(out, "KEY-") || strings.Contains(out, "SECRET-") {
+				t.Fatalf("list failed: %v\n%s", err, out)
+			}
+			out, err = cmd("accounts", "list", "--status", "active")
+			if err != nil || strings.Count(out, "linked") != 4 || strings.Contains(out, failed.ID) {
+				t.Fatalf("list active: %v\n%s", err, out)
+			}
+			out, err = cmd("accounts", "retry", failed.ID)
+			if err != nil || !strings.Contains(out, "provisioning again") {
+				t.Fatalf("retry: %v\n%s", err, out)
+			}
+			if a, _ := st.ExchangeAccount(ctx, members[0], failed.ID); a.Status != store.AccountProvisioning {
+				t.Fatalf("after retry %+v", a)
+			}
+			if _, err := cmd("accounts", "retry", failed.ID); !errors.Is(err, store.ErrConflict) {
+				t.Fatalf("retry of a provisioning account: %v", err)
+			}
+			if _, err := cmd("accounts", "retry"); err == nil {
+				t.Fatal("retry without an id accepted")
 			}
 		})
 	}

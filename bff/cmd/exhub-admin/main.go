@@ -7,6 +7,8 @@
 //	exhub-admin kyc decline <application-or-member> --reason "..." [--reviewer name]
 //
 //	exhub-admin accounts rekey                                 re-encrypt exchange credentials under accounts.active_key
+//	exhub-admin accounts list [--status failed] [--limit 100]   exchange accounts in a state (never a credential)
+//	exhub-admin accounts retry <account-id>                    put a failed broker account back into provisioning
 //
 // A member id stands for that member's latest application. Approving sets the member's KYC flag on the exchanges of
 // kyc.exchanges (every configured exchange when empty).
@@ -41,7 +43,9 @@ const usage = `usage:
   exhub-admin [--config FILE] kyc list [--state pending|in_review|completed|declined] [--limit N]
   exhub-admin [--config FILE] kyc approve <application-or-member> [--reviewer NAME]
   exhub-admin [--config FILE] kyc decline <application-or-member> --reason TEXT [--reviewer NAME]
-  exhub-admin [--config FILE] accounts rekey`
+  exhub-admin [--config FILE] accounts rekey
+  exhub-admin [--config FILE] accounts list [--status provisioning|active|failed] [--limit N]
+  exhub-admin [--config FILE] accounts retry <account-id>`
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -144,27 +148,60 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 }
 
-// accountsCommand runs "accounts rekey": every sealed exchange credential not under accounts.active_key is
-// re-encrypted under it.
+// accountsCommand runs the accounts commands: rekey (every sealed exchange credential not under
+// accounts.active_key is re-encrypted under it), list and retry.
 func accountsCommand(ctx context.Context, configPath string, args []string, stdout, stderr io.Writer) error {
-	if len(args) != 1 || args[0] != "rekey" {
+	if len(args) == 0 || (args[0] != "rekey" && args[0] != "list" && args[0] != "retry") {
 		fmt.Fprintln(stderr, usage)
 		return fmt.Errorf("unknown accounts command %q", strings.Join(args, " "))
+	}
+	fs := flag.NewFlagSet("exhub-admin accounts "+args[0], flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	status := fs.String("status", store.AccountFailed, "list: the status to list")
+	limit := fs.Int("limit", 100, "list: at most this many (1 to 10000)")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	rest := fs.Args()
+	if (args[0] == "retry") != (len(rest) == 1) || len(rest) > 1 {
+		return fmt.Errorf("accounts %s: unexpected arguments %q", args[0], rest)
 	}
 	cfg, err := loadConfig(configPath)
 	if err != nil {
 		return err
 	}
-	keys, err := cfg.Accounts.WithDefaults().Keyring()
-	if err != nil {
-		return err
-	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	var keys *accounts.Keyring
+	if args[0] == "rekey" {
+		if keys, err = cfg.Accounts.WithDefaults().Keyring(); err != nil {
+			return err
+		}
+	}
 	st, err := store.Open(ctx, cfg.Store, store.WithLogger(log))
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	switch args[0] {
+	case "list":
+		list, err := st.ExchangeAccountsByStatus(ctx, *status, *limit)
+		if err != nil {
+			return err
+		}
+		w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(w, "ACCOUNT\tMEMBER\tEXCHANGE\tMODE\tSTATUS\tUPDATED\tREASON")
+		for _, a := range list {
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.ID, a.MemberID, a.Exchange, a.Mode, a.Status,
+				a.UpdatedAt.UTC().Format(time.RFC3339), a.StatusReason)
+		}
+		return w.Flush()
+	case "retry":
+		if err := st.RetryExchangeAccount(ctx, rest[0]); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintf(stdout, "account %s is provisioning again; a running BFF resumes it within 30 s\n", rest[0])
+		return err
+	}
 	res, err := accounts.Rekey(ctx, st, keys, log)
 	fmt.Fprintf(stdout, "rekey under %s: %d resealed, %d changed meanwhile (run again), %d did not open\n",
 		keys.Active(), res.Resealed, res.Changed, res.Failed)
