@@ -662,3 +662,12 @@ func (s *Service) MaxOrderSize(ctx context.Context, memberID string, sc Scope, p
 	}
 	return out, nil
 }
+
+// OrderByKey returns the member's entry made with an Idempotency-Key (zero Order when none).
+func (s *Service) OrderByKey(ctx context.Context, memberID, key string) (store.Order, error) {
+	o, err := s.st.OrderByKey(ctx, memberID, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Order{}, nil
+	}
+	return o, err
+}

@@ -112,6 +112,10 @@ func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = 
 // WithNoAccountError names the AccountSource's "no account" sentinel (accounts.ErrNoAccount).
 func WithNoAccountError(err error) Option { return func(s *Service) { s.noAccount = err } }
 
+// WithClientIDs makes the service take its client order ids from next (an empty answer: a random id as usual).
+// Tests and tools that must know an id before the order is sent (to arm an emulator fault) use it.
+func WithClientIDs(next func() string) Option { return func(s *Service) { s.testClientID = next } }
+
 // Service is the order path. Run must be running for unknown outcomes to be resolved and the journal reconciled.
 type Service struct {
 	cfg       Config
@@ -132,7 +136,8 @@ type Service struct {
 	reconcile map[string]bool // exchange slug -> pending
 	instr     map[instrKey]instrEntry
 
-	// testClientID, when set (tests), gives the next client order id; an empty answer falls back to a random one.
+	// testClientID, when set (WithClientIDs), gives the next client order id; an empty answer falls back to a random
+	// one.
 	testClientID func() string
 }
 
