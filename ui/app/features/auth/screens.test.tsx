@@ -6,6 +6,7 @@ import { resetSession } from "~/lib/session";
 import { setKratosFetch } from "./kratos";
 import { LoginScreen } from "./Login";
 import { RegisterScreen } from "./Register";
+import { VerificationScreen } from "./Verification";
 import { RecoveryCodeScreen, RecoveryStartScreen } from "./Recovery";
 import { fakeKratos, flow, input, json, loginNodes, submit } from "./testing/kratos-fake";
 import { renderAt } from "./testing/render";
@@ -291,6 +292,52 @@ describe("register", () => {
     expect(within(await screen.findByTestId("flow-messages")).getByRole("alert").textContent).toBe(
       "An account with this email or mobile number already exists.",
     );
+  });
+});
+
+describe("verification", () => {
+  it("asks for the address, then the code; resends to the address and verifies", async () => {
+    const start = () => [input("email", { group: "code" }), submit("method", "code", "code")];
+    const sent = (messages: never[] = []) => [
+      input("code", { group: "code", messages }),
+      submit("method", "code", "code"),
+      submit("email", "ann@b.co", "code", { id: 1070008, text: "Resend code" }),
+    ];
+    const k = fakeKratos({
+      "GET /self-service/verification/browser": () => json(flow("V1", start())),
+      "POST /self-service/verification": [
+        () => json(flow("V1", sent(), { state: "sent_email", messages: [{ id: 1080003, text: "An email containing a verification code has been sent.", type: "info" }] })),
+        () => json(flow("V1", sent([{ id: 4070006, text: "The verification code is invalid or has already been used.", type: "error" } as never]), { state: "sent_email" })),
+        () => json(flow("V1", sent(), { state: "sent_email", messages: [{ id: 1080003, text: "An email containing a verification code has been sent.", type: "info" }] })),
+        () => json(flow("V1", [], { state: "passed_challenge" })),
+      ],
+    });
+    setKratosFetch(k.fetch);
+    renderAt("/otp", { "/otp": VerificationScreen });
+    fireEvent.click(await screen.findByRole("button", { name: "Send code" }));
+    expect(await screen.findByText("Please enter a correct email address!")).toBeTruthy();
+    fireEvent.change(screen.getByLabelText("Email"), { target: { value: "ann@b.co" } });
+    fireEvent.click(screen.getByRole("button", { name: "Send code" }));
+    const code = await screen.findByLabelText("Verification code");
+    expect(screen.getByTestId("verification-hint").textContent).toBe("We sent a code to ann@b.co. Enter it below; it is valid for 30 minutes.");
+
+    fireEvent.change(code, { target: { value: "111111" } });
+    fireEvent.click(screen.getByRole("button", { name: "Verify" }));
+    expect(await screen.findByText("The code is invalid, expired or already used. Please try again.")).toBeTruthy();
+    expect(screen.getByLabelText("Verification code").getAttribute("aria-invalid")).toBe("true");
+
+    fireEvent.click(screen.getByTestId("resend-code"));
+    expect(await screen.findByText("A verification code has been sent. It is valid for 30 minutes.")).toBeTruthy();
+    fireEvent.change(screen.getByLabelText("Verification code"), { target: { value: "222222" } });
+    fireEvent.click(screen.getByRole("button", { name: "Verify" }));
+    await waitFor(() => expect(where()).toBe("/"));
+    expect(document.getElementById("exhub-toasts")?.textContent).toBe("Your address has been verified.");
+    expect(k.calls.filter((c) => c.method === "POST").map((c) => c.body)).toEqual([
+      { method: "code", email: "ann@b.co", csrf_token: "csrf-V1" },
+      { method: "code", code: "111111", csrf_token: "csrf-V1" },
+      { method: "code", email: "ann@b.co", csrf_token: "csrf-V1" },
+      { method: "code", code: "222222", csrf_token: "csrf-V1" },
+    ]);
   });
 });
 
