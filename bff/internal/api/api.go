@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/exhub/exhub/bff/internal/accounts"
 	"log/slog"
 	"net"
 	"net/http"
@@ -65,6 +66,8 @@ type Deps struct {
 	// account routes 503). Members also serves Kratos' web hooks at member.HookPathPrefix.
 	Members *member.Service
 	KYC     *kyc.Service
+	// Accounts serves /api/v1/accounts, the members' exchange accounts (nil: those routes answer 503).
+	Accounts *accounts.Service
 }
 
 // Analytics is what the analytics routes need (analyticsapi.Analytics); *service.Service implements it.
@@ -115,7 +118,7 @@ func New(d Deps) (http.Handler, huma.API) {
 		}
 	}
 	if d.Auth != nil {
-		account.Register(api, account.Deps{Auth: d.Auth, Members: d.Members, KYC: d.KYC, Logger: d.Logger,
+		account.Register(api, account.Deps{Auth: d.Auth, Members: d.Members, KYC: d.KYC, Accounts: d.Accounts, Logger: d.Logger,
 			Exchanges: exchangeSlugs(d.Config)})
 	}
 	if d.Members != nil {

@@ -335,7 +335,7 @@ func (b *BFF) Accounts() *accounts.Service { return b.accounts }
 func (b *BFF) newServer(context.Context) error {
 	handler, _ := api.New(api.Deps{Config: b.cfg, Host: b.host, Cache: b.cache, Metrics: b.metrics, Logger: b.log,
 		Version: b.version, Market: b.market, Stream: b.gateway, Analytics: b.analytics, Auth: b.checker, Gate: b.gate,
-		Members: b.members, KYC: b.kyc})
+		Members: b.members, KYC: b.kyc, Accounts: b.accounts})
 	b.server = &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: b.cfg.HTTP.ReadHeaderTimeout.D(),
