@@ -168,10 +168,6 @@ func describe(sup *pluginhost.Supervisor) (*exchangev1.DescribeResponse, error) 
 	return d, nil
 }
 
-var patterns = struct {
-	m map[string]*regexp.Regexp
-}{m: map[string]*regexp.Regexp{}}
-
 // newClientID makes a client order id in the format the plugin declares: "ex" and 30 random hex digits (32
 // characters), cut to the declared maximum length (at least 16 characters must remain), and checked against the
 // declared pattern.
@@ -193,14 +189,14 @@ func (s *Service) newClientID(d *exchangev1.DescribeResponse) (string, error) {
 	}
 	if p := f.GetPattern(); p != "" {
 		s.mu.Lock()
-		re, ok := patterns.m[p]
+		re, ok := s.patterns[p]
 		if !ok {
 			var err error
 			if re, err = regexp.Compile(p); err != nil {
 				s.mu.Unlock()
 				return "", fmt.Errorf("trading: the plugin's client id pattern does not compile: %w", err)
 			}
-			patterns.m[p] = re
+			s.patterns[p] = re
 		}
 		s.mu.Unlock()
 		if !re.MatchString(id) {

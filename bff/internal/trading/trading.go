@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"sync"
 	"time"
 
@@ -135,6 +136,8 @@ type Service struct {
 	// reconcileAll is set by Reconcile and by plugin restarts; the loop runs a reconciliation and clears it.
 	reconcile map[string]bool // exchange slug -> pending
 	instr     map[instrKey]instrEntry
+	// patterns caches the compiled client id patterns plugins declare.
+	patterns map[string]*regexp.Regexp
 
 	// testClientID, when set (WithClientIDs), gives the next client order id; an empty answer falls back to a random
 	// one.
@@ -151,7 +154,7 @@ func New(cfg Config, st *store.Store, plugins Plugins, accounts AccountSource, o
 	}
 	s := &Service{cfg: cfg, st: st, plugins: plugins, accounts: accounts, log: slog.New(slog.DiscardHandler),
 		now: time.Now, noAccount: ErrNoAccount, kick: make(chan struct{}, 1), inflight: map[string]chan struct{}{},
-		reconcile: map[string]bool{}, instr: map[instrKey]instrEntry{}}
+		reconcile: map[string]bool{}, instr: map[instrKey]instrEntry{}, patterns: map[string]*regexp.Regexp{}}
 	for _, o := range opts {
 		o(s)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -502,5 +503,43 @@ func TestNoAccount(t *testing.T) {
 	wantCode(t, err, "no_account")
 	if list, _ := e.st.ListOrders(ctxT(t), "nobody", store.OrderFilter{}); len(list) != 0 {
 		t.Fatalf("journaled %+v", list)
+	}
+}
+
+// TestHedgeModeExplained: on each exchange's perpetuals, an account in hedge mode that sends an order without a
+// position side is told what to choose; with one the order goes through.
+func TestHedgeModeExplained(t *testing.T) {
+	e := newEnv(t, false)
+	for _, slug := range []string{"reference", "binance", "okx"} {
+		t.Run(slug, func(t *testing.T) {
+			m := e.market(t, slug, "SWAP")
+			ctx := ctxT(t)
+			sc := Scope{Exchange: slug}
+			if err := e.svc.SetPositionMode(ctx, "b", sc, "HEDGE"); err != nil {
+				t.Fatalf("hedge mode: %v", err)
+			}
+			t.Cleanup(func() { _ = e.svc.SetPositionMode(context.Background(), "b", sc, "ONE_WAY") })
+			if mode, err := e.svc.PositionMode(ctx, "b", sc); err != nil || mode != "HEDGE" {
+				t.Fatalf("mode %s %v", mode, err)
+			}
+			if mode, err := e.svc.PositionMode(ctx, "a", sc); err != nil || mode == "HEDGE" {
+				t.Fatalf("a's mode changed with b's: %s %v", mode, err)
+			}
+			price := m.price(0.7)
+			_, err := e.svc.Place(ctx, "b", newKey(), m.limit("BUY", price, m.qty(price, 1)))
+			pe := wantCode(t, err, "position_mode_mismatch")
+			if !strings.Contains(pe.Message, "hedge mode") || !strings.Contains(pe.Message, "Open Long/Short") {
+				t.Fatalf("mismatch explained as %q", pe.Message)
+			}
+			req := m.limit("BUY", price, m.qty(price, 1))
+			req.PositionSide = "LONG"
+			o, err := e.svc.Place(ctx, "b", newKey(), req)
+			if err != nil || StatusOf(o) != StatusOpen {
+				t.Fatalf("with a position side: %+v %v", o, err)
+			}
+			if _, _, err := e.svc.Cancel(ctx, "b", o.ID); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }
