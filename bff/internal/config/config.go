@@ -116,6 +116,7 @@ func Default() Config {
 		Gate:       DefaultGate(),
 		Member:     member.DefaultConfig(),
 		KYC:        kyc.DefaultConfig(),
+		Accounts:   accounts.DefaultConfig(),
 		Store:      store.DefaultConfig(""),
 		Demo:       DefaultDemo(),
 		RateLimit:  ratelimit.Defaults(),
@@ -230,7 +231,7 @@ func (c *Config) sections() []section {
 	return []section{
 		{"http", c.HTTP}, {"log", c.Log}, {"valkey", c.Valkey}, {"clickhouse", c.ClickHouse}, {"kratos", c.Kratos},
 		{"store", c.Store}, {"member", c.Member}, {"kyc", c.KYC}, {"demo", c.Demo}, {"ratelimit", c.RateLimit}, {"plugins", c.Plugins}, {"market", c.Market},
-		{"stream", c.Stream}, {"analytics", c.Analytics},
+		{"stream", c.Stream}, {"analytics", c.Analytics}, {"accounts", c.Accounts},
 	}
 }
 
