@@ -17,6 +17,7 @@ import (
 
 	"github.com/exhub/exhub/analytics/service"
 	"github.com/exhub/exhub/bff/internal/accounts"
+	"github.com/exhub/exhub/bff/internal/accountstream"
 	"github.com/exhub/exhub/bff/internal/api"
 	"github.com/exhub/exhub/bff/internal/auth"
 	"github.com/exhub/exhub/bff/internal/auth/gate"
@@ -53,7 +54,9 @@ type BFF struct {
 	members   *member.Service
 	kyc       *kyc.Service
 	accounts  *accounts.Service // nil in demo mode without a key-encryption key
-	server    *http.Server
+	// accountStreams are the members' private account streams (nil without accounts).
+	accountStreams *accountstream.Manager
+	server         *http.Server
 }
 
 // New assembles the BFF; nothing starts before Run.
@@ -104,10 +107,11 @@ func (b *BFF) Components() []Component {
 		}},
 		Func{ID: "market", OpenFn: b.newMarket, RunFn: func(ctx context.Context) error { b.market.Run(ctx); return nil }},
 		Func{ID: "analytics", OpenFn: b.newAnalytics, RunFn: b.runAnalytics},
-		Func{ID: "stream", OpenFn: b.newGateway, RunFn: b.runGateway},
 		Func{ID: "auth", OpenFn: b.newAuth},
 		Func{ID: "members", OpenFn: b.newMembers, RunFn: b.runKYCAutoReview},
 		Func{ID: "accounts", OpenFn: b.newAccounts, RunFn: b.runAccounts},
+		Func{ID: "account-streams", OpenFn: b.newAccountStreams, RunFn: b.runAccountStreams},
+		Func{ID: "stream", OpenFn: b.newGateway, RunFn: b.runGateway},
 		Func{ID: "http", OpenFn: b.newServer, RunFn: b.serveHTTP},
 	}
 }
@@ -217,8 +221,12 @@ func (b *BFF) newGateway(context.Context) error {
 		vo.Client, vo.Logger = v.Client(), b.log
 		broker = stream.NewValkeyBroker(vo)
 	}
-	b.gateway = stream.New(stream.Options{Config: stream.ConfigFrom(b.cfg.Stream),
-		Source: stream.HostSource{Host: b.host}, Broker: broker, Logger: b.log})
+	o := stream.Options{Config: stream.ConfigFrom(b.cfg.Stream),
+		Source: stream.HostSource{Host: b.host}, Broker: broker, Logger: b.log, Sessions: b.checker}
+	if b.accountStreams != nil {
+		o.Accounts = b.accountStreams
+	}
+	b.gateway = stream.New(o)
 	b.metrics.RegisterStream(b.gateway)
 	return nil
 }
