@@ -114,7 +114,7 @@ func (s *Server) CreateSubAccountApiKey(ctx context.Context, req *exchangev1.Cre
 		return nil, err
 	}
 	if len(req.GetIpAllowlist()) > 0 {
-		return nil, sdk.NotSupported("binance: a broker sub-account key is created without an IP list")
+		return nil, sdk.NotSupported("an IP list on a broker sub-account key")
 	}
 	c, _ := s.client()
 	futures := sdk.HasPermission(perms, exchangev1.ApiKeyPermission_API_KEY_PERMISSION_FUTURES_TRADE)
@@ -142,7 +142,7 @@ func brokerFutures(w exchangev1.SubAccountWallet) (bool, error) {
 	case exchangev1.SubAccountWallet_SUB_ACCOUNT_WALLET_FUTURES:
 		return true, nil
 	}
-	return false, sdk.NotSupported(fmt.Sprintf("binance: broker transfers move spot or USD-M futures balances, not %v", w))
+	return false, sdk.NotSupported(fmt.Sprintf("a broker transfer in the %v wallet (Binance moves spot or USD-M futures)", w))
 }
 
 // findBrokerTransfer looks a transfer up by client id (nil when Binance has none).
@@ -279,7 +279,7 @@ func (s *Server) GetSubAccountBalances(ctx context.Context, req *exchangev1.GetS
 		return nil, err
 	}
 	if req.GetWallet() == exchangev1.WalletType_WALLET_TYPE_FUNDING {
-		return nil, sdk.NotSupported("binance: a broker sub-account's balances are its spot wallet")
+		return nil, sdk.NotSupported("a broker sub-account's funding wallet")
 	}
 	c, _ := s.client()
 	subs, err := call(ctx, c, s.brokerCall(req.GetAccount(), http.MethodGet, pathBrokerSubAccount,
