@@ -135,10 +135,13 @@ describe("security", () => {
     fireEvent.change(pw, { target: { value: "abc" } });
     fireEvent.click(screen.getByTestId("password-submit"));
     const rules = screen.getByTestId("password-rules");
-    const shown = [...rules.querySelectorAll("[data-shown-error=true]")].map(
-      (li) => li.getAttribute("data-rule"),
+    const shown = () =>
+      [...rules.querySelectorAll("[data-shown-error=true]")].map((li) =>
+        li.getAttribute("data-rule"),
+      );
+    await waitFor(() =>
+      expect(shown()).toEqual(["length", "number", "uppercase", "special"]),
     );
-    expect(shown).toEqual(["length", "number", "uppercase", "special"]);
     expect(k.calls.filter((c) => c.method === "POST")).toHaveLength(0);
 
     fireEvent.change(pw, { target: { value: "Good1!xx" } });
@@ -152,6 +155,12 @@ describe("security", () => {
     fireEvent.change(screen.getByLabelText("Confirm password"), {
       target: { value: "Good1!xx" },
     });
+    // The button is off while the previous (refused) submit finishes.
+    await waitFor(() =>
+      expect(
+        (screen.getByTestId("password-submit") as HTMLButtonElement).disabled,
+      ).toBe(false),
+    );
     fireEvent.click(screen.getByTestId("password-submit"));
     await waitFor(() => expect(toast()).toBe("Modified successfully!"));
     expect(k.calls.find((c) => c.method === "POST")!.body).toEqual({
@@ -265,7 +274,9 @@ describe("security", () => {
     });
     fireEvent.click(screen.getByTestId("totp-enable"));
     expect(
-      screen.getByText("Enter the 6-digit code from your authenticator app."),
+      await screen.findByText(
+        "Enter the 6-digit code from your authenticator app.",
+      ),
     ).toBeTruthy();
     fireEvent.change(screen.getByTestId("totp-code"), {
       target: { value: "123456" },

@@ -1,17 +1,24 @@
 import { Trans, useLingui } from "@lingui/react/macro";
 import type { UiNode } from "@ory/client-fetch";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
-import { useState, type FormEvent } from "react";
+import { useState } from "react";
 import { Link } from "react-router";
+import { z } from "zod";
 import {
-  Alert,
-  Loading,
-  PasswordRules,
-  ResultAlert,
-} from "~/features/auth/AuthLayout";
+  CodeField,
+  Form,
+  FormError,
+  NewPasswordFields,
+  setPasswordRuleErrors,
+  SubmitButton,
+  useZodForm,
+} from "~/components/form";
+import { Alert, Loading, ResultAlert } from "~/features/auth/AuthLayout";
+import { useNodeErrors } from "~/features/auth/fieldMessages";
 import {
   csrfToken,
   FlowForm,
+  flowBody,
   FlowMessages,
   inputName,
   Messages,
@@ -24,10 +31,9 @@ import {
   type FlowResult,
   type PasswordRule,
 } from "~/features/auth/kratos";
-import { brokenPasswordRules } from "~/features/auth/password";
 import { showToast } from "~/features/auth/toast";
 import { loadMe, useMember, type Member } from "~/lib/session";
-import { validationText } from "~/lib/validation";
+import { passwordPairSchema, totpCodeSchema } from "~/lib/validation";
 import { getSecurity, keys, lockedUntil } from "./api";
 import { copyText } from "./copy";
 import { useSettingsFlow } from "./useSettings";
@@ -45,6 +51,11 @@ function node(flow: Flow, name: string): UiNode | undefined {
 }
 
 type Refresh = () => Promise<void>;
+
+type Submit = (
+  b: Record<string, unknown>,
+  opts?: { show?: boolean },
+) => Promise<FlowResult | null>;
 
 // The lockout is recorded by Kratos' settings hook, a moment after the
 // change: after one, /me/security is read every second until it shows the
@@ -89,51 +100,38 @@ export function LockoutNotice() {
   );
 }
 
+const PASSWORD_NODES = { password: "password" };
+const TOTP_NODES = { totp_code: "code" };
+
 function PasswordChange({
   flow,
   submit,
-  busy,
   done,
 }: {
   flow: Flow;
-  submit: (b: Record<string, unknown>) => Promise<FlowResult | null>;
-  busy: boolean;
+  submit: Submit;
   done: Refresh;
 }) {
-  const { t, i18n } = useLingui();
-  const [password, setPassword] = useState("");
-  const [confirm, setConfirm] = useState("");
-  const [tried, setTried] = useState(false);
+  const { t } = useLingui();
   const [result, setResult] = useState<FlowResult | null>(null);
-  const [reported, setReported] = useState<PasswordRule[]>([]);
-  const broken = brokenPasswordRules(password);
-  const mismatch = confirm !== password;
-  const errors = (node(flow, "password")?.messages ?? []).filter(
-    (m) => m.type === "error",
-  );
+  const form = useZodForm(passwordPairSchema, {
+    defaultValues: { password: "", confirm: "" },
+  });
+  const nodeErrors = useNodeErrors();
 
-  const onSubmit = async (e: FormEvent) => {
-    e.preventDefault();
-    setTried(true);
-    if (broken.length > 0 || mismatch) return;
+  const onSubmit = async ({ password }: { password: string }) => {
     setResult(null);
-    setReported([]);
-    const r = await submit({
-      method: "password",
-      password,
-      csrf_token: csrfToken(flow),
-    });
+    const r = await submit(flowBody(flow, { method: "password", password }));
     if (!r) return;
     if (r.kind === "success") {
-      setPassword("");
-      setConfirm("");
-      setTried(false);
+      form.reset();
       showToast(t`Modified successfully!`);
       await done();
       return;
     }
-    if (r.kind === "policy") setReported(r.rules);
-    if (r.kind !== "flow") setResult(r);
+    if (r.kind === "policy") setPasswordRuleErrors(form, "password", r.rules);
+    if (r.kind === "flow") nodeErrors(form, r.flow, PASSWORD_NODES);
+    else setResult(r);
   };
 
   return (
@@ -143,53 +141,16 @@ function PasswordChange({
       data-testid="security-password"
     >
       <h2 id="sec-password">{t`Change password`}</h2>
-      <form className="auth-form" onSubmit={(e) => void onSubmit(e)} noValidate>
-        <Messages messages={errors} />
+      <Form form={form} onSubmit={onSubmit} className="auth-form">
         <ResultAlert result={result} />
-        <div className="auth-field">
-          <label htmlFor="sec-new-password" className="auth-label">
-            <Trans>New password</Trans>
-          </label>
-          <input
-            id="sec-new-password"
-            className="auth-input"
-            type="password"
-            autoComplete="new-password"
-            maxLength={15}
-            value={password}
-            onChange={(e) => setPassword(e.target.value)}
-            aria-describedby="password-rules"
-          />
-          <PasswordRules broken={broken} reported={reported} touched={tried} />
-        </div>
-        <div className="auth-field">
-          <label htmlFor="sec-confirm-password" className="auth-label">
-            <Trans>Confirm password</Trans>
-          </label>
-          <input
-            id="sec-confirm-password"
-            className="auth-input"
-            type="password"
-            autoComplete="new-password"
-            maxLength={15}
-            value={confirm}
-            onChange={(e) => setConfirm(e.target.value)}
-          />
-          {tried && mismatch ? (
-            <Alert>{validationText(i18n, "password.mismatch")}</Alert>
-          ) : null}
-        </div>
+        <NewPasswordFields />
+        <FormError />
         <div className="auth-actions">
-          <button
-            type="submit"
-            className="button button--primary"
-            disabled={busy}
-            data-testid="password-submit"
-          >
+          <SubmitButton testId="password-submit">
             <Trans>Confirm</Trans>
-          </button>
+          </SubmitButton>
         </div>
-      </form>
+      </Form>
     </section>
   );
 }
@@ -205,11 +166,6 @@ function recoveryCodes(flow: Flow): string[] {
 }
 
 const STEPS = 5;
-
-type Submit = (
-  b: Record<string, unknown>,
-  opts?: { show?: boolean },
-) => Promise<FlowResult | null>;
 
 // Google Authenticator in five steps: download the app, scan the QR code,
 // save the recovery key phrase (recovery codes), read the guide, enable
@@ -234,9 +190,11 @@ function AuthenticatorSetup({
   const { t } = useLingui();
   const [step, setStep] = useState(0);
   const [saved, setSaved] = useState(false);
-  const [code, setCode] = useState("");
   const [result, setResult] = useState<FlowResult | null>(null);
-  const [codeError, setCodeError] = useState(false);
+  const form = useZodForm(z.object({ code: totpCodeSchema }), {
+    defaultValues: { code: "" },
+  });
+  const nodeErrors = useNodeErrors();
   // The recovery codes live in a settings flow of their own: Kratos forgets
   // codes generated in a flow once that flow enables the app.
   const [lookupFlow, setLookupFlow] = useState<Flow | null>(null);
@@ -314,7 +272,7 @@ function AuthenticatorSetup({
     setEnabled(null);
     setUnsaved(null);
     setUnsavedWhy(null);
-    setCode("");
+    form.reset();
     showToast(t`Setting successful!`);
     show(after);
     await done();
@@ -331,25 +289,16 @@ function AuthenticatorSetup({
     await confirm(enabled);
   };
 
-  const enable = async (e: FormEvent) => {
-    e.preventDefault();
-    if (!/^\d{6}$/.test(code.trim())) {
-      setCodeError(true);
-      return;
-    }
-    setCodeError(false);
+  const enable = async ({ code }: { code: string }) => {
     setResult(null);
     const r = await submit(
-      {
-        method: "totp",
-        totp_code: code.trim(),
-        csrf_token: csrfToken(flow),
-      },
+      flowBody(flow, { method: "totp", totp_code: code }),
       { show: false },
     );
     if (!r) return;
     if (r.kind !== "success") {
-      if (r.kind !== "flow") setResult(r);
+      if (r.kind === "flow") nodeErrors(form, r.flow, TOTP_NODES);
+      else setResult(r);
       return;
     }
     // The app is on and this session is aal2: store the recovery codes shown
@@ -531,44 +480,23 @@ function AuthenticatorSetup({
           </ul>
         ) : null}
         {step === 4 ? (
-          <form
-            className="auth-form"
-            onSubmit={(e) => void enable(e)}
-            noValidate
-          >
-            {codeNode?.messages?.length ? (
+          <Form form={form} onSubmit={enable} className="auth-form">
+            {codeNode?.messages?.length && !form.formState.isSubmitted ? (
               <Messages messages={codeNode.messages} />
             ) : null}
-            <div className="auth-field">
-              <label htmlFor="totp-code" className="auth-label">
-                <Trans>Authentication code</Trans>
-              </label>
-              <input
-                id="totp-code"
-                className="auth-input"
-                inputMode="numeric"
-                autoComplete="one-time-code"
-                maxLength={6}
-                value={code}
-                onChange={(e) => setCode(e.target.value)}
-                aria-invalid={codeError || undefined}
-                data-testid="totp-code"
-              />
-              {codeError ? (
-                <Alert>{t`Enter the 6-digit code from your authenticator app.`}</Alert>
-              ) : null}
-            </div>
+            <CodeField
+              name="code"
+              label={<Trans>Authentication code</Trans>}
+              length={6}
+              testId="totp-code"
+            />
+            <FormError />
             <div className="auth-actions">
-              <button
-                type="submit"
-                className="button button--primary"
-                disabled={busy || confirming}
-                data-testid="totp-enable"
-              >
+              <SubmitButton testId="totp-enable">
                 <Trans>Enable</Trans>
-              </button>
+              </SubmitButton>
             </div>
-          </form>
+          </Form>
         ) : null}
       </div>
       <div className="dash-step-nav">
@@ -783,12 +711,7 @@ export function SecurityPage() {
       {state.status === "ready" ? (
         <>
           <FlowMessages flow={state.flow} />
-          <PasswordChange
-            flow={state.flow}
-            submit={submit}
-            busy={busy}
-            done={done}
-          />
+          <PasswordChange flow={state.flow} submit={submit} done={done} />
           <Authenticator
             flow={state.flow}
             submit={submit}
