@@ -3,11 +3,13 @@ package binance
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/exhub/exhub/adapters/binance/emulator"
 	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
 	"github.com/exhub/exhub/plugin-sdk/faults"
 	"github.com/exhub/exhub/plugin-sdk/sdk"
+	"github.com/exhub/exhub/plugin-sdk/sdktest"
 )
 
 func reasonOf(err error) exchangev1.ErrorReason { return sdk.DetailOf(err).GetReason() }
@@ -118,4 +120,49 @@ func TestBrokerAgainstEmulator(t *testing.T) {
 	if reasonOf(err) != exchangev1.ErrorReason_ERROR_REASON_NOT_SUPPORTED {
 		t.Fatalf("funding wallet: %v", err)
 	}
+}
+
+// TestBrokerSubAccountStream: the sub-account's own key opens the account stream; its snapshot holds the granted
+// USDT, and a grant made while it runs arrives as a balance update.
+func TestBrokerSubAccountStream(t *testing.T) {
+	s, _, _ := manualEmuCfg(t, emulator.Config{})
+	c, stop, err := sdktest.ServeInProcess(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	m := demoAccount()
+	created, err := c.CreateSubAccount(ctx, &exchangev1.CreateSubAccountRequest{Account: m, Label: "m-stream"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := created.SubAccount.SubAccountId
+	key, err := c.CreateSubAccountApiKey(ctx, &exchangev1.CreateSubAccountApiKeyRequest{Account: m, SubAccountId: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.SubAccountTransfer(ctx, &exchangev1.SubAccountTransferRequest{Account: m, ToSubAccountId: id, Asset: "USDT",
+		Amount: "40", ClientTransferId: "s-1"}); err != nil {
+		t.Fatal(err)
+	}
+	w := watchAccount(t, ctx, c, &exchangev1.AccountRef{ApiKey: key.ApiKey, ApiSecret: key.ApiSecret})
+	w.until("a snapshot with the granted 40 USDT", func(ev *exchangev1.AccountEvent) bool {
+		for _, b := range ev.GetSnapshot().GetBalances() {
+			if b.Asset == "USDT" && b.Total == "40" {
+				return true
+			}
+		}
+		return false
+	})
+	w.until("CONNECTED", isStatus(exchangev1.StreamStatus_STATE_CONNECTED))
+	if _, err := c.SubAccountTransfer(ctx, &exchangev1.SubAccountTransferRequest{Account: m, ToSubAccountId: id, Asset: "USDT",
+		Amount: "2.5", ClientTransferId: "s-2"}); err != nil {
+		t.Fatal(err)
+	}
+	w.until("the second grant as a balance update", func(ev *exchangev1.AccountEvent) bool {
+		b := ev.GetBalance()
+		return b != nil && b.Asset == "USDT" && b.Total == "42.5"
+	})
 }

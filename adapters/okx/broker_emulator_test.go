@@ -59,6 +59,32 @@ func TestBrokerAgainstEmulator(t *testing.T) {
 	if err != nil || len(own.Balances) != 1 || own.Balances[0].Total != "100.12345678" {
 		t.Fatalf("own balances: %v %v", own, err)
 	}
+	// The sub-account's key opens the account stream: the snapshot holds the grant, and a grant made while it runs
+	// arrives as a balance update.
+	st, err := w.c.StreamAccount(ctx, &exchangev1.StreamAccountRequest{Account: sub})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := st.Recv()
+	if err != nil || snap.GetSnapshot() == nil {
+		t.Fatalf("first event %v %v, want a snapshot", snap, err)
+	}
+	if bs := snap.GetSnapshot().GetBalances(); len(bs) == 0 || !hasBalance(bs, "USDT", "100.12345678") {
+		t.Fatalf("the snapshot does not hold the grant: %v", bs)
+	}
+	if _, err := w.c.SubAccountTransfer(ctx, &exchangev1.SubAccountTransferRequest{Account: m, ToSubAccountId: name, Asset: "USDT",
+		Amount: "0.5", ClientTransferId: name + "g0"}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		ev, err := st.Recv() // bounded by ctx
+		if err != nil {
+			t.Fatalf("waiting for the second grant on the stream: %v", err)
+		}
+		if b := ev.GetBalance(); b != nil && b.Asset == "USDT" && b.Total == "100.62345678" {
+			break
+		}
+	}
 	// A lost answer is UNKNOWN_OUTCOME and resolves to exactly one transfer.
 	if err := w.emu.Faults().Arm(name+"g2", faults.AcceptThenError); err != nil {
 		t.Fatal(err)
@@ -73,7 +99,7 @@ func TestBrokerAgainstEmulator(t *testing.T) {
 		t.Fatalf("lookup: %v %v", got, err)
 	}
 	back, err := w.c.SubAccountTransfer(ctx, &exchangev1.SubAccountTransferRequest{Account: m, FromSubAccountId: name, Asset: "USDT",
-		Amount: "101.12345678", ClientTransferId: name + "b1"})
+		Amount: "101.62345678", ClientTransferId: name + "b1"})
 	if err != nil || back.Transfer.FromSubAccountId != name {
 		t.Fatalf("back to the master: %v %v", back, err)
 	}
@@ -95,4 +121,13 @@ func TestBrokerAgainstEmulator(t *testing.T) {
 	if sdk.DetailOf(err).GetReason() != exchangev1.ErrorReason_ERROR_REASON_NOT_SUPPORTED {
 		t.Fatalf("sub to sub: %v", err)
 	}
+}
+
+func hasBalance(bs []*exchangev1.Balance, asset, total string) bool {
+	for _, b := range bs {
+		if b.Asset == asset && b.Total == total {
+			return true
+		}
+	}
+	return false
 }
