@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/exhub/exhub/adapters/binance/emulator"
-	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
 	"github.com/exhub/exhub/plugin-sdk/faults"
+	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
 	"github.com/exhub/exhub/plugin-sdk/sdk"
 	"github.com/exhub/exhub/plugin-sdk/sdktest"
 )

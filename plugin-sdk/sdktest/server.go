@@ -74,7 +74,7 @@ type Server struct {
 	ordered     []*instrument          // listing order
 	accounts    map[string]*account
 	subKeys     map[string]string // sub-account API key -> its paper account id
-	nextID      int64 // order, fill, algo and record ids
+	nextID      int64             // order, fill, algo and record ids
 	marketSubs  map[*marketSession]struct{}
 	closed      bool
 
