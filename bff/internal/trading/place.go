@@ -410,7 +410,7 @@ func (s *Service) send(ctx context.Context, sup *pluginhost.Supervisor, acct *ex
 		next, jerr := s.st.AcknowledgeOrder(jctx, o.ID, out)
 		if jerr != nil {
 			s.log.Error("journal: acknowledgement not recorded; the resolver will read it back", "order", o.ID, "err", jerr)
-			return o, nil
+			return s.current(jctx, o), nil
 		}
 		return next, nil
 	case err == nil || sdk.IsUnknownOutcome(err):
@@ -422,6 +422,10 @@ func (s *Service) send(ctx context.Context, sup *pluginhost.Supervisor, acct *ex
 		next, jerr := s.st.MarkOrderUnknown(jctx, o.ID, s.now().Add(s.backoff(1)))
 		s.wake()
 		if jerr != nil {
+			// The account stream may have recorded the order meanwhile: answer what the journal holds.
+			if cur := s.current(jctx, o); cur.State != store.OrderSent {
+				return cur, nil
+			}
 			s.log.Error("journal: unknown outcome not recorded; the resolver will pick the entry up", "order", o.ID, "err", jerr)
 			return o, nil
 		}
@@ -453,6 +457,14 @@ func (s *Service) currentMarginMode(ctx context.Context, sup *pluginhost.Supervi
 		s.log.Warn("reading the margin mode", "exchange", sup.Slug(), "err", err)
 	}
 	return mm
+}
+
+// current re-reads an entry (o itself when the read fails).
+func (s *Service) current(ctx context.Context, o store.Order) store.Order {
+	if cur, err := s.st.Order(ctx, o.ID); err == nil {
+		return cur
+	}
+	return o
 }
 
 // explainPositionMode is the sentence for a position-mode mismatch, naming the account's mode.

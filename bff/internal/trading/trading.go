@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/exhub/exhub/bff/internal/accountstream/feed"
 	"github.com/exhub/exhub/bff/internal/pluginhost"
 	"github.com/exhub/exhub/bff/internal/store"
 	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
@@ -136,6 +137,10 @@ type Service struct {
 	// reconcileAll is set by Reconcile and by plugin restarts; the loop runs a reconciliation and clears it.
 	reconcile map[string]bool // exchange slug -> pending
 	instr     map[instrKey]instrEntry
+	// feed, when set, is the private account stream the loop follows; feedQ holds its updates for the loop.
+	feed  feed.Subscriber
+	feedQ *feedQueue
+
 	// patterns caches the compiled client id patterns plugins declare.
 	patterns map[string]*regexp.Regexp
 
@@ -154,7 +159,8 @@ func New(cfg Config, st *store.Store, plugins Plugins, accounts AccountSource, o
 	}
 	s := &Service{cfg: cfg, st: st, plugins: plugins, accounts: accounts, log: slog.New(slog.DiscardHandler),
 		now: time.Now, noAccount: ErrNoAccount, kick: make(chan struct{}, 1), inflight: map[string]chan struct{}{},
-		reconcile: map[string]bool{}, instr: map[instrKey]instrEntry{}, patterns: map[string]*regexp.Regexp{}}
+		reconcile: map[string]bool{}, instr: map[instrKey]instrEntry{}, patterns: map[string]*regexp.Regexp{},
+		feedQ: &feedQueue{notify: make(chan struct{}, 1)}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -162,7 +168,8 @@ func New(cfg Config, st *store.Store, plugins Plugins, accounts AccountSource, o
 }
 
 // Run resolves unknown outcomes and reconciles the journal until ctx ends: at start (every exchange), after a
-// plugin restart (that exchange), every ReconcileInterval and on Reconcile. It is the service's only goroutine.
+// plugin restart (that exchange), every ReconcileInterval and on Reconcile; with WithAccountFeed it also follows
+// the account streams of the accounts with open or pending entries. It is the service's only goroutine.
 func (s *Service) Run(ctx context.Context) {
 	gens := map[string]int{} // slug -> pid seen running
 	for _, sup := range s.plugins.Supervisors() {
@@ -171,7 +178,19 @@ func (s *Service) Run(ctx context.Context) {
 	tick := time.NewTicker(s.cfg.Tick)
 	defer tick.Stop()
 	lastFull := s.now()
+	subs := map[followKey]func(){} // followed account streams
+	defer func() {
+		for _, cancel := range subs {
+			cancel()
+		}
+	}()
+	var lastFollow time.Time
 	for {
+		if s.feed != nil && time.Since(lastFollow) >= followEvery {
+			lastFollow = time.Now()
+			s.follow(ctx, subs)
+		}
+		s.applyFeed(ctx, s.feedQ.take())
 		// Plugin restarts: a new process of a plugin means the journal is re-read against it.
 		for _, sup := range s.plugins.Supervisors() {
 			st := sup.Status()
@@ -197,6 +216,7 @@ func (s *Service) Run(ctx context.Context) {
 			return
 		case <-tick.C:
 		case <-s.kick:
+		case <-s.feedQ.notify:
 		}
 	}
 }
