@@ -543,3 +543,31 @@ func TestHedgeModeExplained(t *testing.T) {
 		})
 	}
 }
+
+// TestReduceOnlyRefusesToGrow: a reduce-only order on a flat account is refused on every exchange's perpetuals and
+// opens no position.
+func TestReduceOnlyRefusesToGrow(t *testing.T) {
+	e := newEnv(t, false)
+	for _, slug := range []string{"reference", "binance", "okx"} {
+		t.Run(slug, func(t *testing.T) {
+			m := e.market(t, slug, "SWAP")
+			ctx := ctxT(t)
+			req := PlaceRequest{Exchange: slug, MarketType: "SWAP", Symbol: m.symbol, Side: "SELL", Type: "MARKET",
+				Qty: m.qty(m.last.String(), 1), ReduceOnly: true}
+			_, err := e.svc.Place(ctx, "b", newKey(), req)
+			pe := wantCode(t, err, "order_rejected")
+			if pe.Status != http.StatusUnprocessableEntity || !strings.HasPrefix(pe.Message, "The exchange refused the order") {
+				t.Fatalf("reduce-only on a flat account: %+v", pe)
+			}
+			pos, err := e.svc.Positions(ctx, "b", Scope{Exchange: slug, Symbol: m.symbol})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range pos {
+				if !dec(p.Qty).IsZero() {
+					t.Fatalf("a reduce-only order opened a position: %+v", pos)
+				}
+			}
+		})
+	}
+}
