@@ -11,8 +11,8 @@ import (
 
 	"github.com/exhub/exhub/bff/internal/accountstream/feed"
 	"github.com/exhub/exhub/bff/internal/store"
-	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
 	"github.com/exhub/exhub/plugin-sdk/faults"
+	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
 )
 
 // fakeFeed is an account stream the test drives: it remembers each subscription's sink.
