@@ -211,6 +211,13 @@ func subAccountID(w exchangev1.SubAccountWallet) (string, error) {
 	return "", invalidField("wallet", "unknown wallet %v", w)
 }
 
+// isUnknownClientID: OKX answers transfer-state for a client id it has no transfer with by 51000 "Parameter
+// clientId error" rather than an empty list.
+func isUnknownClientID(err error) bool {
+	d := sdk.DetailOf(err)
+	return err != nil && d.GetExchangeCode() == "51000" && strings.Contains(strings.ToLower(d.GetExchangeMessage()), "clientid")
+}
+
 // findSubTransfer looks a master <-> sub-account transfer up by client id (nil when OKX has none).
 func (s *Server) findSubTransfer(ctx context.Context, creds *Credentials, clientID string, types ...string) (*exchangev1.SubAccountTransferRecord, error) {
 	if len(types) == 0 {
@@ -218,6 +225,9 @@ func (s *Server) findSubTransfer(ctx context.Context, creds *Credentials, client
 	}
 	for _, typ := range types {
 		data, err := s.client().Get(ctx, pathAssetTransferState, url.Values{"clientId": {clientID}, "type": {typ}}, creds)
+		if isUnknownClientID(err) {
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -360,18 +360,23 @@ func walletCode(w venue.Wallet) string {
 }
 
 // transferState serves GET /api/v5/asset/transfer-state (transId or clientId; type). It finds the sub-account
-// transfers of the caller as master.
+// transfers of the caller as master. Like OKX, an id it does not know is 51000 "Parameter clientId error" (or
+// transId), not an empty list.
 func (s *Server) transferState(q *request) (result, *apiError) {
 	transID, clientID := q.get("transId"), q.get("clientId")
 	if transID == "" && clientID == "" {
 		return result{}, errEmpty("transId")
 	}
+	notFound := errParam("clientId")
+	if clientID == "" {
+		notFound = errParam("transId")
+	}
 	if !q.key.Broker {
-		return result{data: []obj{}}, nil
+		return result{}, notFound
 	}
 	ts, err := s.v.SubTransfers(q.account, clientID, "", 0)
 	if err != nil {
-		return result{data: []obj{}}, nil
+		return result{}, notFound
 	}
 	rows := []obj{}
 	for _, t := range ts {
@@ -394,9 +399,10 @@ func (s *Server) transferState(q *request) (result, *apiError) {
 		rows = append(rows, obj{"amt": dec(t.Amount), "ccy": t.Asset, "clientId": t.ClientID,
 			"from": walletCode(venue.Wallet(fw)), "to": walletCode(venue.Wallet(tw)), "instId": "", "toInstId": "",
 			"state": "success", "subAcct": subName(sub), "transId": t.ID, "type": parts[0]})
-		if len(rows) == 1 {
-			break
-		}
+		break
+	}
+	if len(rows) == 0 {
+		return result{}, notFound
 	}
 	return result{data: rows}, nil
 }

@@ -82,6 +82,10 @@ func TestBrokerSubAccounts(t *testing.T) {
 	if len(st) != 1 || st[0].State != "success" || st[0].SubAcct != "member7x" || st[0].Amt != "2500.00000001" {
 		t.Fatalf("state: %+v", st)
 	}
+	// An unknown client id is OKX's parameter error, not an empty list.
+	if r := h.signed("GET", "/api/v5/asset/transfer-state?clientId=nosuch1&type=1", nil); r.Code != "51000" || r.Msg != "Parameter clientId error" {
+		t.Fatalf("unknown client id: %s", r.raw)
+	}
 	// Sub-account back to the master, too much.
 	if r := h.signed("POST", "/api/v5/asset/transfer", map[string]string{"ccy": "USDT", "amt": "9999", "from": "18", "to": "18",
 		"type": "2", "subAcct": "member7x", "clientId": "back1"}); r.Code != "58350" {
