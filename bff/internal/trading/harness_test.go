@@ -22,6 +22,9 @@ import (
 	binanceemu "github.com/exhub/exhub/adapters/binance/emulator"
 	okxemu "github.com/exhub/exhub/adapters/okx/emulator"
 	"github.com/exhub/exhub/adapters/venue"
+	"github.com/exhub/exhub/bff/internal/accounts"
+	"github.com/exhub/exhub/bff/internal/accountstream"
+	"github.com/exhub/exhub/bff/internal/accountstream/feed"
 	"github.com/exhub/exhub/bff/internal/config/secret"
 	"github.com/exhub/exhub/bff/internal/pluginhost"
 	"github.com/exhub/exhub/bff/internal/store"
@@ -333,3 +336,10 @@ func eventually(t *testing.T, what string, cond func() (string, bool)) {
 	}
 	t.Fatalf("%s: not within %s (last: %s)", what, wait, last)
 }
+
+// The BFF's own collaborators fit the service's interfaces.
+var (
+	_ AccountSource   = (*accounts.Service)(nil)
+	_ Plugins         = (*pluginhost.Host)(nil)
+	_ feed.Subscriber = (*accountstream.Manager)(nil)
+)
