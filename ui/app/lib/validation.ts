@@ -22,6 +22,7 @@ export const validationMessages = {
   "code.totp": msg`Enter the 6-digit code from your authenticator app.`,
   "login.missing": msg`Please enter your email or mobile number and your password.`,
   "terms.required": msg`Please agree to the Terms of Use.`,
+  "nickname.length": msg`The nickname is 1 to 32 characters.`,
   "referral.invalid": msg`The referral code is 4 to 16 letters and digits.`,
 } satisfies Record<string, MessageDescriptor>;
 

@@ -98,8 +98,14 @@ describe("profile", () => {
     fireEvent.change(box, { target: { value: "   " } });
     fireEvent.click(screen.getByTestId("nickname-save"));
     expect(
-      screen.getByText("The nickname is 1 to 32 characters."),
+      await screen.findByText("The nickname is 1 to 32 characters."),
     ).toBeTruthy();
+    expect(api.calls.some((c) => c.method === "PATCH")).toBe(false);
+    await waitFor(() =>
+      expect(
+        (screen.getByTestId("nickname-save") as HTMLButtonElement).disabled,
+      ).toBe(false),
+    );
     fireEvent.change(box, { target: { value: " Annie " } });
     fireEvent.click(screen.getByTestId("nickname-save"));
     await waitFor(() => expect(toast()).toBe("Modified successfully!"));
@@ -178,12 +184,76 @@ describe("profile", () => {
       },
     });
     fireEvent.change(code, { target: { value: "123456" } });
-    fireEvent.click(screen.getByTestId("submit-method-code"));
+    fireEvent.click(screen.getByTestId("verify-submit"));
     await waitFor(() => expect(toast()).toBe("Setting successful!"));
     expect(
       k.calls.find(
         (c) => c.method === "POST" && c.path === "/self-service/verification",
       )!.body,
     ).toMatchObject({ method: "code", code: "123456" });
+  });
+
+  it("checks a new mobile number and shows Kratos' word on it under the field", async () => {
+    fakeApi({
+      "GET /api/v1/me": () => jsonResponse(member),
+      "GET /api/v1/me/profile": () => jsonResponse(profile),
+      "GET /api/v1/me/kyc": () =>
+        jsonResponse({ state: "none", documents: [], exchanges: [] }),
+    });
+    const traits = (messages: never[] = []) => [
+      input("traits.email", { group: "profile", value: member.email }),
+      input("traits.phone", { group: "profile", messages }),
+      submit("method", "profile", "profile"),
+    ];
+    const k = fakeKratos({
+      "GET /self-service/settings/browser": () => json(flow("S1", traits())),
+      "POST /self-service/settings": () =>
+        json(
+          flow(
+            "S1",
+            traits([
+              {
+                id: 4000001,
+                text: '"+81123456" is not valid "tel"',
+                type: "error",
+                context: { reason: '"+81123456" is not valid "tel"' },
+              } as never,
+            ]),
+          ),
+          400,
+        ),
+    });
+    setKratosFetch(k.fetch);
+    renderAt("/dashboard?page=profile", { "/dashboard": DashboardScreen });
+    const row = await screen.findByTestId("profile-phone");
+    fireEvent.click(within(row).getByTestId("bind-phone"));
+    const number = await screen.findByLabelText("New mobile number");
+    fireEvent.change(screen.getByLabelText("Country code"), {
+      target: { value: "81" },
+    });
+    fireEvent.change(number, { target: { value: "12" } });
+    fireEvent.click(screen.getByTestId("bind-phone-submit"));
+    expect(
+      await screen.findByText("The mobile number is not valid."),
+    ).toBeTruthy();
+    expect(k.calls.filter((c) => c.method === "POST")).toHaveLength(0);
+    await waitFor(() =>
+      expect(
+        (screen.getByTestId("bind-phone-submit") as HTMLButtonElement).disabled,
+      ).toBe(false),
+    );
+    fireEvent.change(screen.getByLabelText("New mobile number"), {
+      target: { value: "123456" },
+    });
+    fireEvent.click(screen.getByTestId("bind-phone-submit"));
+    await waitFor(() =>
+      expect(k.calls.filter((c) => c.method === "POST")).toHaveLength(1),
+    );
+    const field = screen.getByLabelText("New mobile number");
+    await waitFor(() =>
+      expect(field.getAttribute("aria-invalid")).toBe("true"),
+    );
+    expect(screen.getByText("The mobile number is not valid.")).toBeTruthy();
+    expect(screen.queryByText('"+81123456" is not valid "tel"')).toBeNull();
   });
 });

@@ -1,13 +1,24 @@
 import { Trans, useLingui } from "@lingui/react/macro";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useEffect, useState, type FormEvent } from "react";
-import { Alert, Loading, ResultAlert } from "~/features/auth/AuthLayout";
-import { COUNTRIES, countryName, toE164 } from "~/features/auth/countries";
+import { useEffect, useState } from "react";
+import { z } from "zod";
 import {
-  csrfToken,
-  FlowForm,
-  FlowMessages,
+  checkPhone,
+  CodeField,
+  Form,
+  FormError,
+  PhoneField,
+  SubmitButton,
+  TextField,
+  useZodForm,
+} from "~/components/form";
+import { Alert, Loading, ResultAlert } from "~/features/auth/AuthLayout";
+import { COUNTRIES, toE164 } from "~/features/auth/countries";
+import { unplacedMessages, useNodeErrors } from "~/features/auth/fieldMessages";
+import {
+  flowBody,
   initialValues,
+  Messages,
 } from "~/features/auth/FlowForm";
 import {
   getFlow,
@@ -18,7 +29,7 @@ import {
 import { showToast } from "~/features/auth/toast";
 import { errorText } from "~/lib/errors";
 import { loadMe, useMember } from "~/lib/session";
-import { emailSchema, mobileSchema, validationText } from "~/lib/validation";
+import { emailSchema } from "~/lib/validation";
 import { getProfile, keys, setNickname } from "./api";
 import { copyText } from "./copy";
 import { KycSection } from "./Kyc";
@@ -50,69 +61,60 @@ export function CopyButton({ text, label }: { text: string; label?: string }) {
   );
 }
 
+const nicknameSchema = z.object({
+  nickname: z
+    .string()
+    .trim()
+    .refine((v) => v.length >= 1 && [...v].length <= 32, "nickname.length"),
+});
+
 function Nickname({ current }: { current: string }) {
   const { t } = useLingui();
   const qc = useQueryClient();
-  const [value, setValue] = useState(current);
-  const [tried, setTried] = useState(false);
-  useEffect(() => setValue(current), [current]);
-  const trimmed = value.trim();
-  const invalid = trimmed.length < 1 || [...trimmed].length > 32;
+  const form = useZodForm(nicknameSchema, {
+    defaultValues: { nickname: current },
+  });
+  useEffect(() => form.reset({ nickname: current }), [form, current]);
   const m = useMutation({
     mutationFn: setNickname,
     onSuccess: async () => {
       showToast(t`Modified successfully!`);
-      setTried(false);
       await Promise.all([
         qc.invalidateQueries({ queryKey: keys.profile }),
         loadMe({ force: true }),
       ]);
     },
   });
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    setTried(true);
-    if (invalid || trimmed === current) return;
-    m.mutate(trimmed);
+  // A failure is shown by <FormError> (the problem's text).
+  const submit = async ({ nickname }: { nickname: string }) => {
+    if (nickname === current) return;
+    await m.mutateAsync(nickname);
   };
   return (
-    <form
-      className="dash-inline"
+    <Form
+      form={form}
       onSubmit={submit}
-      noValidate
+      className="dash-inline"
       data-testid="nickname-form"
     >
-      <label htmlFor="profile-nickname" className="auth-label">
-        <Trans>Nickname</Trans>
-      </label>
-      <div className="dash-row">
-        <input
-          id="profile-nickname"
-          className="auth-input"
-          value={value}
+      <div className="dash-row dash-row--field">
+        <TextField
+          name="nickname"
+          label={<Trans>Nickname</Trans>}
           maxLength={32}
           autoComplete="nickname"
-          onChange={(e) => setValue(e.target.value)}
-          aria-invalid={(tried && invalid) || undefined}
         />
-        <button
-          type="submit"
-          className="button button--primary"
-          disabled={m.isPending}
-          data-testid="nickname-save"
-        >
+        <SubmitButton testId="nickname-save">
           <Trans>Save</Trans>
-        </button>
+        </SubmitButton>
       </div>
-      {tried && invalid ? (
-        <Alert>{t`The nickname is 1 to 32 characters.`}</Alert>
-      ) : null}
-      {m.isError ? (
-        <Alert>{errorText(m.error, t`Network anomaly`)}</Alert>
-      ) : null}
-    </form>
+      <FormError />
+    </Form>
   );
 }
+
+const codeSchema = z.object({ code: z.string().trim().min(1, "required") });
+const CODE_NODES = { code: "code" };
 
 // The code sent to a new address (Kratos' verification flow by id).
 function VerifyCode({
@@ -125,7 +127,6 @@ function VerifyCode({
   const { t } = useLingui();
   const [flow, setFlow] = useState<Flow | null>(null);
   const [result, setResult] = useState<FlowResult | null>(null);
-  const [busy, setBusy] = useState(false);
   useEffect(() => {
     let live = true;
     void getFlow("verification", flowId).then((r) => {
@@ -137,20 +138,26 @@ function VerifyCode({
       live = false;
     };
   }, [flowId]);
-  const submit = async (body: Record<string, unknown>) => {
+  const form = useZodForm(codeSchema, { defaultValues: { code: "" } });
+  const nodeErrors = useNodeErrors();
+  const submit = async ({ code }: { code: string }) => {
     if (!flow) return;
-    setBusy(true);
     setResult(null);
-    const r = await submitFlow("verification", flow.id, body);
-    setBusy(false);
+    const r = await submitFlow(
+      "verification",
+      flow.id,
+      flowBody(flow, { method: "code", code }),
+    );
     if (r.kind === "success") {
       showToast(t`Setting successful!`);
       await loadMe({ force: true });
       onDone();
       return;
     }
-    if (r.kind === "flow") setFlow(r.flow);
-    else setResult(r);
+    if (r.kind === "flow") {
+      setFlow(r.flow);
+      nodeErrors(form, r.flow, CODE_NODES);
+    } else setResult(r);
   };
   const address = flow
     ? String(initialValues(flow).email ?? initialValues(flow).phone ?? "")
@@ -172,14 +179,25 @@ function VerifyCode({
       <ResultAlert result={result} />
       {flow ? (
         <>
-          <FlowMessages flow={flow} />
-          <FlowForm
-            flow={flow}
-            busy={busy}
-            onSubmit={submit}
-            testId="verify-form"
-            labels={{ code: t`Verification code`, "method=code": t`Verify` }}
+          <Messages
+            messages={unplacedMessages(flow, CODE_NODES).filter(
+              (m) => m.id !== 1080001 && m.id !== 1080003,
+            )}
           />
+          <Form
+            form={form}
+            onSubmit={submit}
+            className="auth-form"
+            data-testid="verify-form"
+          >
+            <CodeField name="code" label={<Trans>Verification code</Trans>} />
+            <FormError />
+            <div className="auth-actions">
+              <SubmitButton testId="verify-submit">
+                <Trans>Verify</Trans>
+              </SubmitButton>
+            </div>
+          </Form>
         </>
       ) : result ? null : (
         <Loading />
@@ -190,6 +208,32 @@ function VerifyCode({
 
 type Kind = "email" | "phone";
 
+// A new e-mail address, or a calling code and number.
+const addressSchema = z
+  .object({
+    kind: z.enum(["email", "phone"]),
+    email: z.string(),
+    dial: z.string(),
+    national: z.string(),
+  })
+  .superRefine((v, ctx) => {
+    if (v.kind === "phone") {
+      checkPhone(v.dial, v.national, ctx);
+      return;
+    }
+    const r = emailSchema.safeParse(v.email);
+    if (!r.success)
+      ctx.addIssue({
+        code: "custom",
+        message: r.error.issues[0]?.message ?? "email.invalid",
+        path: ["email"],
+      });
+  })
+  .transform((v) => ({ ...v, email: v.email.trim() }));
+type AddressValues = z.output<typeof addressSchema>;
+
+const ADDRESS_NODES = { "traits.email": "email", "traits.phone": "national" };
+
 // Binds or changes the e-mail address or mobile number: the settings flow's
 // profile method with every current trait and the new address; Kratos then
 // sends a code to the new address.
@@ -197,49 +241,33 @@ function AddressEditor({
   kind,
   flow,
   submit,
-  busy,
   onClose,
 }: {
   kind: Kind;
   flow: Flow;
   submit: (b: Record<string, unknown>) => Promise<FlowResult | null>;
-  busy: boolean;
   onClose: () => void;
 }) {
   const changed = useAfterChange();
-  const { t, i18n } = useLingui();
-  const [email, setEmail] = useState("");
-  const [dial, setDial] = useState(COUNTRIES[0]!.dial);
-  const [national, setNational] = useState("");
-  const [tried, setTried] = useState(false);
+  const { t } = useLingui();
   const [result, setResult] = useState<FlowResult | null>(null);
   const [verifyFlow, setVerifyFlow] = useState<string | null>(null);
-  const parsed =
-    kind === "email"
-      ? emailSchema.safeParse(email)
-      : mobileSchema.safeParse(national);
-  const issue = parsed.success
-    ? null
-    : validationText(i18n, parsed.error.issues[0]?.message);
+  const form = useZodForm(addressSchema, {
+    defaultValues: { kind, email: "", dial: COUNTRIES[0]!.dial, national: "" },
+  });
+  const nodeErrors = useNodeErrors();
 
-  const onSubmit = async (e: FormEvent) => {
-    e.preventDefault();
-    setTried(true);
-    if (issue) return;
+  const onSubmit = async (v: AddressValues) => {
     setResult(null);
     const traits: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(initialValues(flow))) {
-      if (k.startsWith("traits.") && v !== "")
-        traits[k.slice("traits.".length)] = v;
+    for (const [k, x] of Object.entries(initialValues(flow))) {
+      if (k.startsWith("traits.") && x !== "")
+        traits[k.slice("traits.".length)] = x;
     }
-    if (kind === "email") traits.email = email.trim();
-    else traits.phone = toE164(dial, national);
+    if (kind === "email") traits.email = v.email;
+    else traits.phone = toE164(v.dial, v.national);
     traits.terms = true;
-    const r = await submit({
-      method: "profile",
-      traits,
-      csrf_token: csrfToken(flow),
-    });
+    const r = await submit(flowBody(flow, { method: "profile", traits }));
     if (!r) return;
     if (r.kind === "success") {
       const next = r.continueWith.find(
@@ -254,82 +282,45 @@ function AddressEditor({
       }
       return;
     }
-    if (r.kind !== "flow") setResult(r);
+    if (r.kind === "flow") nodeErrors(form, r.flow, ADDRESS_NODES);
+    else setResult(r);
   };
 
   if (verifyFlow) return <VerifyCode flowId={verifyFlow} onDone={onClose} />;
-  const errId = `bind-${kind}-err`;
   return (
-    <form
+    <Form
+      form={form}
+      onSubmit={onSubmit}
       className="auth-form dash-verify"
-      onSubmit={(e) => void onSubmit(e)}
-      noValidate
       data-testid={`bind-${kind}-form`}
     >
-      <FlowMessages flow={flow} />
+      <Messages messages={unplacedMessages(flow, ADDRESS_NODES)} />
       <ResultAlert result={result} />
       {kind === "email" ? (
-        <div className="auth-field">
-          <label htmlFor="bind-email" className="auth-label">
-            <Trans>New email address</Trans>
-          </label>
-          <input
-            id="bind-email"
-            className="auth-input"
-            type="email"
-            autoComplete="email"
-            value={email}
-            onChange={(e) => setEmail(e.target.value)}
-            aria-invalid={(tried && !!issue) || undefined}
-            aria-describedby={errId}
-          />
-        </div>
+        <TextField
+          name="email"
+          label={<Trans>New email address</Trans>}
+          type="email"
+          autoComplete="email"
+        />
       ) : (
-        <div className="auth-field">
-          <label htmlFor="bind-phone" className="auth-label">
-            <Trans>New mobile number</Trans>
-          </label>
-          <div className="auth-phone">
-            <select
-              className="auth-select"
-              aria-label={t`Country code`}
-              value={dial}
-              onChange={(e) => setDial(e.target.value)}
-            >
-              {COUNTRIES.map((c) => (
-                <option key={c.iso} value={c.dial}>
-                  {`${countryName(c.iso, i18n.locale)} +${c.dial}`}
-                </option>
-              ))}
-            </select>
-            <input
-              id="bind-phone"
-              className="auth-input"
-              type="tel"
-              autoComplete="tel-national"
-              value={national}
-              onChange={(e) => setNational(e.target.value)}
-              aria-invalid={(tried && !!issue) || undefined}
-              aria-describedby={errId}
-            />
-          </div>
-        </div>
+        <PhoneField
+          name="national"
+          dial="dial"
+          label={<Trans>New mobile number</Trans>}
+          testId="bind-country-code"
+        />
       )}
-      <div id={errId}>{tried && issue ? <Alert>{issue}</Alert> : null}</div>
+      <FormError />
       <div className="auth-actions">
         <button type="button" className="button" onClick={onClose}>
           <Trans>Cancel</Trans>
         </button>
-        <button
-          type="submit"
-          className="button button--primary"
-          disabled={busy}
-          data-testid={`bind-${kind}-submit`}
-        >
+        <SubmitButton testId={`bind-${kind}-submit`}>
           <Trans>Send code</Trans>
-        </button>
+        </SubmitButton>
       </div>
-    </form>
+    </Form>
   );
 }
 
@@ -342,7 +333,6 @@ function EditorHost({ kind, onClose }: { kind: Kind; onClose: () => void }) {
         kind={kind}
         flow={settings.state.flow}
         submit={settings.submit}
-        busy={settings.busy}
         onClose={onClose}
       />
     );
