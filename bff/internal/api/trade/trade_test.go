@@ -23,6 +23,7 @@ import (
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 	"github.com/shopspring/decimal"
 
+	"github.com/exhub/exhub/bff/internal/api/apiutil"
 	"github.com/exhub/exhub/bff/internal/api/trade"
 	"github.com/exhub/exhub/bff/internal/auth"
 	"github.com/exhub/exhub/bff/internal/config/secret"
@@ -97,6 +98,12 @@ type env struct {
 
 func newEnv(t *testing.T, pg bool) *env {
 	t.Helper()
+	return newEnvWith(t, pg, guard{}, accounts{})
+}
+
+// newEnvWith serves the trade API behind g with the members' accounts from acc.
+func newEnvWith(t *testing.T, pg bool, g apiutil.Guard, acc trading.AccountSource) *env {
+	t.Helper()
 	cfg := store.DefaultConfig(t.TempDir())
 	if pg {
 		cfg = store.DefaultConfig("")
@@ -130,7 +137,7 @@ func newEnv(t *testing.T, pg bool) *env {
 	e.next.Store("")
 	tc := trading.Defaults()
 	tc.ResolveInitial, tc.ResolveMax, tc.Tick, tc.NotFoundGrace = 50*time.Millisecond, 500*time.Millisecond, 50*time.Millisecond, time.Second
-	svc, err := trading.New(tc, st, host, accounts{}, trading.WithClientIDs(func() string { return e.next.Swap("").(string) }))
+	svc, err := trading.New(tc, st, host, acc, trading.WithClientIDs(func() string { return e.next.Swap("").(string) }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +148,7 @@ func newEnv(t *testing.T, pg bool) *env {
 
 	mux := http.NewServeMux()
 	api := humago.New(mux, huma.DefaultConfig("exhub test", "0.0.0"))
-	trade.Register(api, trade.Deps{Guard: guard{}, Trading: svc})
+	trade.Register(api, trade.Deps{Guard: g, Trading: svc})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	e.url = srv.URL
