@@ -1,6 +1,8 @@
 import { Trans, useLingui } from "@lingui/react/macro";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useRef, useState, type ChangeEvent } from "react";
+import { useRef, type ChangeEvent } from "react";
+import { z } from "zod";
+import { Field, Form, FormError, SubmitButton, useZodForm } from "~/components/form";
 import { Alert, Loading } from "~/features/auth/AuthLayout";
 import { showToast } from "~/features/auth/toast";
 import { errorText, isApiError } from "~/lib/errors";
@@ -55,6 +57,11 @@ export function useKycStateText(): (s: KycState) => string {
   };
 }
 
+const startSchema = z.object({ kind: z.enum(["person", "company"]) });
+// The document field: no value of its own (the file uploads when chosen);
+// the form carries the field's error.
+const documentSchema = z.object({ file: z.string() });
+
 function formatBytes(n: number, locale: string): string {
   const num = (v: number, digits: number) =>
     new Intl.NumberFormat(locale, { maximumFractionDigits: digits }).format(v);
@@ -74,8 +81,14 @@ export function KycSection() {
     refetchInterval: (query) =>
       query.state.data?.state === "in_review" ? 5000 : false,
   });
-  const [kind, setKind] = useState<KycKind>("person");
-  const [fileError, setFileError] = useState<string | null>(null);
+  const startForm = useZodForm(startSchema, {
+    defaultValues: { kind: "person" as KycKind },
+  });
+  const docForm = useZodForm(documentSchema, { defaultValues: { file: "" } });
+  const setFileError = (message: string | null) =>
+    message
+      ? docForm.setError("file", { type: "server", message })
+      : docForm.clearErrors("file");
   const fileRef = useRef<HTMLInputElement>(null);
   const refresh = () => qc.invalidateQueries({ queryKey: keys.kyc });
   const sizeText = t`The attachment size exceeds the limit (maximum 5MB)`;
@@ -124,7 +137,7 @@ export function KycSection() {
   const flags = k?.exchanges ?? [];
   const nameOf = (slug: string) =>
     exchanges?.find((x) => x.slug === slug)?.name ?? slug;
-  const mutationError = start.error ?? submit.error;
+  const mutationError = submit.error;
 
   return (
     <section
@@ -169,7 +182,11 @@ export function KycSection() {
             </p>
           ) : null}
           {state === "none" || state === "declined" ? (
-            <div className="auth-form">
+            <Form
+              form={startForm}
+              onSubmit={({ kind }) => start.mutateAsync(kind)}
+              className="auth-form"
+            >
               <fieldset className="dash-radios">
                 <legend className="auth-label">
                   <Trans>Verify as</Trans>
@@ -177,42 +194,38 @@ export function KycSection() {
                 <label>
                   <input
                     type="radio"
-                    name="kyc-kind"
                     value="person"
-                    checked={kind === "person"}
-                    onChange={() => setKind("person")}
+                    {...startForm.register("kind")}
                   />{" "}
                   <Trans>A person (KYC)</Trans>
                 </label>
                 <label>
                   <input
                     type="radio"
-                    name="kyc-kind"
                     value="company"
-                    checked={kind === "company"}
-                    onChange={() => setKind("company")}
+                    {...startForm.register("kind")}
                   />{" "}
                   <Trans>A company (KYB)</Trans>
                 </label>
               </fieldset>
+              <FormError />
               <div className="auth-actions">
-                <button
-                  type="button"
-                  className="button button--primary"
-                  disabled={start.isPending}
-                  onClick={() => start.mutate(kind)}
-                  data-testid="kyc-start"
-                >
+                <SubmitButton testId="kyc-start">
                   <Trans>Start verification</Trans>
-                </button>
+                </SubmitButton>
               </div>
-            </div>
+            </Form>
           ) : null}
           {state === "pending" ? (
-            <div className="auth-form">
-              <div className="auth-field">
-                <label htmlFor="kyc-file" className="auth-label">
-                  {k.kind === "company" ? (
+            <Form
+              form={docForm}
+              onSubmit={() => undefined}
+              className="auth-form"
+            >
+              <Field
+                name="file"
+                label={
+                  k.kind === "company" ? (
                     <Trans>
                       Company registration documents (images or PDF, at most 5MB
                       each)
@@ -221,23 +234,22 @@ export function KycSection() {
                     <Trans>
                       Identity document (images or PDF, at most 5MB each)
                     </Trans>
-                  )}
-                </label>
-                <input
-                  ref={fileRef}
-                  id="kyc-file"
-                  className="auth-input dash-file"
-                  type="file"
-                  accept={ACCEPTED_TYPES.join(",")}
-                  onChange={onFile}
-                  disabled={upload.isPending}
-                  aria-describedby="kyc-file-err"
-                  data-testid="kyc-file"
-                />
-                <div id="kyc-file-err">
-                  {fileError ? <Alert>{fileError}</Alert> : null}
-                </div>
-              </div>
+                  )
+                }
+              >
+                {(control) => (
+                  <input
+                    ref={fileRef}
+                    className="input dash-file"
+                    type="file"
+                    accept={ACCEPTED_TYPES.join(",")}
+                    onChange={onFile}
+                    disabled={upload.isPending}
+                    data-testid="kyc-file"
+                    {...control}
+                  />
+                )}
+              </Field>
               {docs.length > 0 ? (
                 <ul className="dash-list" data-testid="kyc-documents">
                   {docs.map((d) => (
@@ -261,7 +273,7 @@ export function KycSection() {
                   <Trans>Submit for review</Trans>
                 </button>
               </div>
-            </div>
+            </Form>
           ) : null}
           {mutationError ? (
             <Alert>{errorText(mutationError, t`Network anomaly`)}</Alert>
