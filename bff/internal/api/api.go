@@ -10,6 +10,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/exhub/exhub/bff/internal/accounts"
+	"github.com/exhub/exhub/bff/internal/api/trade"
+	"github.com/exhub/exhub/bff/internal/trading"
 	"log/slog"
 	"net"
 	"net/http"
@@ -68,6 +70,8 @@ type Deps struct {
 	KYC     *kyc.Service
 	// Accounts serves /api/v1/accounts, the members' exchange accounts (nil: those routes answer 503).
 	Accounts *accounts.Service
+	// Trading serves the trading routes (/api/v1/orders, positions, leverage, ...; nil: they answer 503).
+	Trading *trading.Service
 }
 
 // Analytics is what the analytics routes need (analyticsapi.Analytics); *service.Service implements it.
@@ -118,6 +122,7 @@ func New(d Deps) (http.Handler, huma.API) {
 		}
 	}
 	if d.Auth != nil {
+		trade.Register(api, trade.Deps{Guard: d.Auth, Trading: d.Trading, Logger: d.Logger})
 		account.Register(api, account.Deps{Auth: d.Auth, Members: d.Members, KYC: d.KYC, Accounts: d.Accounts, Logger: d.Logger,
 			Exchanges: exchangeSlugs(d.Config)})
 	}

@@ -31,6 +31,7 @@ import (
 	"github.com/exhub/exhub/bff/internal/ratelimit"
 	"github.com/exhub/exhub/bff/internal/store"
 	"github.com/exhub/exhub/bff/internal/stream"
+	"github.com/exhub/exhub/bff/internal/trading"
 )
 
 // BFF is the assembled backend-for-frontend. Its fields are set by the components' Open steps, in start order, so
@@ -56,7 +57,9 @@ type BFF struct {
 	accounts  *accounts.Service // nil in demo mode without a key-encryption key
 	// accountStreams are the members' private account streams (nil without accounts).
 	accountStreams *accountstream.Manager
-	server         *http.Server
+	// trading is the order journal and path (nil without accounts).
+	trading *trading.Service
+	server  *http.Server
 }
 
 // New assembles the BFF; nothing starts before Run.
@@ -111,6 +114,7 @@ func (b *BFF) Components() []Component {
 		Func{ID: "members", OpenFn: b.newMembers, RunFn: b.runKYCAutoReview},
 		Func{ID: "accounts", OpenFn: b.newAccounts, RunFn: b.runAccounts},
 		Func{ID: "account-streams", OpenFn: b.newAccountStreams, RunFn: b.runAccountStreams},
+		Func{ID: "trading", OpenFn: b.newTrading, RunFn: b.runTrading},
 		Func{ID: "stream", OpenFn: b.newGateway, RunFn: b.runGateway},
 		Func{ID: "http", OpenFn: b.newServer, RunFn: b.serveHTTP},
 	}
@@ -343,7 +347,7 @@ func (b *BFF) Accounts() *accounts.Service { return b.accounts }
 func (b *BFF) newServer(context.Context) error {
 	handler, _ := api.New(api.Deps{Config: b.cfg, Host: b.host, Cache: b.cache, Metrics: b.metrics, Logger: b.log,
 		Version: b.version, Market: b.market, Stream: b.gateway, Analytics: b.analytics, Auth: b.checker, Gate: b.gate,
-		Members: b.members, KYC: b.kyc, Accounts: b.accounts})
+		Members: b.members, KYC: b.kyc, Accounts: b.accounts, Trading: b.trading})
 	b.server = &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: b.cfg.HTTP.ReadHeaderTimeout.D(),

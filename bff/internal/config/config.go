@@ -34,6 +34,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/exhub/exhub/bff/internal/trading"
 	"os"
 	"path/filepath"
 	"strings"
@@ -78,7 +79,9 @@ type Config struct {
 	Store store.Config `yaml:"store"`
 	// Accounts is members' exchange accounts (accounts.Config: key-encryption keys, broker mode); see its README.
 	Accounts accounts.Config `yaml:"accounts"`
-	Demo     Demo            `yaml:"demo"`
+	// Trading is the order journal (trading.Config: plugin call bound, unknown-outcome resolution, reconciliation).
+	Trading trading.Config `yaml:"trading"`
+	Demo    Demo           `yaml:"demo"`
 	// RateLimit is the attempt counter the gate's limits run on (ratelimit.Config: Valkey key prefix, size of the
 	// in-process table used without Valkey).
 	RateLimit ratelimit.Config `yaml:"ratelimit"`
@@ -117,6 +120,7 @@ func Default() Config {
 		Member:     member.DefaultConfig(),
 		KYC:        kyc.DefaultConfig(),
 		Accounts:   accounts.DefaultConfig(),
+		Trading:    trading.Defaults(),
 		Store:      store.DefaultConfig(""),
 		Demo:       DefaultDemo(),
 		RateLimit:  ratelimit.Defaults(),
@@ -232,6 +236,7 @@ func (c *Config) sections() []section {
 		{"http", c.HTTP}, {"log", c.Log}, {"valkey", c.Valkey}, {"clickhouse", c.ClickHouse}, {"kratos", c.Kratos},
 		{"store", c.Store}, {"member", c.Member}, {"kyc", c.KYC}, {"demo", c.Demo}, {"ratelimit", c.RateLimit}, {"plugins", c.Plugins}, {"market", c.Market},
 		{"stream", c.Stream}, {"analytics", c.Analytics}, {"accounts", c.Accounts},
+		{"trading", c.Trading},
 	}
 }
 
