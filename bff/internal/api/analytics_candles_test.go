@@ -124,7 +124,13 @@ func TestCandlesFromTheStore(t *testing.T) {
 	m.RegisterAnalytics(svc)
 	ms := httptest.NewServer(m.Handler())
 	defer ms.Close()
+	// Live trades reach the store as the venue makes them: wait (bounded) for the first before reading the rest.
+	liveTrades := regexp.MustCompile(`(?m)^exhub_analytics_live_rows_total\{exchange="reference",table="trades"\} [1-9]`)
 	_, mb := get(t, ms.URL)
+	for waitLive := time.Now().Add(60 * time.Second); !liveTrades.Match(mb) && time.Now().Before(waitLive); {
+		time.Sleep(200 * time.Millisecond)
+		_, mb = get(t, ms.URL)
+	}
 	for _, re := range []string{
 		`(?m)^exhub_analytics_rows_written_total\{table="candles_1m"\} [1-9][0-9]{3,}$`,
 		`(?m)^exhub_analytics_ingest_leader\{exchange="reference"\} 1$`,
