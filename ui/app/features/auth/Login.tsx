@@ -5,7 +5,7 @@ import { z } from "zod";
 import { CheckboxField, Form, FormError, SubmitButton, TextField, useZodForm } from "~/components/form";
 import { loadMe } from "~/lib/session";
 import { AuthLayout, Loading, ResultAlert } from "./AuthLayout";
-import { unplacedMessages, useNodeErrors } from "./fieldMessages";
+import { unplacedMessages, useFlowFailure } from "./fieldMessages";
 import { flowBody, Messages } from "./FlowForm";
 import { submitFlow, type FlowResult } from "./kratos";
 import { safeReturnTo } from "./return-to";
@@ -45,8 +45,8 @@ export function LoginScreen() {
   const returnTo = safeReturnTo(params.get("return_to"));
   const { state, recover } = useFlow("login");
   const form = useZodForm(loginSchema, { defaultValues: { identifier: "", password: "", remember: false } });
-  const nodeErrors = useNodeErrors();
   const [result, setResult] = useState<FlowResult | null>(null);
+  const failed = useFlowFailure(recover, setResult);
 
   // Already signed in: straight back.
   const signedIn = state.status === "failed" && state.result.kind === "signed_in";
@@ -72,15 +72,8 @@ export function LoginScreen() {
       await navigate(`/otpauth?return_to=${encodeURIComponent(returnTo)}`, { replace: true });
       return;
     }
-    if (r.kind === "flow") {
-      form.setValue("password", "");
-      nodeErrors(form, r.flow, LOGIN_NODES);
-    }
-    if (await recover(r)) {
-      if (r.kind !== "flow") setResult(r);
-      return;
-    }
-    setResult(r);
+    if (r.kind === "flow") form.setValue("password", "");
+    await failed(form, r, LOGIN_NODES);
   };
 
   return (

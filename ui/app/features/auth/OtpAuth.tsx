@@ -4,7 +4,7 @@ import { Link, useNavigate, useSearchParams } from "react-router";
 import { z } from "zod";
 import { CodeField, Form, FormError, SubmitButton, TextField, useZodForm } from "~/components/form";
 import { AuthLayout, Loading, ResultAlert } from "./AuthLayout";
-import { unplacedMessages, useNodeErrors } from "./fieldMessages";
+import { unplacedMessages, useFlowFailure } from "./fieldMessages";
 import { flowBody, Messages } from "./FlowForm";
 import { submitFlow, type FlowResult } from "./kratos";
 import { afterSignIn } from "./Login";
@@ -35,8 +35,8 @@ export function OtpAuthScreen() {
   const { state, recover } = useFlow("login", { aal: "aal2" });
   const [mode, setMode] = useState<Mode>("totp");
   const [result, setResult] = useState<FlowResult | null>(null);
+  const failed = useFlowFailure(recover, setResult);
   const form = useZodForm(otpSchema, { defaultValues: { mode: "totp", totp_code: "", lookup_secret: "" } });
-  const nodeErrors = useNodeErrors();
 
   const groups = state.status === "ready" ? new Set(state.flow.ui.nodes.map((n) => n.group)) : new Set<string>();
   const active: Mode = groups.has(mode) ? mode : groups.has("totp") ? "totp" : "lookup_secret";
@@ -57,12 +57,7 @@ export function OtpAuthScreen() {
       await afterSignIn(navigate, returnTo, t`Login succeeded!`);
       return;
     }
-    if (r.kind === "flow") nodeErrors(form, r.flow, OTP_NODES);
-    if (await recover(r)) {
-      if (r.kind !== "flow") setResult(r);
-      return;
-    }
-    setResult(r);
+    await failed(form, r, OTP_NODES);
   };
 
   const noSession = state.status === "failed" && state.result.kind === "error" && (state.result.status === 401 || state.result.id === "session_inactive");

@@ -15,7 +15,7 @@ import {
 import { loadMe } from "~/lib/session";
 import { emailSchema, passwordSchema, sameAs } from "~/lib/validation";
 import { Alert, AuthLayout, Loading, ResultAlert } from "./AuthLayout";
-import { unplacedMessages, useNodeErrors } from "./fieldMessages";
+import { unplacedMessages, useFlowFailure, useNodeErrors } from "./fieldMessages";
 import { flowBody, Messages } from "./FlowForm";
 import { flowIdFrom, getFlow, submitFlow, type Flow, type FlowResult } from "./kratos";
 import { showToast } from "./toast";
@@ -30,8 +30,8 @@ export function RecoveryStartScreen() {
   const navigate = useNavigate();
   const { state, recover } = useFlow("recovery");
   const [result, setResult] = useState<FlowResult | null>(null);
+  const failed = useFlowFailure(recover, setResult);
   const form = useZodForm(z.object({ email: emailSchema }), { defaultValues: { email: "" } });
-  const nodeErrors = useNodeErrors();
 
   const submit = async ({ email }: { email: string }) => {
     if (state.status !== "ready") return;
@@ -41,12 +41,7 @@ export function RecoveryStartScreen() {
       await navigate(`/forgotPassword_B?flow=${encodeURIComponent(r.flow.id)}`);
       return;
     }
-    if (r.kind === "flow") nodeErrors(form, r.flow, START_NODES);
-    if (await recover(r)) {
-      if (r.kind !== "flow") setResult(r);
-      return;
-    }
-    setResult(r);
+    await failed(form, r, START_NODES);
   };
 
   return (
@@ -99,6 +94,7 @@ export function RecoveryCodeScreen() {
   const { state, recover } = useFlow("recovery");
   const [settingsId, setSettingsId] = useState<string | null>(null);
   const [result, setResult] = useState<FlowResult | null>(null);
+  const failed = useFlowFailure(recover, setResult);
   // The settings flow's messages no field shows (after a refused password).
   const [settingsFlow, setSettingsFlow] = useState<Flow | null>(null);
   const form = useZodForm(resetSchema, { defaultValues: { confirmed: false, code: "", password: "", confirm: "" } });
@@ -155,12 +151,7 @@ export function RecoveryCodeScreen() {
       await setNewPassword(sid, v.password);
       return;
     }
-    if (r.kind === "flow") nodeErrors(form, r.flow, CODE_NODES);
-    if (await recover(r)) {
-      if (r.kind !== "flow") setResult(r);
-      return;
-    }
-    setResult(r);
+    await failed(form, r, CODE_NODES);
   };
 
   const sent = state.status === "ready" && state.flow.state === "sent_email";

@@ -21,7 +21,7 @@ import { emailSchema, passwordSchema, sameAs } from "~/lib/validation";
 import { readStored } from "~/preferences";
 import { AuthLayout, Loading, ResultAlert } from "./AuthLayout";
 import { COUNTRIES, looksLikePhone, toE164 } from "./countries";
-import { unplacedMessages, useNodeErrors } from "./fieldMessages";
+import { unplacedMessages, useFlowFailure } from "./fieldMessages";
 import { flowBody, Messages } from "./FlowForm";
 import { submitFlow, type FlowResult } from "./kratos";
 import { safeReturnTo } from "./return-to";
@@ -100,8 +100,8 @@ export function RegisterScreen() {
     },
   });
   const tab = useWatch({ control: form.control, name: "tab" });
-  const nodeErrors = useNodeErrors();
   const [result, setResult] = useState<FlowResult | null>(null);
+  const failed = useFlowFailure(recover, setResult);
 
   const choose = (next: Tab) => {
     form.setValue("tab", next);
@@ -131,12 +131,7 @@ export function RegisterScreen() {
       return;
     }
     if (r.kind === "policy") setPasswordRuleErrors(form, "password", r.rules);
-    if (r.kind === "flow") nodeErrors(form, r.flow, REGISTER_NODES);
-    if (await recover(r)) {
-      if (r.kind !== "flow") setResult(r);
-      return;
-    }
-    setResult(r);
+    await failed(form, r, REGISTER_NODES);
   };
 
   return (

@@ -4,7 +4,7 @@ import { useLocation, useNavigate } from "react-router";
 import { Form, FormError, NewPasswordFields, setPasswordRuleErrors, SubmitButton, useZodForm } from "~/components/form";
 import { passwordPairSchema } from "~/lib/validation";
 import { AuthLayout, Loading, ResultAlert } from "./AuthLayout";
-import { unplacedMessages, useNodeErrors } from "./fieldMessages";
+import { unplacedMessages, useFlowFailure } from "./fieldMessages";
 import { csrfToken, Messages } from "./FlowForm";
 import { submitFlow, type FlowResult } from "./kratos";
 import { showToast } from "./toast";
@@ -35,8 +35,8 @@ export function BindPasswordScreen() {
   const { state, recover } = useFlow("settings");
   useSettingsGate(state);
   const [result, setResult] = useState<FlowResult | null>(null);
+  const failed = useFlowFailure(recover, setResult);
   const form = useZodForm(passwordPairSchema, { defaultValues: { password: "", confirm: "" } });
-  const nodeErrors = useNodeErrors();
 
   const submit = async ({ password }: { password: string }) => {
     if (state.status !== "ready") return;
@@ -52,12 +52,7 @@ export function BindPasswordScreen() {
       return;
     }
     if (r.kind === "policy") setPasswordRuleErrors(form, "password", r.rules);
-    if (r.kind === "flow") nodeErrors(form, r.flow, PASSWORD_NODES);
-    if (await recover(r)) {
-      if (r.kind !== "flow") setResult(r);
-      return;
-    }
-    setResult(r);
+    await failed(form, r, PASSWORD_NODES);
   };
 
   return (

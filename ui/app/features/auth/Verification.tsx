@@ -6,7 +6,7 @@ import { CodeField, Form, FormError, SubmitButton, TextField, useZodForm } from 
 import { loadMe } from "~/lib/session";
 import { emailSchema } from "~/lib/validation";
 import { AuthLayout, Loading, ResultAlert } from "./AuthLayout";
-import { unplacedMessages, useNodeErrors } from "./fieldMessages";
+import { unplacedMessages, useFlowFailure } from "./fieldMessages";
 import { flowBody, inputName, isSubmit, Messages } from "./FlowForm";
 import { submitFlow, type FlowResult } from "./kratos";
 import { safeReturnTo } from "./return-to";
@@ -39,10 +39,10 @@ export function VerificationScreen() {
   const { state, recover } = useFlow("verification");
   const [busy, setBusy] = useState(false);
   const [result, setResult] = useState<FlowResult | null>(null);
+  const failed = useFlowFailure(recover, setResult);
   const [resent, setResent] = useState(false);
   const location = useLocation();
   const form = useZodForm(verifySchema, { defaultValues: { sent: false, email: "", code: "" } });
-  const nodeErrors = useNodeErrors();
 
   const send = async (body: Record<string, unknown>) => {
     if (state.status !== "ready") return;
@@ -54,15 +54,8 @@ export function VerificationScreen() {
       await navigate(returnTo, { replace: true });
       return;
     }
-    if (r.kind === "flow") {
-      form.setValue("code", "");
-      nodeErrors(form, r.flow, VERIFY_NODES);
-    }
-    if (await recover(r)) {
-      if (r.kind !== "flow") setResult(r);
-      return;
-    }
-    setResult(r);
+    if (r.kind === "flow") form.setValue("code", "");
+    await failed(form, r, VERIFY_NODES);
   };
 
   const sent = state.status === "ready" && state.flow.state === "sent_email";

@@ -1,7 +1,7 @@
 import type { UiText } from "@ory/client-fetch";
 import type { FieldValues, Path, UseFormReturn } from "react-hook-form";
 import { inputName } from "./FlowForm";
-import type { Flow } from "./kratos";
+import type { Flow, FlowResult } from "./kratos";
 import { useKratosText } from "./messages";
 
 // Kratos node names → the form's field names, e.g. { password: "password", "traits.email": "email" }.
@@ -31,5 +31,17 @@ export function useNodeErrors() {
       placed = true;
     }
     return placed;
+  };
+}
+
+// What a screen does with a submission that did not go through: Kratos'
+// messages for its fields go on them, a flow with messages is shown, an
+// expired flow or a failed CSRF check starts a new one (and says so), and
+// anything else is left for <ResultAlert> through setResult.
+export function useFlowFailure(recover: (r: FlowResult) => Promise<boolean>, setResult: (r: FlowResult) => void) {
+  const nodeErrors = useNodeErrors();
+  return async <T extends FieldValues>(form: Pick<UseFormReturn<T, unknown, unknown>, "setError">, r: FlowResult, fields: NodeFields): Promise<void> => {
+    if (r.kind === "flow") nodeErrors(form, r.flow, fields);
+    if (!(await recover(r)) || r.kind !== "flow") setResult(r);
   };
 }

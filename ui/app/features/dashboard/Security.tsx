@@ -57,6 +57,27 @@ type Submit = (
   opts?: { show?: boolean },
 ) => Promise<FlowResult | null>;
 
+type AuthenticatorProps = {
+  flow: Flow;
+  submit: Submit;
+  show: (f: Flow) => void;
+  busy: boolean;
+  done: Refresh;
+};
+
+// The recovery codes shown to be written down.
+function CodeList({ codes }: { codes: string[] }) {
+  return (
+    <ul className="auth-codes" data-testid="lookup-secrets">
+      {codes.map((c) => (
+        <li key={c}>
+          <code>{c}</code>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
 // The lockout is recorded by Kratos' settings hook, a moment after the
 // change: after one, /me/security is read every second until it shows the
 // lockout (for at most LOCKOUT_WATCH_MS).
@@ -180,13 +201,7 @@ function AuthenticatorSetup({
   show,
   busy,
   done,
-}: {
-  flow: Flow;
-  submit: Submit;
-  show: (f: Flow) => void;
-  busy: boolean;
-  done: Refresh;
-}) {
+}: AuthenticatorProps) {
   const { t } = useLingui();
   const [step, setStep] = useState(0);
   const [saved, setSaved] = useState(false);
@@ -326,13 +341,7 @@ function AuthenticatorSetup({
         {unsavedWhy ? <FlowMessages flow={unsavedWhy} /> : null}
         <ResultAlert result={result} />
         {unsaved !== "stale" && codes.length > 0 ? (
-          <ul className="auth-codes" data-testid="lookup-secrets">
-            {codes.map((c) => (
-              <li key={c}>
-                <code>{c}</code>
-              </li>
-            ))}
-          </ul>
+          <CodeList codes={codes} />
         ) : null}
         <div className="auth-actions">
           <button
@@ -419,13 +428,7 @@ function AuthenticatorSetup({
               </button>
             ) : (
               <>
-                <ul className="auth-codes" data-testid="lookup-secrets">
-                  {codes.map((c) => (
-                    <li key={c}>
-                      <code>{c}</code>
-                    </li>
-                  ))}
-                </ul>
+                <CodeList codes={codes} />
                 <div className="auth-actions">
                   <button
                     type="button"
@@ -534,13 +537,7 @@ function Authenticator({
   show,
   busy,
   done,
-}: {
-  flow: Flow;
-  submit: Submit;
-  show: (f: Flow) => void;
-  busy: boolean;
-  done: Refresh;
-}) {
+}: AuthenticatorProps) {
   const { t } = useLingui();
   const member = useMember();
   const [result, setResult] = useState<FlowResult | null>(null);
