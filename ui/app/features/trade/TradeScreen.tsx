@@ -1,6 +1,8 @@
 import { Trans, useLingui } from "@lingui/react/macro";
-import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState } from "react";
-import { Link, useNavigate } from "react-router";
+import { createContext, lazy, Suspense, useCallback, useContext, useEffect, useMemo, useRef, useState } from "react";
+import { Link, useLocation, useNavigate } from "react-router";
+import { loginPath } from "~/features/auth/return-to";
+import { useMe } from "~/lib/session";
 import { fetchExchanges } from "~/api/queries";
 import { displayState } from "~/api/exchange-state";
 import { PageTitle } from "~/components/PageTitle";
@@ -16,7 +18,12 @@ import { RulesPanel } from "./RulesPanel";
 import { sharedStream, type ConnectionState, type StreamClient, type StreamMessage } from "./stream";
 import { nextTickDirection, type TickDirection } from "~/lib/tick";
 import { TradesPanel } from "./Trades";
+import type { MarketQuote } from "./OrderForm";
 import "./trade.css";
+
+// The member's trading side (order form, settings, account tabs): loaded
+// only once a member is signed in.
+const TradingSide = lazy(() => import("./TradingSide"));
 
 export type Area = "spot" | "futures";
 
@@ -324,6 +331,12 @@ function Market({ area, ex, marketType, instrument, initialTicker, onTickers, mo
     HeikinAshi: t`Heikin Ashi`,
   };
   const fixToCoin = futures && ex.key === 2;
+  const me = useMe();
+  const quote: MarketQuote = { bid: ticker?.bid, ask: ticker?.ask, last: ticker?.last, mark: ticker?.markPrice };
+  const readQuote = useCallback((): MarketQuote => {
+    const tk = latest.current.ticker;
+    return { bid: tk?.bid, ask: tk?.ask, last: tk?.last, mark: tk?.markPrice };
+  }, []);
 
   return (
     <>
@@ -435,6 +448,44 @@ function Market({ area, ex, marketType, instrument, initialTicker, onTickers, mo
       <aside className="trade-right" data-mobile-hidden={mobilePanel !== "rules" || undefined}>
         <RulesPanel instrument={instrument} futures={futures} fixToCoin={fixToCoin} />
       </aside>
+      {me.status === "member" ? (
+        <Suspense fallback={<OrderPanelShell busy />}>
+          <TradingSide ex={ex} marketType={marketType} instrument={instrument} quote={quote} readQuote={readQuote} stream={stream} />
+        </Suspense>
+      ) : (
+        <OrderPanelShell busy={me.status === "loading" || me.status === "unknown"} />
+      )}
     </>
+  );
+}
+
+// The order panel without a member: Log In / Sign Up in place of the form
+// (or a placeholder while the session is being read).
+function OrderPanelShell({ busy }: { busy: boolean }) {
+  const { t } = useLingui();
+  const here = useLocation();
+  return (
+    <section className="trade-panel trade-order" aria-labelledby="order-heading" data-testid="order-panel">
+      <header className="trade-panel-head">
+        <h2 id="order-heading">{t`Place order`}</h2>
+      </header>
+      {busy ? (
+        <p className="trade-empty" aria-busy="true">
+          {t`Loading your account…`}
+        </p>
+      ) : (
+        <div className="order-signed-out" data-testid="order-signed-out">
+          <p>{t`Log in or sign up to trade.`}</p>
+          <p className="order-signed-out-actions">
+            <Link to={loginPath(`${here.pathname}${here.search}`)} className="button button--primary">
+              {t`Log In`}
+            </Link>
+            <Link to="/regist" className="button">
+              {t`Sign Up`}
+            </Link>
+          </p>
+        </div>
+      )}
+    </section>
   );
 }

@@ -5,7 +5,12 @@
 
 export type Channel = "book" | "trades" | "ticker" | "candles";
 
-export type Subscription = {
+// The signed-in member's own account on an exchange (docs/stream-api.md,
+// "Private channels"): the session cookie of the handshake names the member,
+// a subscription names only the channel and the exchange.
+export type PrivateChannel = "orders" | "fills" | "positions" | "balances" | "account";
+
+export type MarketSubscription = {
   channel: Channel;
   exchange: string;
   marketType: string;
@@ -14,6 +19,10 @@ export type Subscription = {
   depth?: number;
   grouping?: string;
 };
+
+export type PrivateSubscription = { channel: PrivateChannel; exchange: string };
+
+export type Subscription = MarketSubscription | PrivateSubscription;
 
 // Any server message; data messages name their stream with the fields of
 // Subscription.
@@ -41,8 +50,9 @@ const OPEN = 1;
 const MIN_BACKOFF_MS = 500;
 const MAX_BACKOFF_MS = 5_000;
 
-export function subscriptionKey(s: Partial<Subscription> & { [k: string]: unknown }): string {
-  return [s.channel, s.exchange, s.marketType, s.symbol, s.interval ?? "", s.depth ?? "", s.grouping ?? ""].join("|");
+export function subscriptionKey(s: Partial<MarketSubscription> | { [k: string]: unknown }): string {
+  const m = s as Partial<MarketSubscription>;
+  return [m.channel, m.exchange, m.marketType ?? "", m.symbol ?? "", m.interval ?? "", m.depth ?? "", m.grouping ?? ""].join("|");
 }
 
 export function streamURL(origin: string): string {
