@@ -91,7 +91,8 @@ afterEach(() => {
   document.cookie = "exhub_csrf=; Max-Age=0; path=/";
 });
 
-describe("order form", () => {
+// Generous bounds: the machine running the tests may be busy.
+describe("order form", { timeout: 30_000 }, () => {
   it("places a limit order with an Idempotency-Key and the CSRF header, then says so", async () => {
     const bff = fakeBff({
       "GET /api/v1/max-order-size": maxSize,

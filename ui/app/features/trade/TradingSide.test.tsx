@@ -1,0 +1,273 @@
+import { I18nProvider } from "@lingui/react";
+import { act, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
+import { MemoryRouter } from "react-router";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { i18n } from "~/i18n";
+import { capabilities, exchange, instrument, jsonResponse } from "~/test/fixtures";
+import { StreamClient, type SocketLike } from "./stream";
+import { clearToasts } from "./toasts";
+import TradingSide from "./TradingSide";
+
+class FakeSocket implements SocketLike {
+  readyState = 0;
+  sent: Record<string, unknown>[] = [];
+  onopen: ((ev: unknown) => void) | null = null;
+  onclose: ((ev: unknown) => void) | null = null;
+  onerror: ((ev: unknown) => void) | null = null;
+  onmessage: ((ev: { data: unknown }) => void) | null = null;
+  send(data: string) {
+    this.sent.push(JSON.parse(data) as Record<string, unknown>);
+  }
+  close() {
+    this.readyState = 3;
+    this.onclose?.({});
+  }
+  open() {
+    this.readyState = 1;
+    this.onopen?.({});
+  }
+  push(m: unknown) {
+    act(() => this.onmessage?.({ data: JSON.stringify(m) }));
+  }
+}
+
+type Call = { method: string; path: string; query: URLSearchParams; headers: Headers; body: unknown };
+
+function fakeBff(routes: Record<string, (c: Call) => Response>) {
+  const calls: Call[] = [];
+  vi.stubGlobal(
+    "fetch",
+    vi.fn(async (req: Request) => {
+      const url = new URL(req.url);
+      const text = await req.text();
+      const c = { method: req.method, path: url.pathname, query: url.searchParams, headers: req.headers, body: text ? JSON.parse(text) : undefined };
+      calls.push(c);
+      const h = routes[`${req.method} ${url.pathname}`];
+      return h ? h(c) : jsonResponse({ title: "Not Found", status: 404, code: "not_found" }, 404);
+    }),
+  );
+  return calls;
+}
+
+const ex = exchange({
+  key: 100,
+  slug: "reference",
+  name: "Reference Exchange",
+  capabilities: {
+    ...capabilities,
+    trading: { ...capabilities.trading, positionModes: ["ONE_WAY", "HEDGE"], marginModes: ["CROSS", "ISOLATED"] },
+  },
+});
+const inst = instrument("BTCUSDT", "BTC", "USDT");
+const active = { id: "a1", exchange: "reference", mode: "broker", name: "reference", status: "active" };
+
+function setup() {
+  const sockets: FakeSocket[] = [];
+  const stream = new StreamClient("ws://x/api/v1/stream", () => {
+    const s = new FakeSocket();
+    sockets.push(s);
+    return s;
+  });
+  const quote = { bid: "59999.9", ask: "60000.1", last: "60000" };
+  render(
+    <I18nProvider i18n={i18n}>
+      <MemoryRouter>
+        <TradingSide ex={ex} marketType="SWAP" instrument={inst} quote={quote} readQuote={() => quote} stream={stream} />
+      </MemoryRouter>
+    </I18nProvider>,
+  );
+  return { sockets, stream };
+}
+
+const base = {
+  "GET /api/v1/leverage": () => jsonResponse({ leverage: "10", max_leverage: "50", margin_mode: "CROSS" }),
+  "GET /api/v1/position-mode": () => jsonResponse({ mode: "ONE_WAY" }),
+  "GET /api/v1/max-order-size": () => jsonResponse({ max_buy_qty: "1", max_sell_qty: "1" }),
+  "GET /api/v1/positions": () => jsonResponse({ positions: [] }),
+  "GET /api/v1/orders": () => jsonResponse({ orders: [] }),
+  "GET /api/v1/algo-orders": () => jsonResponse({ orders: [] }),
+  "GET /api/v1/fills": () => jsonResponse({ fills: [] }),
+};
+
+beforeEach(() => {
+  document.cookie = "exhub_csrf=csrf-token; path=/";
+});
+
+afterEach(() => {
+  vi.unstubAllGlobals();
+  clearToasts();
+});
+
+// Generous bounds: the machine running the tests may be busy.
+describe("trading side", { timeout: 30_000 }, () => {
+  it("says the broker account is being set up, then opens the form when it is active", async () => {
+    let accounts: unknown[] = [];
+    fakeBff({ ...base, "GET /api/v1/accounts": () => jsonResponse({ accounts, broker: true }) });
+    setup();
+    const state = await screen.findByTestId("account-state");
+    expect(state.dataset.state).toBe("provisioning");
+    expect(state.textContent).toContain("Your Reference Exchange account is being set up.");
+    accounts = [active];
+    await screen.findByTestId("order-form", undefined, { timeout: 20_000 });
+    expect(screen.queryByTestId("account-state")).toBeNull();
+  });
+
+  it("asks for an API key when the operator runs without broker accounts, and shows a failed account's reason", async () => {
+    fakeBff({ ...base, "GET /api/v1/accounts": () => jsonResponse({ accounts: [], broker: false }) });
+    setup();
+    const state = await screen.findByTestId("account-state");
+    expect(state.dataset.state).toBe("none");
+    expect(within(state).getByRole("link", { name: "Link an API key" }).getAttribute("href")).toBe("/dashboard");
+  });
+
+  it("shows a failed broker account with its reason", async () => {
+    fakeBff({
+      ...base,
+      "GET /api/v1/accounts": () => jsonResponse({ accounts: [{ ...active, status: "failed", status_reason: "exchange refused the sub-account" }], broker: true }),
+    });
+    setup();
+    const state = await screen.findByTestId("account-state");
+    expect(state.dataset.state).toBe("failed");
+    expect(state.textContent).toContain("exchange refused the sub-account");
+  });
+
+  it("shows leverage and margin mode, saves a new leverage within the instrument's maximum", async () => {
+    let leverage = "10";
+    const calls = fakeBff({
+      ...base,
+      "GET /api/v1/accounts": () => jsonResponse({ accounts: [active], broker: true }),
+      "GET /api/v1/leverage": () => jsonResponse({ leverage, max_leverage: "50", margin_mode: "CROSS" }),
+      "PUT /api/v1/leverage": (c) => {
+        leverage = (c.body as { leverage: string }).leverage;
+        return jsonResponse({ leverage, max_leverage: "50", margin_mode: "CROSS" });
+      },
+    });
+    setup();
+    const lev = await screen.findByTestId("leverage");
+    await waitFor(() => expect(lev.textContent).toBe("10×"));
+    expect(screen.getByTestId("margin-mode").textContent).toBe("Cross");
+    expect(screen.getByTestId("position-mode").textContent).toBe("One-Way");
+    fireEvent.click(lev);
+    const input = (await screen.findByTestId("leverage-input", undefined, { timeout: 8000 })) as HTMLInputElement;
+    fireEvent.change(input, { target: { value: "51" } });
+    await act(async () => fireEvent.click(screen.getByTestId("leverage-save")));
+    expect(await screen.findByText("Choose a leverage from 1 to 50.")).toBeTruthy();
+    fireEvent.change(input, { target: { value: "20" } });
+    await act(async () => fireEvent.click(screen.getByTestId("leverage-save")));
+    await screen.findByText("Setting successful!");
+    const put = calls.find((c) => c.method === "PUT" && c.path === "/api/v1/leverage")!;
+    expect(put.body).toEqual({ exchange: "reference", symbol: "BTCUSDT", leverage: "20", margin_mode: "CROSS" });
+    expect(put.headers.get("X-CSRF-Token")).toBe("csrf-token");
+    await waitFor(() => expect(screen.getByTestId("leverage").textContent).toBe("20×"));
+  });
+
+  it("switches to hedge mode and the form offers Open/Close Long/Short", async () => {
+    let mode = "ONE_WAY";
+    fakeBff({
+      ...base,
+      "GET /api/v1/accounts": () => jsonResponse({ accounts: [active], broker: true }),
+      "GET /api/v1/position-mode": () => jsonResponse({ mode }),
+      "PUT /api/v1/position-mode": (c) => {
+        mode = (c.body as { mode: string }).mode;
+        return jsonResponse({ mode });
+      },
+    });
+    setup();
+    const btn = await screen.findByTestId("position-mode");
+    await waitFor(() => expect(btn.textContent).toBe("One-Way"));
+    fireEvent.click(btn);
+    const dialog = await screen.findByTestId("position-mode-form", undefined, { timeout: 8000 });
+    fireEvent.click(within(dialog).getByLabelText(/^Hedge/));
+    await act(async () => fireEvent.click(within(dialog).getByRole("button", { name: "Confirm" })));
+    await waitFor(() => expect(screen.getByTestId("position-mode").textContent).toBe("Hedge"));
+    expect(screen.getByTestId("side-buy").textContent).toBe("Open Long");
+  });
+
+  it("keeps the available balance from the private stream and re-reads open orders on stream changes", async () => {
+    let orders: unknown[] = [];
+    const calls = fakeBff({
+      ...base,
+      "GET /api/v1/accounts": () => jsonResponse({ accounts: [active], broker: true }),
+      "GET /api/v1/orders": () => jsonResponse({ orders }),
+    });
+    const { sockets } = setup();
+    await screen.findByTestId("order-form");
+    await waitFor(() => expect(sockets.length).toBe(1));
+    const ws = sockets[0]!;
+    act(() => ws.open());
+    await waitFor(() => expect(ws.sent.some((m) => m.channel === "account" && m.exchange === "reference")).toBe(true));
+    const sub = ws.sent.find((m) => m.channel === "account")!;
+    // A private subscription names only the channel and the exchange.
+    expect(Object.keys(sub).sort()).toEqual(["channel", "exchange", "id", "op"]);
+    ws.push({ type: "snapshot", channel: "account", exchange: "reference", seq: 1, orders: [], balances: [{ asset: "USDT", wallet: "WALLET_TYPE_TRADING", available: "500" }] });
+    await waitFor(() => expect(screen.getByTestId("available").textContent).toContain("500"));
+    ws.push({ type: "balance", channel: "account", exchange: "reference", seq: 2, prevSeq: 1, balance: { asset: "USDT", wallet: "WALLET_TYPE_TRADING", available: "420.5" } });
+    await waitFor(() => expect(screen.getByTestId("available").textContent).toContain("420.5"));
+
+    fireEvent.click(screen.getByRole("tab", { name: "Open orders" }));
+    await screen.findByText("No open orders.");
+    const before = calls.filter((c) => c.path === "/api/v1/orders").length;
+    orders = [{ id: "j9", exchange: "reference", market_type: "SWAP", symbol: "BTCUSDT", side: "BUY", type: "LIMIT", status: "open", price: "59000", qty: "0.01" }];
+    ws.push({ type: "order", channel: "account", exchange: "reference", seq: 3, prevSeq: 2, order: { orderId: "1", status: "ORDER_STATUS_NEW" } });
+    const table = await screen.findByTestId("open-orders-table");
+    await within(table).findByText("59,000", undefined, { timeout: 5000 });
+    expect(calls.filter((c) => c.path === "/api/v1/orders").length).toBeGreaterThan(before);
+
+    // A hole in the sequence asks for a fresh snapshot.
+    const subs = ws.sent.filter((m) => m.op === "subscribe" && m.channel === "account").length;
+    ws.push({ type: "order", channel: "account", exchange: "reference", seq: 9, prevSeq: 7, order: { orderId: "1" } });
+    await waitFor(() => expect(ws.sent.filter((m) => m.op === "subscribe" && m.channel === "account").length).toBe(subs + 1));
+  });
+
+  it("amends and cancels an open order, and closes a position at market", async () => {
+    let orders = [{ id: "j9", exchange: "reference", market_type: "SWAP", symbol: "BTCUSDT", side: "BUY", type: "LIMIT", status: "open", price: "59000", qty: "0.01" }];
+    let positions = [{ symbol: "BTCUSDT", position_side: "NET", qty: "0.02", entry_price: "60000", mark_price: "61000", unrealized_pnl: "20", margin: "120" }];
+    const calls = fakeBff({
+      ...base,
+      "GET /api/v1/accounts": () => jsonResponse({ accounts: [active], broker: true }),
+      "GET /api/v1/orders": () => jsonResponse({ orders }),
+      "GET /api/v1/positions": () => jsonResponse({ positions }),
+      "PATCH /api/v1/orders/j9": (c) => {
+        orders = [{ ...orders[0]!, ...(c.body as object) }];
+        return jsonResponse(orders[0]);
+      },
+      "DELETE /api/v1/orders/j9": () => {
+        const o = { ...orders[0]!, status: "cancelled" };
+        orders = [];
+        return jsonResponse(o);
+      },
+      "POST /api/v1/positions/close": () => {
+        positions = [];
+        return jsonResponse({ id: "c1", exchange: "reference", market_type: "SWAP", symbol: "BTCUSDT", type: "MARKET", status: "filled" }, 201);
+      },
+    });
+    setup();
+    // Positions first on futures.
+    const pos = await screen.findByTestId("positions-table");
+    await within(pos).findByText("0.02");
+    expect(within(pos).getByText("16.67%")).toBeTruthy(); // 20 / 120, half up
+    await act(async () => fireEvent.click(within(pos).getByTestId("close-position")));
+    await screen.findByText("Order successfully");
+    const close = calls.find((c) => c.method === "POST" && c.path === "/api/v1/positions/close")!;
+    expect(close.body).toEqual({ exchange: "reference", symbol: "BTCUSDT", position_side: "NET" });
+    expect(close.headers.get("Idempotency-Key")).toBeTruthy();
+    await within(pos).findByText("No open positions.");
+
+    fireEvent.click(screen.getByRole("tab", { name: "Open orders" }));
+    const table = await screen.findByTestId("open-orders-table");
+    await within(table).findByText("59,000");
+    fireEvent.click(within(table).getByTestId("amend"));
+    fireEvent.change(within(table).getByTestId("amend-price"), { target: { value: "59000.05" } });
+    await act(async () => fireEvent.click(within(table).getByTestId("amend-save")));
+    expect(await within(table).findByText("The price must be a multiple of 0.1.")).toBeTruthy();
+    fireEvent.change(within(table).getByTestId("amend-price"), { target: { value: "59100" } });
+    await act(async () => fireEvent.keyDown(within(table).getByTestId("amend-price"), { key: "Enter" }));
+    await screen.findByText("Modified successfully!");
+    const patch = calls.find((c) => c.method === "PATCH")!;
+    expect(patch.body).toEqual({ price: "59100" });
+    await within(table).findByText("59,100");
+    await act(async () => fireEvent.click(within(table).getByTestId("cancel-order")));
+    await screen.findByText("Order Cancelled");
+    await within(table).findByText("No open orders.");
+  });
+});
