@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/exhub/exhub/bff/internal/accountstream/feed"
+	"github.com/exhub/exhub/bff/internal/config/setting"
 	"github.com/exhub/exhub/bff/internal/store"
 	"github.com/exhub/exhub/plugin-sdk/faults"
 	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
@@ -51,7 +52,8 @@ func TestAccountFeedResolvesAndReconciles(t *testing.T) {
 	var next atomic.Value
 	next.Store("")
 	cfg := e.svc.cfg
-	cfg.ResolveInitial, cfg.ResolveMax, cfg.ReconcileInterval = time.Hour, time.Hour, time.Hour
+	hour := setting.Duration(time.Hour)
+	cfg.ResolveInitial, cfg.ResolveMax, cfg.ReconcileInterval = hour, hour, hour
 	svc, err := New(cfg, e.st, e.host, e.acc, WithAccountFeed(ff), WithClientIDs(func() string { return next.Swap("").(string) }))
 	if err != nil {
 		t.Fatal(err)

@@ -26,6 +26,7 @@ import (
 	"github.com/exhub/exhub/bff/internal/accountstream"
 	"github.com/exhub/exhub/bff/internal/accountstream/feed"
 	"github.com/exhub/exhub/bff/internal/config/secret"
+	"github.com/exhub/exhub/bff/internal/config/setting"
 	"github.com/exhub/exhub/bff/internal/pluginhost"
 	"github.com/exhub/exhub/bff/internal/store"
 	"github.com/exhub/exhub/bff/internal/store/storetest"
@@ -286,9 +287,9 @@ func newEnv(t *testing.T, pg bool) *env {
 	}
 
 	cfg := Defaults()
-	cfg.ResolveInitial, cfg.ResolveMax = 50*time.Millisecond, 500*time.Millisecond
-	cfg.NotFoundGrace = 2 * time.Second
-	cfg.Tick = 50 * time.Millisecond
+	cfg.ResolveInitial, cfg.ResolveMax = setting.Duration(50*time.Millisecond), setting.Duration(500*time.Millisecond)
+	cfg.NotFoundGrace = setting.Duration(2 * time.Second)
+	cfg.Tick = setting.Duration(50 * time.Millisecond)
 	svc, err := New(cfg, e.st, e.host, e.acc, WithLogger(log))
 	if err != nil {
 		t.Fatal(err)

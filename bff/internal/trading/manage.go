@@ -146,7 +146,7 @@ func (s *Service) Amend(ctx context.Context, memberID, id, key string, req Amend
 		got = resp.GetOrder()
 		return err
 	})
-	jctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.CallTimeout)
+	jctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.CallTimeout.D())
 	defer cancel()
 	switch {
 	case err == nil:
@@ -230,7 +230,7 @@ func (s *Service) Cancel(ctx context.Context, memberID, id string) (store.Order,
 	if err != nil {
 		return store.Order{}, false, fmt.Errorf("trading: journal: %w", err)
 	}
-	jctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*s.cfg.CallTimeout)
+	jctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*s.cfg.CallTimeout.D())
 	defer cancel()
 	var got *exchangev1.Order
 	attempt := func() error {
@@ -347,7 +347,7 @@ func (s *Service) CancelAll(ctx context.Context, memberID string, sc Scope) ([]O
 	if err != nil {
 		return nil, readError(ctx, err)
 	}
-	jctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.CallTimeout)
+	jctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.CallTimeout.D())
 	defer cancel()
 	out := make([]Order, 0, len(got))
 	for _, x := range got {

@@ -184,7 +184,7 @@ func (s *Service) prior(ctx context.Context, memberID, key, hash string) (store.
 // rejected entry comes back with its refusal as the error.
 func (s *Service) settled(ctx context.Context, o store.Order) (store.Order, error) {
 	if o.State == store.OrderSent {
-		deadline := time.NewTimer(s.cfg.IdempotencyWait)
+		deadline := time.NewTimer(s.cfg.IdempotencyWait.D())
 		defer deadline.Stop()
 		poll := time.NewTicker(50 * time.Millisecond)
 		defer poll.Stop()
@@ -403,7 +403,7 @@ func (s *Service) send(ctx context.Context, sup *pluginhost.Supervisor, acct *ex
 		return err
 	})
 	// The journal writes outlive the request: the answer must be recorded even if the client left.
-	jctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.CallTimeout)
+	jctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.CallTimeout.D())
 	defer cancel()
 	switch {
 	case err == nil && out.ExchangeOrderID != "":

@@ -16,7 +16,7 @@ const resolveBatch = 100
 // by a crash (older than SentStale and not under way here).
 func (s *Service) resolveDue(ctx context.Context) {
 	now := s.now()
-	list, err := s.st.OrdersToResolve(ctx, now, now.Add(-s.cfg.SentStale), resolveBatch)
+	list, err := s.st.OrdersToResolve(ctx, now, now.Add(-s.cfg.SentStale.D()), resolveBatch)
 	if err != nil {
 		if ctx.Err() == nil {
 			s.log.Error("journal: listing entries to resolve", "err", err)
@@ -96,7 +96,7 @@ func (s *Service) resolve(ctx context.Context, o store.Order) {
 		}
 		s.log.Info("order outcome resolved: placed", "order", o.ID, "exchange", o.Exchange, "status", out.OrderStatus)
 	case err != nil && sdk.DetailOf(err).GetReason() == exchangev1.ErrorReason_ERROR_REASON_ORDER_NOT_FOUND:
-		if s.now().Sub(o.CreatedAt) < s.cfg.NotFoundGrace {
+		if s.now().Sub(o.CreatedAt) < s.cfg.NotFoundGrace.D() {
 			later("not visible yet", nil)
 			return
 		}

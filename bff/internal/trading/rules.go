@@ -33,7 +33,7 @@ func (s *Service) instrument(ctx context.Context, sup *pluginhost.Supervisor, ex
 	s.mu.Lock()
 	e, ok := s.instr[k]
 	s.mu.Unlock()
-	if !ok || s.now().Sub(e.at) >= s.cfg.InstrumentTTL {
+	if !ok || s.now().Sub(e.at) >= s.cfg.InstrumentTTL.D() {
 		var list []*exchangev1.Instrument
 		err := s.call(ctx, sup, "ListInstruments", func(ctx context.Context, c exchangev1.ExchangeClient) error {
 			resp, err := c.ListInstruments(ctx, &exchangev1.ListInstrumentsRequest{MarketType: m})

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/exhub/exhub/bff/internal/accountstream/feed"
+	"github.com/exhub/exhub/bff/internal/config/setting"
 	"github.com/exhub/exhub/bff/internal/pluginhost"
 	"github.com/exhub/exhub/bff/internal/store"
 	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
@@ -37,69 +38,62 @@ type Plugins interface {
 // ErrNoAccount: the member has no account on the exchange.
 var ErrNoAccount = errors.New("no exchange account")
 
-// Config tunes the service. Zero values are invalid: start from Defaults.
+// Config is the trading section of the BFF configuration (bff/exhub.yaml; suggested environment names
+// EXHUB_TRADING_<KEY>). Zero values are invalid: start from Defaults.
 type Config struct {
 	// CallTimeout bounds one plugin call.
-	CallTimeout time.Duration `yaml:"call_timeout"`
+	CallTimeout setting.Duration `yaml:"call_timeout"`
 	// ResolveInitial and ResolveMax are the backoff between two lookups of an unknown outcome.
-	ResolveInitial time.Duration `yaml:"resolve_initial"`
-	ResolveMax     time.Duration `yaml:"resolve_max"`
+	ResolveInitial setting.Duration `yaml:"resolve_initial"`
+	ResolveMax     setting.Duration `yaml:"resolve_max"`
 	// NotFoundGrace is how long after the intent an order the exchange does not know may still appear (an order in
 	// flight is not visible at once); only after it does "not found" conclude "not placed".
-	NotFoundGrace time.Duration `yaml:"not_found_grace"`
+	NotFoundGrace setting.Duration `yaml:"not_found_grace"`
 	// SentStale is the age after which an entry still in state sent, with no call under way in this process, is
 	// resolved like an unknown outcome (a crash between the journal write and the answer).
-	SentStale time.Duration `yaml:"sent_stale"`
+	SentStale setting.Duration `yaml:"sent_stale"`
 	// ReconcileInterval is the period of the full reconciliation of open orders (besides start and plugin
 	// restarts).
-	ReconcileInterval time.Duration `yaml:"reconcile_interval"`
+	ReconcileInterval setting.Duration `yaml:"reconcile_interval"`
 	// Tick is how often the service's loop looks for due resolutions and plugin restarts.
-	Tick time.Duration `yaml:"tick"`
+	Tick setting.Duration `yaml:"tick"`
 	// InstrumentTTL is how long a plugin's instrument list is cached per exchange and market type.
-	InstrumentTTL time.Duration `yaml:"instrument_ttl"`
+	InstrumentTTL setting.Duration `yaml:"instrument_ttl"`
 	// IdempotencyWait is how long a repeated request waits for the first one's outcome before answering pending.
-	IdempotencyWait time.Duration `yaml:"idempotency_wait"`
+	IdempotencyWait setting.Duration `yaml:"idempotency_wait"`
 }
 
 // Defaults are the production settings.
 func Defaults() Config {
 	return Config{
-		CallTimeout:       10 * time.Second,
-		ResolveInitial:    500 * time.Millisecond,
-		ResolveMax:        30 * time.Second,
-		NotFoundGrace:     30 * time.Second,
-		SentStale:         30 * time.Second,
-		ReconcileInterval: 5 * time.Minute,
-		Tick:              250 * time.Millisecond,
-		InstrumentTTL:     5 * time.Minute,
-		IdempotencyWait:   15 * time.Second,
+		CallTimeout:       setting.Duration(10 * time.Second),
+		ResolveInitial:    setting.Duration(500 * time.Millisecond),
+		ResolveMax:        setting.Duration(30 * time.Second),
+		NotFoundGrace:     setting.Duration(30 * time.Second),
+		SentStale:         setting.Duration(30 * time.Second),
+		ReconcileInterval: setting.Duration(5 * time.Minute),
+		Tick:              setting.Duration(250 * time.Millisecond),
+		InstrumentTTL:     setting.Duration(5 * time.Minute),
+		IdempotencyWait:   setting.Duration(15 * time.Second),
 	}
 }
 
-// Validate checks the settings.
+// Validate names each bad key relative to the section.
 func (c Config) Validate() error {
-	var errs []error
-	pos := func(name string, d time.Duration) {
-		if d <= 0 {
-			errs = append(errs, fmt.Errorf("trading: %s must be positive", name))
-		}
-	}
-	pos("call_timeout", c.CallTimeout)
-	pos("resolve_initial", c.ResolveInitial)
-	pos("resolve_max", c.ResolveMax)
-	pos("not_found_grace", c.NotFoundGrace)
-	pos("sent_stale", c.SentStale)
-	pos("reconcile_interval", c.ReconcileInterval)
-	pos("tick", c.Tick)
-	pos("instrument_ttl", c.InstrumentTTL)
-	pos("idempotency_wait", c.IdempotencyWait)
+	var p setting.Problems
+	p.Positive(setting.KeyDuration{Key: "call_timeout", D: c.CallTimeout},
+		setting.KeyDuration{Key: "resolve_initial", D: c.ResolveInitial}, setting.KeyDuration{Key: "resolve_max", D: c.ResolveMax},
+		setting.KeyDuration{Key: "not_found_grace", D: c.NotFoundGrace}, setting.KeyDuration{Key: "sent_stale", D: c.SentStale},
+		setting.KeyDuration{Key: "reconcile_interval", D: c.ReconcileInterval}, setting.KeyDuration{Key: "tick", D: c.Tick},
+		setting.KeyDuration{Key: "instrument_ttl", D: c.InstrumentTTL},
+		setting.KeyDuration{Key: "idempotency_wait", D: c.IdempotencyWait})
 	if c.ResolveMax < c.ResolveInitial {
-		errs = append(errs, errors.New("trading: resolve_max must not be below resolve_initial"))
+		p.Add("resolve_max", "%s is below resolve_initial %s", c.ResolveMax.D(), c.ResolveInitial.D())
 	}
 	if c.SentStale > 0 && c.SentStale <= c.CallTimeout {
-		errs = append(errs, errors.New("trading: sent_stale must exceed call_timeout (a call under way is not stale)"))
+		p.Add("sent_stale", "%s must exceed call_timeout %s (a call under way is not stale)", c.SentStale.D(), c.CallTimeout.D())
 	}
-	return errors.Join(errs...)
+	return p.Err()
 }
 
 // Option adjusts New.
@@ -175,7 +169,7 @@ func (s *Service) Run(ctx context.Context) {
 	for _, sup := range s.plugins.Supervisors() {
 		s.markReconcile(sup.Slug())
 	}
-	tick := time.NewTicker(s.cfg.Tick)
+	tick := time.NewTicker(s.cfg.Tick.D())
 	defer tick.Stop()
 	lastFull := s.now()
 	subs := map[followKey]func(){} // followed account streams
@@ -203,7 +197,7 @@ func (s *Service) Run(ctx context.Context) {
 			}
 			gens[st.Slug] = st.Pid
 		}
-		if s.now().Sub(lastFull) >= s.cfg.ReconcileInterval {
+		if s.now().Sub(lastFull) >= s.cfg.ReconcileInterval.D() {
 			lastFull = s.now()
 			for _, sup := range s.plugins.Supervisors() {
 				s.markReconcile(sup.Slug())
@@ -276,16 +270,16 @@ func (s *Service) account(ctx context.Context, memberID, exchange string) (*exch
 // away must not turn a sent order into an unknown outcome.
 func (s *Service) call(ctx context.Context, sup *pluginhost.Supervisor, method string,
 	fn func(context.Context, exchangev1.ExchangeClient) error) error {
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.CallTimeout)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.CallTimeout.D())
 	defer cancel()
 	return sup.Call(cctx, method, fn)
 }
 
 // backoff is the wait before the attempt-th lookup of an unknown outcome.
 func (s *Service) backoff(attempt int) time.Duration {
-	d := s.cfg.ResolveInitial
-	for i := 1; i < attempt && d < s.cfg.ResolveMax; i++ {
+	d := s.cfg.ResolveInitial.D()
+	for i := 1; i < attempt && d < s.cfg.ResolveMax.D(); i++ {
 		d *= 2
 	}
-	return min(d, s.cfg.ResolveMax)
+	return min(d, s.cfg.ResolveMax.D())
 }

@@ -480,7 +480,7 @@ func TestRestartReconciles(t *testing.T) {
 
 	// A new service (its clock past SentStale, as after a restart some time later) reconciles at start.
 	cfg := e.svc.cfg
-	svc, err := New(cfg, e.st, e.host, e.acc, WithClock(func() time.Time { return time.Now().Add(cfg.SentStale + time.Second) }))
+	svc, err := New(cfg, e.st, e.host, e.acc, WithClock(func() time.Time { return time.Now().Add(cfg.SentStale.D() + time.Second) }))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/exhub/exhub/bff/internal/api/trade"
 	"github.com/exhub/exhub/bff/internal/auth"
 	"github.com/exhub/exhub/bff/internal/config/secret"
+	"github.com/exhub/exhub/bff/internal/config/setting"
 	"github.com/exhub/exhub/bff/internal/pluginhost"
 	"github.com/exhub/exhub/bff/internal/store"
 	"github.com/exhub/exhub/bff/internal/store/storetest"
@@ -136,7 +137,8 @@ func newEnvWith(t *testing.T, pg bool, g apiutil.Guard, acc trading.AccountSourc
 	e := &env{t: t, faults: "http://" + faultAddr}
 	e.next.Store("")
 	tc := trading.Defaults()
-	tc.ResolveInitial, tc.ResolveMax, tc.Tick, tc.NotFoundGrace = 50*time.Millisecond, 500*time.Millisecond, 50*time.Millisecond, time.Second
+	tc.ResolveInitial, tc.ResolveMax = setting.Duration(50*time.Millisecond), setting.Duration(500*time.Millisecond)
+	tc.Tick, tc.NotFoundGrace = setting.Duration(50*time.Millisecond), setting.Duration(time.Second)
 	svc, err := trading.New(tc, st, host, acc, trading.WithClientIDs(func() string { return e.next.Swap("").(string) }))
 	if err != nil {
 		t.Fatal(err)
