@@ -4,6 +4,94 @@
  */
 
 export interface paths {
+    "/api/v1/accounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The member's exchange accounts
+         * @description One account per exchange: broker accounts exhub made for the member and linked API keys. Never the key, secret or passphrase: the key's last four characters only.
+         */
+        get: operations["list-exchange-accounts"];
+        put?: never;
+        /**
+         * Link an API key
+         * @description Checks the key with the exchange first. Refused: a key with withdraw permission (422 withdraw_permission), a key that cannot read and trade or that the exchange rejects (422 credentials_refused), an unknown exchange (422 unknown_exchange), a second account on the exchange (409 account_exists); 503 exchange_unavailable when the exchange does not answer. The key is stored encrypted.
+         */
+        post: operations["link-exchange-account"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/accounts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Unlink an API key
+         * @description Deletes a linked account and its encrypted key. 404 for an account that is not the member's; 409 broker_account for a broker account.
+         */
+        delete: operations["unlink-exchange-account"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/algo-orders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Conditional orders
+         * @description Waiting conditional orders of one market (history=true: past ones too, newest first).
+         */
+        get: operations["list-algo-orders"];
+        put?: never;
+        /**
+         * Place a conditional order
+         * @description A stop or take-profit order (journaled like an order, with an Idempotency-Key). 201 placed; 202 pending when the exchange's answer was lost.
+         */
+        post: operations["place-algo-order"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/algo-orders/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Cancel a conditional order
+         * @description Cancels a waiting conditional order placed through exhub (its journal id).
+         */
+        delete: operations["cancel-algo-order"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/analytics/candles": {
         parameters: {
             query?: never;
@@ -181,6 +269,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/fills": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Trade history
+         * @description The member's executions on one market, newest first, paged with cursor.
+         */
+        get: operations["list-fills"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/instruments": {
         parameters: {
             query?: never;
@@ -193,6 +301,70 @@ export interface paths {
          * @description The tradable USDT markets of one exchange and market type: quote USDT, status TRADING (SWAP: linear perpetuals settled in USDT), with price and quantity grids and limits. maxLeverage is 5 for a SWAP whose exchange gives none. Cached for 5 minutes. Answers carry asOf (when the data was fetched). When the exchange or its plugin fails and a last good value is recent enough, it is served with stale: true, a staleReason and the header X-Exhub-Stale: true; otherwise the answer is 503 (plugin down, exchange unavailable or rate limited) or 502 (the exchange answered with an error), as problem+json with a Retry-After header in seconds. Unknown exchange, type, symbol or interval and limits out of range are 422 problem+json whose errors[].location names the query parameter.
          */
         get: operations["listInstruments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/leverage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Leverage of a symbol
+         * @description The member's leverage, the instrument's maximum and the margin mode of a symbol.
+         */
+        get: operations["get-leverage"];
+        /**
+         * Set the leverage of a symbol
+         * @description Saves the leverage on the exchange.
+         */
+        put: operations["set-leverage"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/margin-mode": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set the margin mode of a symbol
+         * @description Cross or Isolated, saved on the exchange.
+         */
+        put: operations["set-margin-mode"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/max-order-size": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Largest order size
+         * @description The largest buy and sell the account can place now at a price (empty: market), in base units.
+         */
+        get: operations["get-max-order-size"];
         put?: never;
         post?: never;
         delete?: never;
@@ -481,6 +653,126 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/orders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Open orders or order history
+         * @description status=open: the orders resting on the exchange (each with its journal id when placed through exhub) and the journal's orders still pending; status=history: past orders, newest first, paged with cursor.
+         */
+        get: operations["list-orders"];
+        put?: never;
+        /**
+         * Place an order
+         * @description Journals the order, then sends it to the member's account on the exchange. 201 with the order when the exchange took it; 202 with status pending when its answer was lost (resolved by client id: GET the order later; never a failure). The instrument's tick, step, minimum size and minimum notional are checked first (422 precision, min_size, min_notional). The same Idempotency-Key with the same body answers the same order; with another body 422 idempotency_key_reused.
+         */
+        post: operations["place-order"];
+        /**
+         * Cancel all open orders
+         * @description Cancels the member's open orders on one market: one symbol, or every symbol when symbol is empty.
+         */
+        delete: operations["cancel-all-orders"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orders/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One order of the member
+         * @description The journal entry: pending until the outcome is known, then the exchange's status as last read.
+         */
+        get: operations["get-order"];
+        put?: never;
+        post?: never;
+        /**
+         * Cancel an order
+         * @description Cancels an open order (cancelling a finished one answers it as it is). 202 pending when the exchange's answer was lost twice.
+         */
+        delete: operations["cancel-order"];
+        options?: never;
+        head?: never;
+        /**
+         * Amend an open order
+         * @description Changes price and/or size. 200 with the order; 202 pending when the exchange's answer was lost and reading the order back did not show the change yet.
+         */
+        patch: operations["amend-order"];
+        trace?: never;
+    };
+    "/api/v1/position-mode": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Position mode
+         * @description One-Way or Hedge on an exchange.
+         */
+        get: operations["get-position-mode"];
+        /**
+         * Set the position mode
+         * @description One-Way or Hedge, saved on the exchange (exchanges refuse it while positions or orders are open).
+         */
+        put: operations["set-position-mode"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/positions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Open positions
+         * @description The member's open positions on an exchange (one symbol or all), sizes in base units.
+         */
+        get: operations["list-positions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/positions/close": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Close a position at market
+         * @description Closes a whole position with a market order, journaled like an order (Idempotency-Key required). 201 placed; 202 pending when the exchange's answer was lost.
+         */
+        post: operations["close-position"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/tickers": {
         parameters: {
             query?: never;
@@ -525,6 +817,42 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AccountPermissions: {
+            read: boolean;
+            trade: boolean;
+            /** @description Moves between the account's own wallets */
+            transfer: boolean;
+        };
+        AlgoBody: {
+            /** @description Close the whole position on trigger */
+            close_position?: boolean;
+            exchange: string;
+            /** @enum {string} */
+            margin_mode?: "CROSS" | "ISOLATED";
+            /** @enum {string} */
+            market_type: "SPOT" | "SWAP";
+            /** @enum {string} */
+            position_side?: "LONG" | "SHORT" | "NET";
+            /** @description Limit price for the *_LIMIT types */
+            price?: string;
+            /** @description Size in base units (not with close_position) */
+            qty?: string;
+            reduce_only?: boolean;
+            /** @enum {string} */
+            side: "BUY" | "SELL";
+            symbol: string;
+            trigger_price: string;
+            /** @enum {string} */
+            trigger_price_type?: "LAST" | "MARK" | "INDEX";
+            /** @enum {string} */
+            type: "STOP_MARKET" | "TAKE_PROFIT_MARKET" | "STOP_LIMIT" | "TAKE_PROFIT_LIMIT";
+        };
+        AmendInputBody: {
+            /** @description New price (empty keeps it) */
+            price?: string;
+            /** @description New size in base units (empty keeps it) */
+            qty?: string;
+        };
         AnalyticsCapabilities: {
             fundingRateHistory: boolean;
             /** @description ACCOUNTS, TOP_ACCOUNTS, TOP_POSITIONS. */
@@ -600,6 +928,17 @@ export interface components {
             streams: components["schemas"]["StreamCapabilities"];
             trading: components["schemas"]["TradingCapabilities"];
             wallet: components["schemas"]["WalletCapabilities"];
+        };
+        CloseInputBody: {
+            exchange: string;
+            /** @enum {string} */
+            margin_mode?: "CROSS" | "ISOLATED";
+            /**
+             * @description NET in one-way mode
+             * @enum {string}
+             */
+            position_side: "LONG" | "SHORT" | "NET";
+            symbol: string;
         };
         ErrorDetail: {
             /** @description Where the error occurred, e.g. 'body.items[3].tags' or 'path.thing-id' */
@@ -686,6 +1025,34 @@ export interface components {
             /** @example https://www.binance.com */
             website: string;
         };
+        ExchangeAccount: {
+            /** Format: date-time */
+            created_at: string;
+            /** @description Exchange slug */
+            exchange: string;
+            id: string;
+            /** @description The API key's last four characters */
+            key_last4: string;
+            /**
+             * @description broker: a sub-account exhub made for the member; linked: the member's own API key
+             * @enum {string}
+             */
+            mode: "broker" | "linked";
+            name: string;
+            permissions: components["schemas"]["AccountPermissions"];
+            /** @enum {string} */
+            status: "provisioning" | "active" | "failed";
+            /** @description Why provisioning failed */
+            status_reason?: string;
+            /** @description The exchange's sub-account id (broker accounts) */
+            sub_account_id?: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        ExchangeAccounts: {
+            accounts: components["schemas"]["ExchangeAccount"][];
+            broker: boolean;
+        };
         ExchangeKYC: {
             exchange: string;
             verified: boolean;
@@ -723,6 +1090,28 @@ export interface components {
         };
         FavoritesMerge: {
             favorites: components["schemas"]["FavoriteKey"][];
+        };
+        Fill: {
+            client_order_id?: string;
+            fee?: string;
+            fee_asset?: string;
+            maker: boolean;
+            market_type: string;
+            order_id: string;
+            position_side?: string;
+            price: string;
+            qty: string;
+            quote_qty?: string;
+            realized_pnl?: string;
+            side: string;
+            symbol: string;
+            /** Format: date-time */
+            time: string;
+            trade_id: string;
+        };
+        FillList: {
+            fills: components["schemas"]["Fill"][];
+            next_cursor?: string;
         };
         FormFile: {
             ContentType: string;
@@ -995,6 +1384,40 @@ export interface components {
             /** @description The client address of that sign-in */
             ip?: string;
         };
+        Leverage: {
+            leverage: string;
+            /** @enum {string} */
+            margin_mode?: "CROSS" | "ISOLATED";
+            max_leverage?: string;
+        };
+        LeverageInputBody: {
+            exchange: string;
+            /**
+             * @description 1 to the instrument's maximum
+             * @example 5
+             */
+            leverage: string;
+            /** @enum {string} */
+            margin_mode?: "CROSS" | "ISOLATED";
+            /**
+             * @description Per side in hedge mode with isolated margin (OKX)
+             * @enum {string}
+             */
+            position_side?: "LONG" | "SHORT";
+            symbol: string;
+        };
+        LinkAccount: {
+            /** @description The API key (at most 256 characters) */
+            api_key: string;
+            /** @description The API secret (at most 512 characters) */
+            api_secret: string;
+            /** @description Exchange slug */
+            exchange: string;
+            /** @description A name for the account (default: the exchange slug); 1 to 64 characters */
+            name?: string;
+            /** @description The key's passphrase where the exchange has one (OKX) */
+            passphrase?: string;
+        };
         LongShortOutputBody: {
             /** @example binance */
             exchange: string;
@@ -1044,6 +1467,16 @@ export interface components {
              * @example 1767225600000
              */
             time: number;
+        };
+        MarginModeInputBody: {
+            exchange: string;
+            /** @enum {string} */
+            margin_mode: "CROSS" | "ISOLATED";
+            symbol: string;
+        };
+        MaxOrderSize: {
+            max_buy_qty: string;
+            max_sell_qty: string;
         };
         Me: {
             /**
@@ -1196,6 +1629,48 @@ export interface components {
              */
             time: number;
         };
+        Order: {
+            avg_price?: string;
+            client_order_id?: string;
+            /** Format: date-time */
+            created_at?: string;
+            exchange: string;
+            /** @description The exchange's own error code */
+            exchange_code?: string;
+            exchange_order_id?: string;
+            filled_qty?: string;
+            /** @description Journal id (absent for an order placed outside exhub) */
+            id?: string;
+            /**
+             * @description order, close (a position close) or algo (conditional)
+             * @enum {string}
+             */
+            kind?: "order" | "close" | "algo";
+            /** @enum {string} */
+            market_type: "SPOT" | "SWAP";
+            /** @description LONG or SHORT in hedge mode, NET in one-way mode */
+            position_side?: string;
+            price?: string;
+            /** @description Size in base units */
+            qty?: string;
+            quote_qty?: string;
+            reduce_only?: boolean;
+            /** @description Why it was refused (the typed reason) */
+            reject_code?: string;
+            reject_message?: string;
+            /** @description BUY or SELL (CLOSE for a position close not yet acknowledged) */
+            side?: string;
+            /** @description pending (outcome being confirmed: not a failure), open, partially_filled, filled, cancelled, rejected, expired, not_placed; algo orders: waiting, triggered, cancelled, failed */
+            status: string;
+            stop_loss?: components["schemas"]["TpSl"];
+            symbol: string;
+            take_profit?: components["schemas"]["TpSl"];
+            time_in_force?: string;
+            trigger_price?: string;
+            type: string;
+            /** Format: date-time */
+            updated_at?: string;
+        };
         OrderBookOutputBody: {
             /**
              * Format: int64
@@ -1235,6 +1710,11 @@ export interface components {
              */
             type: "SPOT" | "SWAP";
         };
+        OrderList: {
+            /** @description Pass as cursor for the next older page (history) */
+            next_cursor?: string;
+            orders: components["schemas"]["Order"][];
+        };
         PageLimits: {
             /** Format: int64 */
             analytics: number;
@@ -1250,6 +1730,75 @@ export interface components {
             orderHistory: number;
             /** Format: int64 */
             trades: number;
+        };
+        PlaceBody: {
+            /** @example binance */
+            exchange: string;
+            /**
+             * @description SWAP: default the symbol's current mode
+             * @enum {string}
+             */
+            margin_mode?: "CROSS" | "ISOLATED";
+            /** @enum {string} */
+            market_type: "SPOT" | "SWAP";
+            /**
+             * @description Hedge mode: LONG or SHORT (Open/Close Long/Short)
+             * @enum {string}
+             */
+            position_side?: "LONG" | "SHORT" | "NET";
+            /** @description Limit price (decimal string) */
+            price?: string;
+            /** @description Size in base units (decimal string) */
+            qty?: string;
+            /** @description Spot market buy by quote amount instead of qty */
+            quote_qty?: string;
+            reduce_only?: boolean;
+            /** @enum {string} */
+            side: "BUY" | "SELL";
+            stop_loss?: components["schemas"]["TpSl"];
+            /** @example BTCUSDT */
+            symbol: string;
+            take_profit?: components["schemas"]["TpSl"];
+            /**
+             * @description Default GTC for a limit order
+             * @enum {string}
+             */
+            time_in_force?: "GTC" | "IOC" | "FOK" | "POST_ONLY";
+            /** @enum {string} */
+            type: "LIMIT" | "MARKET";
+        };
+        Position: {
+            entry_price?: string;
+            leverage?: string;
+            liquidation_price?: string;
+            maintenance_margin?: string;
+            margin?: string;
+            margin_mode?: string;
+            mark_price?: string;
+            notional?: string;
+            /** @description NET (one-way mode: qty signed, negative is short), LONG or SHORT */
+            position_side: string;
+            /** @description Size in base units */
+            qty: string;
+            realized_pnl?: string;
+            stop_loss?: components["schemas"]["TpSl"];
+            symbol: string;
+            take_profit?: components["schemas"]["TpSl"];
+            unrealized_pnl?: string;
+            /** Format: date-time */
+            updated_at?: string;
+        };
+        PositionList: {
+            positions: components["schemas"]["Position"][];
+        };
+        PositionMode: {
+            /** @enum {string} */
+            mode: "ONE_WAY" | "HEDGE";
+        };
+        PositionModeInputBody: {
+            exchange: string;
+            /** @enum {string} */
+            mode: "ONE_WAY" | "HEDGE";
         };
         Preferences: {
             preferences: components["schemas"]["PreferencesDoc"];
@@ -1353,7 +1902,7 @@ export interface components {
             at: string;
             ip?: string;
             /** @enum {string} */
-            kind: "password" | "email" | "mobile" | "totp" | "otp_reset";
+            kind: "password" | "email" | "mobile" | "totp" | "recovery_codes" | "otp_reset";
         };
         StreamCapabilities: {
             account: boolean;
@@ -1515,6 +2064,17 @@ export interface components {
              */
             type: "SPOT" | "SWAP";
         };
+        TpSl: {
+            /** @description Limit price once triggered; empty for a market order */
+            price?: string;
+            /** @description Trigger price (decimal string) */
+            trigger_price: string;
+            /**
+             * @description What the trigger compares with (default LAST)
+             * @enum {string}
+             */
+            trigger_price_type?: "LAST" | "MARK" | "INDEX";
+        };
         Trade: {
             /** @example 28457 */
             id: string;
@@ -1606,6 +2166,532 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    "list-exchange-accounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExchangeAccounts"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "link-exchange-account": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LinkAccount"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExchangeAccount"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "unlink-exchange-account": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No Content */
+            204: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "list-algo-orders": {
+        parameters: {
+            query: {
+                /** @description Exchange slug */
+                exchange: string;
+                /** @description SPOT, or SWAP for USDT-margined perpetuals */
+                market_type: "SPOT" | "SWAP";
+                /** @description Exchange symbol; empty: every symbol */
+                symbol?: string;
+                /** @description Oldest time (Unix ms); 0: unbounded */
+                start?: number;
+                /** @description Newest time (Unix ms); 0: unbounded */
+                end?: number;
+                /** @description Most rows (0: the exchange's default) */
+                limit?: number;
+                /** @description next_cursor of the previous page, for older rows */
+                cursor?: string;
+                /** @description Include triggered and cancelled algo orders, newest first */
+                history?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrderList"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "place-algo-order": {
+        parameters: {
+            query?: never;
+            header: {
+                "Idempotency-Key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AlgoBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "cancel-algo-order": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Journal id of the order */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
     getHistoryCandles: {
         parameters: {
             query: {
@@ -2122,6 +3208,105 @@ export interface operations {
             };
         };
     };
+    "list-fills": {
+        parameters: {
+            query: {
+                /** @description Exchange slug */
+                exchange: string;
+                /** @description SPOT, or SWAP for USDT-margined perpetuals */
+                market_type: "SPOT" | "SWAP";
+                /** @description Exchange symbol; empty: every symbol */
+                symbol?: string;
+                /** @description Oldest time (Unix ms); 0: unbounded */
+                start?: number;
+                /** @description Newest time (Unix ms); 0: unbounded */
+                end?: number;
+                /** @description Most rows (0: the exchange's default) */
+                limit?: number;
+                /** @description next_cursor of the previous page, for older rows */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FillList"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
     listInstruments: {
         parameters: {
             query: {
@@ -2145,6 +3330,363 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InstrumentsOutputBody"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "get-leverage": {
+        parameters: {
+            query: {
+                /** @description Exchange slug */
+                exchange: string;
+                symbol: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Leverage"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "set-leverage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LeverageInputBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Leverage"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "set-margin-mode": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MarginModeInputBody"];
+            };
+        };
+        responses: {
+            /** @description No Content */
+            204: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "get-max-order-size": {
+        parameters: {
+            query: {
+                /** @description Exchange slug */
+                exchange: string;
+                /** @description SPOT, or SWAP for USDT-margined perpetuals */
+                market_type: "SPOT" | "SWAP";
+                /** @description Exchange symbol; empty: every symbol */
+                symbol?: string;
+                /** @description Limit price; empty for a market order */
+                price?: string;
+                position_side?: "LONG" | "SHORT" | "NET";
+                margin_mode?: "CROSS" | "ISOLATED";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MaxOrderSize"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
                 };
             };
             /** @description Unprocessable Entity */
@@ -3383,6 +4925,965 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OrderBookOutputBody"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "list-orders": {
+        parameters: {
+            query: {
+                /** @description Exchange slug */
+                exchange: string;
+                /** @description SPOT, or SWAP for USDT-margined perpetuals */
+                market_type: "SPOT" | "SWAP";
+                /** @description Exchange symbol; empty: every symbol */
+                symbol?: string;
+                /** @description Oldest time (Unix ms); 0: unbounded */
+                start?: number;
+                /** @description Newest time (Unix ms); 0: unbounded */
+                end?: number;
+                /** @description Most rows (0: the exchange's default) */
+                limit?: number;
+                /** @description next_cursor of the previous page, for older rows */
+                cursor?: string;
+                /** @description open: resting and pending orders; history: past orders, newest first */
+                status?: "open" | "history";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrderList"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "place-order": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A key the client makes per order; a retry with the same key and request answers the same order */
+                "Idempotency-Key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PlaceBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "cancel-all-orders": {
+        parameters: {
+            query: {
+                /** @description Exchange slug */
+                exchange: string;
+                /** @description SPOT, or SWAP for USDT-margined perpetuals */
+                market_type: "SPOT" | "SWAP";
+                /** @description Exchange symbol; empty: every symbol */
+                symbol?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrderList"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "get-order": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Journal id of the order */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "cancel-order": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Journal id of the order */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "amend-order": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional: a retry with the same key answers the first amend */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description Journal id of the order */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AmendInputBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "get-position-mode": {
+        parameters: {
+            query: {
+                /** @description Exchange slug */
+                exchange: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PositionMode"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "set-position-mode": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PositionModeInputBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PositionMode"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "list-positions": {
+        parameters: {
+            query: {
+                /** @description Exchange slug */
+                exchange: string;
+                /** @description One symbol; empty: every position */
+                symbol?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PositionList"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "close-position": {
+        parameters: {
+            query?: never;
+            header: {
+                "Idempotency-Key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CloseInputBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
                 };
             };
             /** @description Unprocessable Entity */
