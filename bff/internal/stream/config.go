@@ -43,6 +43,12 @@ type Settings struct {
 	// OriginPatterns are extra browser origins allowed besides the same host: path.Match patterns on the Origin
 	// host, e.g. [app.example.com, "*.example.com"] (comma separated in EXHUB_STREAM_ORIGIN_PATTERNS).
 	OriginPatterns setting.List `yaml:"origin_patterns"`
+	// SessionRecheck is how often a connection holding private subscriptions has its session checked again (through
+	// the session checker's cache); an ended session ends the private subscriptions at the next check.
+	SessionRecheck setting.Duration `yaml:"session_recheck"`
+	// MaxPrivatePending bounds the unsent messages of one private subscription; a client further behind is cut off
+	// from its backlog with a resync marker and a fresh snapshot (private messages are never conflated).
+	MaxPrivatePending int `yaml:"max_private_pending"`
 }
 
 // Origins is origin_patterns as a plain list.
@@ -56,6 +62,7 @@ func DefaultSettings() Settings {
 		MaxFrameBytes: 64 << 10, PingInterval: setting.Duration(20 * time.Second), PongTimeout: setting.Duration(10 * time.Second),
 		WriteTimeout: setting.Duration(10 * time.Second), InstrumentsTTL: setting.Duration(5 * time.Minute),
 		LeaseTTL: setting.Duration(3 * time.Second), ValkeyPrefix: "exhub:stream:",
+		SessionRecheck: setting.Duration(time.Minute), MaxPrivatePending: 1024,
 	}
 }
 
@@ -69,6 +76,9 @@ const (
 	maxStreamFrameBytes   = 16 << 20
 	maxStreamPending      = 1 << 16
 	maxStreamTrades       = 100000
+	// A private subscription's bound must hold a burst of fills (a market order sweeping the book): below it a
+	// normal client would be resynced for nothing.
+	minStreamPrivatePending = 16
 )
 
 // Validate names each bad key relative to the section. Whether valkey_prefix is needed depends on valkey.addr: the
@@ -88,6 +98,7 @@ func (s Settings) Validate() error {
 		{"max_coalesced_trades", s.MaxCoalescedTrades, 1, maxStreamTrades},
 		{"max_pending_control", s.MaxPendingControl, 1, maxStreamPending},
 		{"max_frame_bytes", s.MaxFrameBytes, minStreamFrameBytes, maxStreamFrameBytes},
+		{"max_private_pending", s.MaxPrivatePending, minStreamPrivatePending, maxStreamPending},
 	} {
 		if r.n < r.min || r.n > r.max {
 			p.Add(r.key, "must be between %d and %d, got %d", r.min, r.max, r.n)
@@ -103,10 +114,14 @@ func (s Settings) Validate() error {
 		{"write_timeout", s.WriteTimeout, 10 * time.Millisecond},
 		{"instruments_ttl", s.InstrumentsTTL, time.Second},
 		{"lease_ttl", s.LeaseTTL, 300 * time.Millisecond},
+		{"session_recheck", s.SessionRecheck, time.Second},
 	} {
 		if d.v.D() < d.min {
 			p.Add(d.key, "must be at least %s, got %s", d.min, d.v.D())
 		}
+	}
+	if limit := time.Hour; s.SessionRecheck.D() > limit {
+		p.Add("session_recheck", "must be at most %s, got %s (an ended session would keep its private channels)", limit, s.SessionRecheck.D())
 	}
 	if s.UpstreamLinger < 0 || s.UpstreamLinger.D() > 100*time.Millisecond {
 		p.Add("upstream_linger", "must be between 0s and 100ms, got %s", s.UpstreamLinger.D())

@@ -17,6 +17,8 @@ func ConfigFrom(s Settings) Config {
 		WriteTimeout:       s.WriteTimeout.D(),
 		InstrumentsTTL:     s.InstrumentsTTL.D(),
 		OriginPatterns:     s.Origins(),
+		SessionRecheck:     s.SessionRecheck.D(),
+		MaxPrivatePending:  s.MaxPrivatePending,
 	}
 	if c.UpstreamLinger == 0 {
 		c.UpstreamLinger = -1 // the config's 0s means no wait; Config's zero means the default
