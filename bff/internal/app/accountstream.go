@@ -32,6 +32,7 @@ func (b *BFF) newAccountStreams(context.Context) error {
 	}
 	b.accountStreams = accountstream.New(accountstream.Options{Source: accountstream.HostSource{Host: b.host},
 		Accounts: streamAccounts{b.accounts}, Broker: broker, Logger: b.log})
+	b.metrics.RegisterAccountStream(b.accountStreams)
 	return nil
 }
 

@@ -24,6 +24,7 @@ func (b *BFF) newTrading(context.Context) error {
 		return fmt.Errorf("config: trading: %w", err)
 	}
 	b.trading = svc
+	b.metrics.RegisterTrading(svc)
 	return nil
 }
 

@@ -163,6 +163,7 @@ func (s *Service) applyOrder(ctx context.Context, member, exchange, cid string, 
 			s.log.Warn("journal: recording an order seen on the account stream", "order", j.ID, "err", err)
 			return
 		}
+		s.stats.byStream.Add(1)
 		s.log.Info("order outcome resolved from the account stream", "order", j.ID, "exchange", exchange)
 	case store.OrderAcknowledged:
 		if out.OrderStatus == j.OrderStatus && out.FilledQty == j.FilledQty && out.AvgPrice == j.AvgPrice {

@@ -164,6 +164,7 @@ func (s *Service) Amend(ctx context.Context, memberID, id, key string, req Amend
 			return s.amended(jctx, o, act, cur), false, nil
 		}
 		s.finishAction(jctx, act, store.ActionUnknown, store.OrderOutcome{})
+		s.stats.amendsUnknown.Add(1)
 		s.log.Warn("amend outcome unknown", "order", o.ID, "err", err)
 		return o, true, nil
 	default:
@@ -263,6 +264,7 @@ func (s *Service) Cancel(ctx context.Context, memberID, id string) (store.Order,
 		return s.recordCancel(jctx, o, got), false, nil
 	case sdk.IsUnknownOutcome(err):
 		s.finishAction(jctx, act, store.ActionUnknown, store.OrderOutcome{})
+		s.stats.cancelsUnknown.Add(1)
 		return o, true, nil
 	default:
 		pe := pluginError(err)

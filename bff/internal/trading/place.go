@@ -364,7 +364,7 @@ func (s *Service) Place(ctx context.Context, memberID, key string, req PlaceRequ
 		return store.Order{}, err
 	}
 	intent.AccountID, intent.ClientOrderID = acct.GetAccountId(), cid
-	o, created, err := s.st.CreateOrder(ctx, intent)
+	o, created, err := s.journalIntent(ctx, intent)
 	if err != nil {
 		if errors.Is(err, store.ErrKeyReused) {
 			return store.Order{}, errKeyReused
@@ -407,6 +407,7 @@ func (s *Service) send(ctx context.Context, sup *pluginhost.Supervisor, acct *ex
 	defer cancel()
 	switch {
 	case err == nil && out.ExchangeOrderID != "":
+		s.stats.placed.Add(1)
 		next, jerr := s.st.AcknowledgeOrder(jctx, o.ID, out)
 		if jerr != nil {
 			s.log.Error("journal: acknowledgement not recorded; the resolver will read it back", "order", o.ID, "err", jerr)
@@ -417,6 +418,7 @@ func (s *Service) send(ctx context.Context, sup *pluginhost.Supervisor, acct *ex
 		if err == nil {
 			err = errors.New("the plugin answered without an order id")
 		}
+		s.stats.unknown.Add(1)
 		s.log.Warn("order outcome unknown; resolving by client id", "order", o.ID, "exchange", o.Exchange,
 			"client_order_id", o.ClientOrderID, "err", err)
 		next, jerr := s.st.MarkOrderUnknown(jctx, o.ID, s.now().Add(s.backoff(1)))
@@ -435,6 +437,7 @@ func (s *Service) send(ctx context.Context, sup *pluginhost.Supervisor, acct *ex
 		if pe.Code == sdk.ReasonName(exchangev1.ErrorReason_ERROR_REASON_POSITION_MODE_MISMATCH) {
 			pe.Message = s.explainPositionMode(ctx, sup, acct)
 		}
+		s.stats.rejected.Add(1)
 		out := store.OrderOutcome{RejectCode: pe.Code, ExchangeCode: pe.ExchangeCode, RejectMessage: pe.Message}
 		next, jerr := s.st.RejectOrder(jctx, o.ID, out)
 		if jerr != nil {
@@ -522,7 +525,7 @@ func (s *Service) ClosePosition(ctx context.Context, memberID, key string, req C
 		return store.Order{}, err
 	}
 	intent.AccountID, intent.ClientOrderID = acct.GetAccountId(), cid
-	o, created, err := s.st.CreateOrder(ctx, intent)
+	o, created, err := s.journalIntent(ctx, intent)
 	if err != nil {
 		if errors.Is(err, store.ErrKeyReused) {
 			return store.Order{}, errKeyReused
@@ -634,7 +637,7 @@ func (s *Service) PlaceAlgo(ctx context.Context, memberID, key string, req AlgoR
 		return store.Order{}, err
 	}
 	intent.AccountID, intent.ClientOrderID = acct.GetAccountId(), cid
-	o, created, err := s.st.CreateOrder(ctx, intent)
+	o, created, err := s.journalIntent(ctx, intent)
 	if err != nil {
 		if errors.Is(err, store.ErrKeyReused) {
 			return store.Order{}, errKeyReused

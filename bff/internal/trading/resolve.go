@@ -94,6 +94,7 @@ func (s *Service) resolve(ctx context.Context, o store.Order) {
 			s.log.Error("journal: recording a resolved order", "order", o.ID, "err", jerr)
 			return
 		}
+		s.stats.byLookup.Add(1)
 		s.log.Info("order outcome resolved: placed", "order", o.ID, "exchange", o.Exchange, "status", out.OrderStatus)
 	case err != nil && sdk.DetailOf(err).GetReason() == exchangev1.ErrorReason_ERROR_REASON_ORDER_NOT_FOUND:
 		if s.now().Sub(o.CreatedAt) < s.cfg.NotFoundGrace.D() {
@@ -104,6 +105,7 @@ func (s *Service) resolve(ctx context.Context, o store.Order) {
 			s.log.Error("journal: recording a resolution", "order", o.ID, "err", jerr)
 			return
 		}
+		s.stats.notPlaced.Add(1)
 		s.log.Info("order outcome resolved: not placed", "order", o.ID, "exchange", o.Exchange)
 	default:
 		if ctx.Err() != nil {
@@ -188,6 +190,7 @@ func (s *Service) reconcileAccount(ctx context.Context, a store.JournalAccount) 
 	if err != nil {
 		return err
 	}
+	s.stats.reconciliations.Add(1)
 	byCID := make(map[string]*exchangev1.Order, len(open))
 	for _, x := range open {
 		byCID[x.GetClientOrderId()] = x
@@ -218,7 +221,9 @@ func (s *Service) reconcileAccount(ctx context.Context, a store.JournalAccount) 
 		}
 		if _, err := s.st.UpdateOrderStatus(ctx, j.ID, out); err != nil {
 			errs = append(errs, err)
+			continue
 		}
+		s.stats.reconcileUpdates.Add(1)
 	}
 	return errors.Join(errs...)
 }

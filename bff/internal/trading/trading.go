@@ -141,6 +141,8 @@ type Service struct {
 	// testClientID, when set (WithClientIDs), gives the next client order id; an empty answer falls back to a random
 	// one.
 	testClientID func() string
+
+	stats counters
 }
 
 // New builds the service. Nothing runs before Run.
