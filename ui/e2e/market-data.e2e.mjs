@@ -264,11 +264,14 @@ for (const [locale, theme] of [
 // The demo stack keeps analytics for 20 perpetuals of each exchange
 // (analytics.max_symbols: BTC, ETH, SOL, XRP, DOGE, then the exchange's list
 // order); one of the others shows the empty state. The list is searched from
-// its end, the symbols the first backfill never reaches.
+// its end, the symbols the first backfill never reaches, leaving out the five
+// tracked first wherever they sit in the list (one still being backfilled has
+// no points yet, but will have them by the time the page loads).
+const trackedFirst = new Set(["BTC", "ETH", "SOL", "XRP", "DOGE"]);
 test("market data: a symbol without history says so", async () => {
   const list = await (await fetch(`${baseURL}/api/v1/instruments?exchange=binance&type=SWAP`)).json();
   let bare = null;
-  for (const i of [...list.instruments].reverse()) {
+  for (const i of [...list.instruments].reverse().filter((i) => !trackedFirst.has(i.base))) {
     const r = await (
       await fetch(`${baseURL}/api/v1/analytics/open-interest?exchange=binance&symbol=${i.symbol}&period=1d`)
     ).json();
