@@ -1,7 +1,7 @@
 import { Trans, useLingui } from "@lingui/react/macro";
 import type { Instrument } from "./api";
 
-// The instrument's trading rules, where the order form will be.
+// The instrument's trading rules (the order form checks them before sending).
 export function RulesPanel({ instrument, futures, fixToCoin }: { instrument: Instrument; futures: boolean; fixToCoin: boolean }) {
   const { t } = useLingui();
   const i = instrument;
@@ -36,9 +36,6 @@ export function RulesPanel({ instrument, futures, fixToCoin }: { instrument: Ins
           <Trans>Sizes are shown in {i.base}, not in contracts.</Trans>
         </p>
       )}
-      <p className="trade-note" data-testid="order-form-later">
-        <Trans>The order form arrives with trading in a later release.</Trans>
-      </p>
     </section>
   );
 }
