@@ -107,9 +107,9 @@ func run() error {
 	flag.StringVar(&o.exchange, "exchange", "okx", "exchange of the orders")
 	flag.StringVar(&o.typ, "type", "SWAP", "market type (SPOT or SWAP)")
 	flag.StringVar(&o.symbol, "symbol", "BTC-USDT-SWAP", "symbol as the API names it")
-	flag.IntVar(&o.members, "members", 100, "members placing orders (the exchanges limit orders per account: OKX 60 per 2 s)")
+	flag.IntVar(&o.members, "members", 40, "members placing orders (the exchanges limit orders per account: OKX 60 per 2 s, and cancels as many)")
 	flag.IntVar(&o.workers, "workers", 256, "requests in flight at most (open loop: a request due while all are busy waits, and its wait counts)")
-	flag.IntVar(&o.regC, "register-concurrency", 4, "sign-ups at once")
+	flag.IntVar(&o.regC, "register-concurrency", 2, "sign-ups at once (Kratos on SQLite takes one write at a time)")
 	flag.StringVar(&rates, "rates", "500,1000,2000", "target orders/s of the steps")
 	flag.DurationVar(&o.step, "step", 20*time.Second, "duration of each step")
 	flag.IntVar(&o.fillOrders, "fill-orders", 40, "marketable orders for the fill-to-stream figure")
@@ -251,7 +251,7 @@ func runJournal(ctx context.Context, o options, journal string) JournalRun {
 	r.Members = o.members
 	fmt.Fprintf(os.Stderr, "bench/trading: %d members signed up in %.1f s; waiting for their %s accounts\n", len(members), r.RegisterSecs, o.exchange)
 	t1 := time.Now()
-	if err := waitAccounts(ctx, members, o.exchange, 5*time.Minute, o.regC*4); err != nil {
+	if err := waitAccounts(ctx, members, o.exchange, 5*time.Minute, 8); err != nil {
 		r.Error = err.Error()
 		return r
 	}
@@ -304,9 +304,17 @@ func register(ctx context.Context, edge string, transport http.RoundTripper, n, 
 		go func() { // owned by register, which waits for it
 			defer wg.Done()
 			for i := range next {
-				rctx, cancel := context.WithTimeout(ctx, time.Minute)
-				out[i], errs[i] = Register(rctx, edge, transport, tag)
-				cancel()
+				// Kratos on SQLite (demo mode) answers 500 "database is locked" when sign-ups overlap; such a
+				// sign-up wrote nothing and is made again with a new flow.
+				for attempt := 0; attempt < 5; attempt++ {
+					rctx, cancel := context.WithTimeout(ctx, time.Minute)
+					out[i], errs[i] = Register(rctx, edge, transport, tag)
+					cancel()
+					if errs[i] == nil || !strings.Contains(errs[i].Error(), "database is locked") {
+						break
+					}
+					_ = sleepCtx(ctx, 200*time.Millisecond)
+				}
 			}
 		}()
 	}

@@ -169,9 +169,13 @@ func (m *Member) WaitAccount(ctx context.Context, exchange string) error {
 				Status   string `json:"status"`
 				Reason   string `json:"status_reason"`
 			} `json:"accounts"`
+			Broker *bool `json:"broker"`
 		}
 		status, raw, err := m.do(ctx, http.MethodGet, "/api/v1/accounts", nil, nil, &out)
 		if err == nil && status == http.StatusOK {
+			if out.Broker != nil && !*out.Broker && len(out.Accounts) == 0 {
+				return fmt.Errorf("%s: the stack's broker mode is off, so members get no demo accounts", m.Email)
+			}
 			for _, a := range out.Accounts {
 				if a.Exchange == exchange {
 					if a.Status == "active" {

@@ -70,7 +70,7 @@ func waitPorts(ctx context.Context, addrs []string, wait time.Duration) error {
 // startStack runs bin/exhub-stack with a fresh data dir and the given extra environment, and waits for its ready
 // file (bounded).
 func startStack(ctx context.Context, root, name string, extra []string) (*stack, error) {
-	bin := filepath.Join(root, "bin", "exhub-stack")
+	bin := filepath.Join(envOr("EXHUB_BIN_DIR", filepath.Join(root, "bin")), "exhub-stack")
 	if _, err := os.Stat(bin); err != nil {
 		return nil, fmt.Errorf("%s is missing: run make build first", bin)
 	}
