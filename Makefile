@@ -151,6 +151,7 @@ bench: build
 	$(GO) run ./bench/plugin
 	$(GO) run ./bench/stream
 	$(GO) run ./bench/rest --stack
+	$(GO) run ./bench/trading --stack
 	$(GO) run ./bench/analytics
 	$(GO) run ./bench/history
 	cd ui && BUDGET_JSON=1 node scripts/budget.mjs
