@@ -1,6 +1,6 @@
 import { useLingui } from "@lingui/react/macro";
 import { useQuery } from "@tanstack/react-query";
-import { useMemo, useState } from "react";
+import { useMemo, useRef, useState } from "react";
 import { Tab, TabList, TabPanel, Tabs } from "react-aria-components";
 import { queryClient } from "~/api/queries";
 import {
@@ -147,8 +147,12 @@ function Positions({ exchange, symbol, poll }: { exchange: string; symbol?: stri
   const rows = (q.data ?? []).filter((x) => isDecimal(x.qty) && !dec(x.qty).eq(0));
   const [busy, setBusy] = useState<Set<string>>(new Set());
   const rowKey = (x: Position) => `${x.symbol}|${x.position_side}`;
+  // Closes under way, synchronously: a double click sends one close.
+  const closing = useRef(new Set<string>());
   const close = async (x: Position) => {
     const k = rowKey(x);
+    if (closing.current.has(k)) return;
+    closing.current.add(k);
     setBusy((s) => new Set(s).add(k));
     try {
       const r = await tradingApi.closePosition(
@@ -159,6 +163,7 @@ function Positions({ exchange, symbol, poll }: { exchange: string; symbol?: stri
     } catch (e) {
       pushToast({ kind: "error", text: i18n._(outcome.failed), detail: failure(e, t`Network anomaly`, i18n) });
     } finally {
+      closing.current.delete(k);
       setBusy((s) => {
         const n = new Set(s);
         n.delete(k);

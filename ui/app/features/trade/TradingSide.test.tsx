@@ -213,6 +213,13 @@ describe("trading side", { timeout: 30_000 }, () => {
     await within(table).findByText("59,000", undefined, { timeout: 5000 });
     expect(calls.filter((c) => c.path === "/api/v1/orders").length).toBeGreaterThan(before);
 
+    // resyncing: everything is read again from the API until the next snapshot.
+    const reads = calls.filter((c) => c.path === "/api/v1/orders").length;
+    ws.push({ type: "status", channel: "account", exchange: "reference", state: "resyncing", reason: "stream_lost" });
+    await waitFor(() => expect(calls.filter((c) => c.path === "/api/v1/orders").length).toBeGreaterThan(reads));
+    ws.push({ type: "snapshot", channel: "account", exchange: "reference", seq: 1, orders: [], balances: [{ asset: "USDT", wallet: "WALLET_TYPE_TRADING", available: "400" }] });
+    await waitFor(() => expect(screen.getByTestId("available").textContent).toContain("400"));
+
     // A hole in the sequence asks for a fresh snapshot.
     const subs = ws.sent.filter((m) => m.op === "subscribe" && m.channel === "account").length;
     ws.push({ type: "order", channel: "account", exchange: "reference", seq: 9, prevSeq: 7, order: { orderId: "1" } });
@@ -246,8 +253,13 @@ describe("trading side", { timeout: 30_000 }, () => {
     const pos = await screen.findByTestId("positions-table");
     await within(pos).findByText("0.02");
     expect(within(pos).getByText("16.67%")).toBeTruthy(); // 20 / 120, half up
-    await act(async () => fireEvent.click(within(pos).getByTestId("close-position")));
+    // A double click sends one close.
+    await act(async () => {
+      fireEvent.click(within(pos).getByTestId("close-position"));
+      fireEvent.click(within(pos).getByTestId("close-position"));
+    });
     await screen.findByText("Order successfully");
+    expect(calls.filter((c) => c.method === "POST" && c.path === "/api/v1/positions/close")).toHaveLength(1);
     const close = calls.find((c) => c.method === "POST" && c.path === "/api/v1/positions/close")!;
     expect(close.body).toEqual({ exchange: "reference", symbol: "BTCUSDT", position_side: "NET" });
     expect(close.headers.get("Idempotency-Key")).toBeTruthy();

@@ -36,9 +36,11 @@ export default function TradingSide(p: TradingSideProps) {
   const accounts = useQuery(
     {
       ...tradingQueries.accounts(),
+      // Asked again while a broker account is on its way (none yet in broker mode, or provisioning).
       refetchInterval: (q) => {
-        const a = q.state.data?.accounts.find((x) => x.exchange === p.ex.slug);
-        return !a || a.status === "provisioning" ? PROVISION_POLL_MS : false;
+        const d = q.state.data;
+        const a = d?.accounts.find((x) => x.exchange === p.ex.slug);
+        return (!a && d?.broker) || a?.status === "provisioning" ? PROVISION_POLL_MS : false;
       },
     },
     queryClient,
