@@ -20,7 +20,7 @@ import { ApiError } from "~/lib/errors";
 import { useFormat } from "~/lib/format";
 import type { Instrument } from "./api";
 import { codeText, outcome } from "./messages";
-import { checkOrderRules, roiPercent } from "./order-math";
+import { checkOrderRules, roiPercent, roundToStep } from "./order-math";
 import { pushToast } from "./toasts";
 import { TradeTable, type TradeColumn } from "./TradeTable";
 
@@ -93,7 +93,7 @@ export function AccountTabs(p: Props) {
         </div>
         {swap ? (
           <TabPanel id="positions">
-            <Positions exchange={p.exchange} symbol={scope.symbol} poll={poll} />
+            <Positions exchange={p.exchange} symbol={scope.symbol} poll={poll} instrument={p.instrument} />
           </TabPanel>
         ) : null}
         <TabPanel id="open">
@@ -140,7 +140,7 @@ function failure(e: unknown, fallback: string, i18n: Parameters<typeof codeText>
   return fallback;
 }
 
-function Positions({ exchange, symbol, poll }: { exchange: string; symbol?: string; poll: number | false }) {
+function Positions({ exchange, symbol, poll, instrument }: { exchange: string; symbol?: string; poll: number | false; instrument: Instrument }) {
   const { t, i18n } = useLingui();
   const f = useFormat();
   const q = useQuery({ ...tradingQueries.positions(exchange, symbol), refetchInterval: poll }, queryClient);
@@ -169,6 +169,62 @@ function Positions({ exchange, symbol, poll }: { exchange: string; symbol?: stri
         n.delete(k);
         return n;
       });
+      void queryClient.invalidateQueries({ queryKey: TRADING_KEY });
+    }
+  };
+  // Close at a limit price: an inline price, then a reduce-only limit order (hedge mode: on the position's side).
+  const [limits, setLimits] = useState<Record<string, { price: string; key: string; error?: string }>>({});
+  const startLimit = (x: Position) =>
+    setLimits((m) => ({
+      ...m,
+      [rowKey(x)]: {
+        price: x.mark_price && x.symbol === instrument.symbol ? roundToStep(x.mark_price, instrument.tickSize, "nearest") : (x.mark_price ?? ""),
+        key: newIdempotencyKey(),
+      },
+    }));
+  const stopLimit = (x: Position) =>
+    setLimits((m) => {
+      const n = { ...m };
+      delete n[rowKey(x)];
+      return n;
+    });
+  const closeAtLimit = async (x: Position) => {
+    const k = rowKey(x);
+    const e = limits[k];
+    if (!e || closing.current.has(k)) return;
+    const price = e.price.trim();
+    const qty = dec(x.qty).abs().toFixed();
+    const issues = x.symbol === instrument.symbol ? checkOrderRules(instrument, { type: "LIMIT", price, qty }).filter((i) => i.field === "price") : [];
+    if (!isDecimal(price) || !dec(price).gt(0) || issues.length > 0) {
+      const text = issues[0]?.code === "price.tick" ? t`The price must be a multiple of ${instrument.tickSize}.` : t`Enter a price.`;
+      setLimits((m) => ({ ...m, [k]: { ...e, error: text } }));
+      return;
+    }
+    const long = x.position_side === "LONG" || (x.position_side === "NET" && !dec(x.qty).lt(0));
+    closing.current.add(k);
+    try {
+      const r = await tradingApi.placeOrder(
+        {
+          exchange,
+          market_type: "SWAP",
+          symbol: x.symbol,
+          side: long ? "SELL" : "BUY",
+          type: "LIMIT",
+          time_in_force: "GTC",
+          price,
+          qty,
+          reduce_only: x.position_side === "NET" ? true : undefined,
+          position_side: x.position_side === "NET" ? undefined : x.position_side,
+        },
+        e.key,
+      );
+      pushToast(r.httpStatus === 202 ? { kind: "info", text: i18n._(outcome.pending) } : { kind: "success", text: i18n._(outcome.placed) });
+      stopLimit(x);
+    } catch (err) {
+      if (err instanceof ApiError && err.status < 500) setLimits((m) => ({ ...m, [k]: { ...e, key: newIdempotencyKey(), error: failure(err, t`Network anomaly`, i18n) } }));
+      else setLimits((m) => ({ ...m, [k]: { ...e, error: failure(err, t`Network anomaly`, i18n) } }));
+    } finally {
+      closing.current.delete(k);
       void queryClient.invalidateQueries({ queryKey: TRADING_KEY });
     }
   };
@@ -206,11 +262,47 @@ function Positions({ exchange, symbol, poll }: { exchange: string; symbol?: stri
     {
       id: "actions",
       header: t`Close`,
-      cell: (x) => (
-        <button type="button" className="button button--small" disabled={busy.has(rowKey(x))} onClick={() => void close(x)} data-testid="close-position">
-          {t`Market close`}
-        </button>
-      ),
+      cell: (x) => {
+        const e = limits[rowKey(x)];
+        return (
+          <span className="row-actions">
+            {e ? (
+              <>
+                <input
+                  className="input input--cell"
+                  inputMode="decimal"
+                  aria-label={t`Close price`}
+                  value={e.price}
+                  data-testid="close-limit-price"
+                  onChange={(ev) => setLimits((m) => ({ ...m, [rowKey(x)]: { ...e, price: ev.target.value, error: undefined } }))}
+                  onKeyDown={(ev) => {
+                    if (ev.key === "Enter") void closeAtLimit(x);
+                    if (ev.key === "Escape") stopLimit(x);
+                  }}
+                />
+                <button type="button" className="button button--small" onClick={() => void closeAtLimit(x)} data-testid="close-limit-send">
+                  {t`Confirm`}
+                </button>
+                <button type="button" className="button button--small" onClick={() => stopLimit(x)}>
+                  {t`Cancel editing`}
+                </button>
+                {e.error ? (
+                  <span role="alert" className="field-error">
+                    {e.error}
+                  </span>
+                ) : null}
+              </>
+            ) : (
+              <button type="button" className="button button--small" onClick={() => startLimit(x)} data-testid="close-limit">
+                {t`Limit close`}
+              </button>
+            )}
+            <button type="button" className="button button--small" disabled={busy.has(rowKey(x))} onClick={() => void close(x)} data-testid="close-position">
+              {t`Market close`}
+            </button>
+          </span>
+        );
+      },
     },
   ];
   return (

@@ -293,6 +293,8 @@ describe("order form", { timeout: 30_000 }, () => {
     fireEvent.click(screen.getByTestId("side-sell"));
     expect(screen.getByTestId("order-submit").textContent).toBe("Close Long");
     expect(screen.queryByLabelText("Reduce-Only")).toBeNull();
+    // TP/SL belong to entries, not to closing orders.
+    expect(screen.queryByLabelText("TP/SL")).toBeNull();
     type("order-price", "60000");
     type("order-size", "0.01");
     await submit();
@@ -308,6 +310,10 @@ describe("order form", { timeout: 30_000 }, () => {
       "POST /api/v1/algo-orders": () => jsonResponse(order({ type: "STOP_MARKET", status: "waiting" }), 201),
     });
     renderForm();
+    expect(screen.getByLabelText("TP/SL")).toBeTruthy();
+    fireEvent.click(screen.getByLabelText("Reduce-Only"));
+    await waitFor(() => expect(screen.queryByLabelText("TP/SL")).toBeNull());
+    fireEvent.click(screen.getByLabelText("Reduce-Only"));
     fireEvent.click(screen.getByTestId("kind-stop_market"));
     type("order-trigger", "61000");
     type("order-size", "0.01");

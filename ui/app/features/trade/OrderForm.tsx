@@ -20,7 +20,7 @@ import { useFormat } from "~/lib/format";
 import { availableOf, type StreamBalance } from "./account-stream";
 import type { Instrument } from "./api";
 import { codeText, issueText, outcome } from "./messages";
-import { defaultOrderValues, planOrder, positionSideOf, type OrderValues, type PlanContext } from "./order-plan";
+import { closingOrder, defaultOrderValues, planOrder, positionSideOf, type OrderValues, type PlanContext } from "./order-plan";
 import { tpslTrigger } from "./order-math";
 import { pushToast } from "./toasts";
 
@@ -214,6 +214,8 @@ export function OrderForm(p: OrderFormProps) {
           : t`Sell`;
   const avail = availableOf(p.balances, swap ? quoteAsset : v.side === "BUY" ? i.quote : base);
   const maxNow = v.side === "BUY" ? maxQ.data?.max_buy_qty : maxQ.data?.max_sell_qty;
+  // TP/SL belong to an entry: not to a stop order nor to an order that closes.
+  const entryTpSl = p.caps.tpsl && v.kind !== "STOP_MARKET" && !closingOrder(v, swap, hedge);
 
   return (
     <Form form={form} onSubmit={submit} className="order-form" aria-label={t`Place order`} data-testid="order-form">
@@ -290,8 +292,8 @@ export function OrderForm(p: OrderFormProps) {
       )}
       <OrderFacts avail={avail} availAsset={swap ? quoteAsset : v.side === "BUY" ? i.quote : base} max={maxNow} base={base} step={i.stepSize} />
       {swap && !hedge && p.caps.reduceOnly ? <CheckboxField name="reduceOnly" label={t`Reduce-Only`} /> : null}
-      {p.caps.tpsl && v.kind !== "STOP_MARKET" ? <CheckboxField name="tpsl" label={t`TP/SL`} /> : null}
-      {p.caps.tpsl && v.kind !== "STOP_MARKET" && v.tpsl ? <TpSlFields p={p} v={v} triggerTypes={p.caps.triggerPriceTypes} /> : null}
+      {entryTpSl ? <CheckboxField name="tpsl" label={t`TP/SL`} /> : null}
+      {entryTpSl && v.tpsl ? <TpSlFields p={p} v={v} triggerTypes={p.caps.triggerPriceTypes} /> : null}
       <FormError />
       <SubmitButton className={`button order-submit order-submit--${v.side === "BUY" ? "buy" : "sell"}`} testId="order-submit">
         {sideLabel(v.side)}

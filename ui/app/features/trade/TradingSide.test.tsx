@@ -243,6 +243,8 @@ describe("trading side", { timeout: 30_000 }, () => {
         orders = [];
         return jsonResponse(o);
       },
+      "POST /api/v1/orders": () =>
+        jsonResponse({ id: "l1", exchange: "reference", market_type: "SWAP", symbol: "BTCUSDT", side: "SELL", type: "LIMIT", status: "open", price: "61500", qty: "0.02" }, 201),
       "POST /api/v1/positions/close": () => {
         positions = [];
         return jsonResponse({ id: "c1", exchange: "reference", market_type: "SWAP", symbol: "BTCUSDT", type: "MARKET", status: "filled" }, 201);
@@ -253,6 +255,31 @@ describe("trading side", { timeout: 30_000 }, () => {
     const pos = await screen.findByTestId("positions-table");
     await within(pos).findByText("0.02");
     expect(within(pos).getByText("16.67%")).toBeTruthy(); // 20 / 120, half up
+    // Close at a limit price: a reduce-only limit on the other side, checked against the tick first.
+    fireEvent.click(within(pos).getByTestId("close-limit"));
+    const limitPrice = within(pos).getByTestId("close-limit-price") as HTMLInputElement;
+    expect(limitPrice.value).toBe("61000");
+    fireEvent.change(limitPrice, { target: { value: "61500.05" } });
+    await act(async () => fireEvent.click(within(pos).getByTestId("close-limit-send")));
+    expect(await within(pos).findByText("The price must be a multiple of 0.1.")).toBeTruthy();
+    fireEvent.change(limitPrice, { target: { value: "61500" } });
+    await act(async () => fireEvent.keyDown(limitPrice, { key: "Enter" }));
+    await screen.findByText("Order successfully");
+    const limitClose = calls.find((c) => c.method === "POST" && c.path === "/api/v1/orders")!;
+    expect(limitClose.body).toEqual({
+      exchange: "reference",
+      market_type: "SWAP",
+      symbol: "BTCUSDT",
+      side: "SELL",
+      type: "LIMIT",
+      time_in_force: "GTC",
+      price: "61500",
+      qty: "0.02",
+      reduce_only: true,
+    });
+    expect(limitClose.headers.get("Idempotency-Key")).toBeTruthy();
+    act(() => clearToasts());
+
     // A double click sends one close.
     await act(async () => {
       fireEvent.click(within(pos).getByTestId("close-position"));

@@ -125,6 +125,11 @@ export function positionSideOf(v: Pick<OrderValues, "side" | "action">, hedge: b
   return long ? "LONG" : "SHORT";
 }
 
+// An order that only reduces a position: reduce-only in one-way mode, Close Long/Short in hedge mode.
+export function closingOrder(v: Pick<OrderValues, "reduceOnly" | "action">, swap: boolean, hedge: boolean): boolean {
+  return swap && (hedge ? v.action === "close" : v.reduceOnly);
+}
+
 export function planOrder(v: OrderValues, c: PlanContext): OrderPlan {
   const issues: PlanIssue[] = [];
   const swap = c.marketType === "SWAP";
@@ -190,7 +195,7 @@ export function planOrder(v: OrderValues, c: PlanContext): OrderPlan {
     }
   }
   // More than the account can open now (never checked for closing orders).
-  const closing = (swap && !hedge && v.reduceOnly) || (hedge && v.action === "close");
+  const closing = closingOrder(v, swap, hedge);
   const maxNow = v.side === "BUY" ? c.max?.max_buy_qty : c.max?.max_sell_qty;
   if (!closing && positive(qty) && isDecimal(maxNow) && dec(qty).gt(dec(maxNow)) && !issues.some((i) => i.field === sizeField)) {
     issues.push({ field: sizeField, code: "qty.balance", limit: maxNow });
@@ -199,7 +204,7 @@ export function planOrder(v: OrderValues, c: PlanContext): OrderPlan {
   // Take-profit and stop-loss on entry.
   let takeProfit: string | undefined;
   let stopLoss: string | undefined;
-  if (v.tpsl && v.kind !== "STOP_MARKET") {
+  if (v.tpsl && v.kind !== "STOP_MARKET" && !closing) {
     const entry = ref;
     for (const kind of ["tp", "sl"] as const) {
       const raw = (kind === "tp" ? v.tp : v.sl).trim();
