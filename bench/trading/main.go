@@ -110,7 +110,7 @@ func run() error {
 	flag.IntVar(&o.members, "members", 40, "members placing orders (the exchanges limit orders per account: OKX 60 per 2 s, and cancels as many)")
 	flag.IntVar(&o.workers, "workers", 256, "requests in flight at most (open loop: a request due while all are busy waits, and its wait counts)")
 	flag.IntVar(&o.regC, "register-concurrency", 2, "sign-ups at once (Kratos on SQLite takes one write at a time)")
-	flag.StringVar(&rates, "rates", "500,1000,2000", "target orders/s of the steps")
+	flag.StringVar(&rates, "rates", "100,500,1000,2000", "target orders/s of the steps")
 	flag.DurationVar(&o.step, "step", 20*time.Second, "duration of each step")
 	flag.IntVar(&o.fillOrders, "fill-orders", 40, "marketable orders for the fill-to-stream figure")
 	flag.Float64Var(&o.fillRate, "fill-rate", 4, "marketable orders per second")

@@ -242,8 +242,12 @@ func newBenchDB(ctx context.Context, root string) (*benchDB, error) {
 		running = true
 	}
 	script := filepath.Join(root, "scripts", "postgres.sh")
-	if out, err := exec.CommandContext(ctx, script, "start").CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("scripts/postgres.sh start: %w\n%s", err, out)
+	if !running {
+		// Started here, stopped by drop. A server already on the port (this checkout's or another's) is used as
+		// it is: scripts/postgres.sh would try to start this checkout's cluster beside it.
+		if out, err := exec.CommandContext(ctx, script, "start").CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("scripts/postgres.sh start: %w\n%s", err, out)
+		}
 	}
 	out, err := exec.CommandContext(ctx, script, "dsn", "postgres").Output()
 	if err != nil {
