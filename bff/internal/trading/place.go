@@ -359,21 +359,11 @@ func (s *Service) Place(ctx context.Context, memberID, key string, req PlaceRequ
 		mm = s.currentMarginMode(ctx, sup, acct, req.Symbol)
 		intent.MarginMode = enumName(exchangev1.MarginMode_name, mm, "MARGIN_MODE_")
 	}
-	cid, err := s.newClientID(d)
-	if err != nil {
-		return store.Order{}, err
+	o, fresh, err := s.journalNew(ctx, d, acct, intent)
+	if err != nil || !fresh {
+		return o, err
 	}
-	intent.AccountID, intent.ClientOrderID = acct.GetAccountId(), cid
-	o, created, err := s.journalIntent(ctx, intent)
-	if err != nil {
-		if errors.Is(err, store.ErrKeyReused) {
-			return store.Order{}, errKeyReused
-		}
-		return store.Order{}, fmt.Errorf("trading: journal: %w", err)
-	}
-	if !created { // a concurrent request with the same key won
-		return s.settled(ctx, o)
-	}
+	cid := o.ClientOrderID
 	preq := &exchangev1.PlaceOrderRequest{Account: acct, MarketType: m, Symbol: req.Symbol, Side: side, Type: typ,
 		TimeInForce: tif, Price: o.Price, Qty: o.Qty, QuoteQty: o.QuoteQty, ClientOrderId: cid, ReduceOnly: req.ReduceOnly,
 		PositionSide: ps, TakeProfit: tp, StopLoss: sl, MarginMode: mm}
@@ -381,6 +371,30 @@ func (s *Service) Place(ctx context.Context, memberID, key string, req PlaceRequ
 		resp, err := c.PlaceOrder(ctx, preq)
 		return outcomeOf(resp.GetOrder()), err
 	})
+}
+
+// journalNew gives the intent the account and a new client id and writes it to the journal before any call. fresh
+// false: a concurrent request with the same Idempotency-Key wrote its entry first, and o is that entry once settled
+// (its refusal as the error).
+func (s *Service) journalNew(ctx context.Context, d *exchangev1.DescribeResponse, acct *exchangev1.AccountRef,
+	intent store.Order) (o store.Order, fresh bool, err error) {
+	cid, err := s.newClientID(d)
+	if err != nil {
+		return store.Order{}, false, err
+	}
+	intent.AccountID, intent.ClientOrderID = acct.GetAccountId(), cid
+	o, created, err := s.journalIntent(ctx, intent)
+	if err != nil {
+		if errors.Is(err, store.ErrKeyReused) {
+			return store.Order{}, false, errKeyReused
+		}
+		return store.Order{}, false, fmt.Errorf("trading: journal: %w", err)
+	}
+	if !created {
+		o, err = s.settled(ctx, o)
+		return o, false, err
+	}
+	return o, true, nil
 }
 
 // send makes the one plugin call of a journaled intent and records its outcome.
@@ -520,21 +534,11 @@ func (s *Service) ClosePosition(ctx context.Context, memberID, key string, req C
 	if err != nil {
 		return store.Order{}, err
 	}
-	cid, err := s.newClientID(d)
-	if err != nil {
-		return store.Order{}, err
+	o, fresh, err := s.journalNew(ctx, d, acct, intent)
+	if err != nil || !fresh {
+		return o, err
 	}
-	intent.AccountID, intent.ClientOrderID = acct.GetAccountId(), cid
-	o, created, err := s.journalIntent(ctx, intent)
-	if err != nil {
-		if errors.Is(err, store.ErrKeyReused) {
-			return store.Order{}, errKeyReused
-		}
-		return store.Order{}, fmt.Errorf("trading: journal: %w", err)
-	}
-	if !created {
-		return s.settled(ctx, o)
-	}
+	cid := o.ClientOrderID
 	creq := &exchangev1.ClosePositionRequest{Account: acct, Symbol: req.Symbol, PositionSide: ps, ClientOrderId: cid,
 		MarketType: exchangev1.MarketType_MARKET_TYPE_SWAP, MarginMode: mm}
 	return s.send(ctx, sup, acct, o, "ClosePosition", func(ctx context.Context, c exchangev1.ExchangeClient) (store.OrderOutcome, error) {
@@ -632,21 +636,11 @@ func (s *Service) PlaceAlgo(ctx context.Context, memberID, key string, req AlgoR
 	if err != nil {
 		return store.Order{}, err
 	}
-	cid, err := s.newClientID(d)
-	if err != nil {
-		return store.Order{}, err
+	o, fresh, err := s.journalNew(ctx, d, acct, intent)
+	if err != nil || !fresh {
+		return o, err
 	}
-	intent.AccountID, intent.ClientOrderID = acct.GetAccountId(), cid
-	o, created, err := s.journalIntent(ctx, intent)
-	if err != nil {
-		if errors.Is(err, store.ErrKeyReused) {
-			return store.Order{}, errKeyReused
-		}
-		return store.Order{}, fmt.Errorf("trading: journal: %w", err)
-	}
-	if !created {
-		return s.settled(ctx, o)
-	}
+	cid := o.ClientOrderID
 	areq := &exchangev1.PlaceAlgoOrderRequest{Account: acct, MarketType: m, Symbol: req.Symbol, Side: side, Type: typ,
 		TriggerPrice: o.TriggerPrice, TriggerPriceType: tt, Price: o.Price, Qty: o.Qty, ReduceOnly: req.ReduceOnly,
 		ClosePosition: req.ClosePosition, PositionSide: ps, ClientAlgoId: cid, MarginMode: mm}
