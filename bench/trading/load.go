@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -127,6 +128,9 @@ type StepResult struct {
 	CPUmsOrder   float64        `json:"bffCpuMsPerOrder"`
 	BFFCores     float64        `json:"bffCores"`
 	Load1After   float64        `json:"loadAverage1mAfter"`
+	// ProcessCPUms is the CPU time of each of the stack's processes during the step, by command name (with
+	// --stack), and of this load tool ("bench-load").
+	ProcessCPUms map[string]float64 `json:"processCpuMs,omitempty"`
 }
 
 type job struct {
@@ -137,7 +141,7 @@ type job struct {
 // runStep places limit orders for the members in turn at rate per second for d (open loop: latency from each
 // order's due time to its acknowledgement), each placed order cancelled by the same worker right after; workers
 // bound the requests in flight. Sending stops at d * 1.5 even when behind; the step waits for what is in flight.
-func runStep(ctx context.Context, members []*Member, mk market, rate float64, d time.Duration, workers int, bffPID int) StepResult {
+func runStep(ctx context.Context, members []*Member, mk market, rate float64, d time.Duration, workers int, bffPID, stackPID int) StepResult {
 	n := int(rate * d.Seconds())
 	res := StepResult{TargetRate: rate, Scheduled: n, Errors: map[string]int{}, CancelErrors: map[string]int{}}
 	place, cancelRec := NewRecorder(n+1), NewRecorder(n+1)
@@ -189,6 +193,7 @@ func runStep(ctx context.Context, members []*Member, mk market, rate float64, d 
 		}()
 	}
 	cpu0, _ := cpuMs(bffPID)
+	tree0, self0 := treeCPU(stackPID), selfCPU()
 	start := time.Now()
 	sendCtx, stopSending := context.WithDeadline(ctx, start.Add(d*3/2))
 	sched := Schedule{Start: start, Rate: rate, N: n}
@@ -205,6 +210,15 @@ func runStep(ctx context.Context, members []*Member, mk market, rate float64, d 
 	wg.Wait()
 	end := time.Now()
 	cpu1, _ := cpuMs(bffPID)
+	tree1, self1 := treeCPU(stackPID), selfCPU()
+	if stackPID > 0 {
+		res.ProcessCPUms = map[string]float64{"bench-load": self1 - self0}
+		for k, v := range tree1 {
+			if d := v - tree0[k]; d > 0 {
+				res.ProcessCPUms[k] = d
+			}
+		}
+	}
 	res.Sent, res.NotSent = sent, n-sent
 	res.Acked, res.Pending = int(acked.Load()), int(pending.Load())
 	res.Seconds = end.Sub(start).Seconds()
@@ -223,6 +237,12 @@ func runStep(ctx context.Context, members []*Member, mk market, rate float64, d 
 	}
 	res.Load1After = loadAvg1()
 	return res
+}
+
+// selfCPU is this process's CPU time so far in milliseconds.
+func selfCPU() float64 {
+	v, _ := cpuMs(os.Getpid())
+	return v
 }
 
 // errorList is a map of counts as "code ×n" items, most first.

@@ -25,6 +25,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -193,7 +194,7 @@ func run() error {
 func runJournal(ctx context.Context, o options, journal string) JournalRun {
 	r := JournalRun{Journal: journal, Load1Before: loadAvg1()}
 	edge := o.edge
-	bffPID := o.bffPID
+	bffPID, stackPID := o.bffPID, 0
 	if o.stack {
 		addrs := []string{envOr("EXHUB_EDGE_ADDR", "127.0.0.1:8080"), envOr("EXHUB_HTTP_ADDR", "127.0.0.1:8090")}
 		if err := waitPorts(ctx, addrs, o.waitPort); err != nil {
@@ -219,6 +220,7 @@ func runJournal(ctx context.Context, o options, journal string) JournalRun {
 		}
 		defer st.stop()
 		edge = st.edge
+		stackPID = st.cmd.Process.Pid
 		if bffPID == 0 {
 			if bffPID, err = findBFF(st.cmd.Process.Pid); err != nil {
 				r.Error = err.Error()
@@ -267,13 +269,13 @@ func runJournal(ctx context.Context, o options, journal string) JournalRun {
 		r.AccountsSecs, o.exchange, o.typ, o.symbol, mk.Qty, mk.RestPrice, mk.Last)
 
 	// Warm-up (not recorded): connections, caches, each account's first calls.
-	_ = runStep(ctx, load, mk, min(o.rates[0], float64(len(load))*2), 3*time.Second, o.workers, 0)
+	_ = runStep(ctx, load, mk, min(o.rates[0], float64(len(load))*2), 3*time.Second, o.workers, 0, 0)
 	for _, rate := range o.rates {
 		if ctx.Err() != nil {
 			break
 		}
 		fmt.Fprintf(os.Stderr, "bench/trading: %s journal, %.0f orders/s for %s\n", journal, rate, o.step)
-		s := runStep(ctx, load, mk, rate, o.step, o.workers, bffPID)
+		s := runStep(ctx, load, mk, rate, o.step, o.workers, bffPID, stackPID)
 		s.Journal = journal
 		fmt.Fprintf(os.Stderr, "bench/trading:   %.0f orders/s achieved, p50 %.2f ms, p99 %.2f ms, errors: %s\n",
 			s.AchievedRate, s.Place.P50Ms, s.Place.P99Ms, errorList(s.Errors))
@@ -399,6 +401,22 @@ func verdicts(runs []JournalRun) []Verdict {
 	return out
 }
 
+// coresList is each process's CPU over the step in cores, busiest first (those under 0.01 core left out).
+func coresList(cpu map[string]float64, secs float64) string {
+	names := make([]string, 0, len(cpu))
+	for k, v := range cpu {
+		if v/1000/secs >= 0.01 {
+			names = append(names, k)
+		}
+	}
+	sort.Slice(names, func(i, j int) bool { return cpu[names[i]] > cpu[names[j]] })
+	parts := make([]string, len(names))
+	for i, k := range names {
+		parts[i] = fmt.Sprintf("%s %.2f", k, cpu[k]/1000/secs)
+	}
+	return strings.Join(parts, ", ")
+}
+
 func sum(m map[string]int) int {
 	n := 0
 	for _, v := range m {
@@ -429,6 +447,9 @@ func printTable(w io.Writer, rep Report) {
 			tw.Flush()
 			for _, s := range r.Steps {
 				fmt.Fprintf(w, "  %.0f/s errors by problem code: place: %s; cancel: %s\n", s.TargetRate, errorList(s.Errors), errorList(s.CancelErrors))
+				if len(s.ProcessCPUms) > 0 {
+					fmt.Fprintf(w, "  %.0f/s CPU cores by process: %s\n", s.TargetRate, coresList(s.ProcessCPUms, s.Seconds))
+				}
 			}
 		}
 		if r.Fill != nil {

@@ -291,3 +291,28 @@ func envOr(k, def string) string {
 	}
 	return def
 }
+
+// treeCPU sums the CPU time (ms) of ancestor's descendant processes by command name (exhub-bff, exhub-edge, the
+// plugins, the emulators, ...): where the machine's CPU went during a step. Zero ancestor: nothing.
+func treeCPU(ancestor int) map[string]float64 {
+	out := map[string]float64{}
+	if ancestor <= 0 {
+		return out
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return out
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		_, comm, ticks, err := procStat(pid)
+		if err != nil || !descends(pid, ancestor) {
+			continue
+		}
+		out[comm] += float64(ticks) * 1000 / clockTicks
+	}
+	return out
+}
