@@ -25,6 +25,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -150,8 +151,19 @@ func run() error {
 	if !o.stack {
 		o.journals = []string{"as running"}
 	}
+	var pg *benchDB
+	if o.stack && slices.Contains(o.journals, "postgres") {
+		// Made before any load: the cluster's port is in the range the kernel hands out to outgoing connections, and
+		// after a step's thousands of connections it can be taken for a while.
+		db, err := newBenchDB(ctx, o.root)
+		if err != nil {
+			return fmt.Errorf("postgres journal: %w", err)
+		}
+		defer db.drop()
+		pg = db
+	}
 	for _, j := range o.journals {
-		r := runJournal(ctx, o, j)
+		r := runJournal(ctx, o, j, pg)
 		if r.Error != "" {
 			fmt.Fprintf(os.Stderr, "bench/trading: %s: %s\n", j, r.Error)
 		}
@@ -191,7 +203,7 @@ func run() error {
 }
 
 // runJournal measures one journal: the stack (started when --stack), the members, the steps and fill to stream.
-func runJournal(ctx context.Context, o options, journal string) JournalRun {
+func runJournal(ctx context.Context, o options, journal string, pg *benchDB) JournalRun {
 	r := JournalRun{Journal: journal, Load1Before: loadAvg1()}
 	edge := o.edge
 	bffPID, stackPID := o.bffPID, 0
@@ -203,13 +215,7 @@ func runJournal(ctx context.Context, o options, journal string) JournalRun {
 		}
 		var extra []string
 		if journal == "postgres" {
-			db, err := newBenchDB(ctx, o.root)
-			if err != nil {
-				r.Error = err.Error()
-				return r
-			}
-			defer db.drop()
-			extra = []string{"EXHUB_STORE_DRIVER=postgres", "EXHUB_STORE_DSN=" + db.dsn}
+			extra = []string{"EXHUB_STORE_DRIVER=postgres", "EXHUB_STORE_DSN=" + pg.dsn}
 		} else {
 			extra = []string{"EXHUB_STORE_DRIVER=sqlite"}
 		}
