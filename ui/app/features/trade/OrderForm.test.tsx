@@ -155,12 +155,12 @@ describe("order form", { timeout: 30_000 }, () => {
     type("order-size-mode", "percent");
     await screen.findByTestId("order-percent");
     await waitFor(() => expect(screen.getByTestId("max-size").textContent).toContain("0.057"));
+    // The max is asked at the typed price once it settles.
+    await waitFor(() => expect(bff.calls.some((c) => c.path === "/api/v1/max-order-size" && c.query.get("price") === "60000")).toBe(true));
     fireEvent.click(screen.getByRole("button", { name: "50%" }));
     await submit();
     await screen.findByText("Order successfully");
     expect((bff.posts()[0]!.body as { qty: string }).qty).toBe("0.028");
-    // The max was asked at the typed price.
-    expect(bff.calls.some((c) => c.path === "/api/v1/max-order-size" && c.query.get("price") === "60000")).toBe(true);
 
     type("order-size-mode", "quote");
     type("order-size", "1000");

@@ -78,7 +78,20 @@ const values = z.object({
 });
 
 const FINAL_FAILURES = new Set(["rejected", "not_placed", "expired", "failed"]);
+// A pending order is read every second, then less often while it stays pending (up to every 10 s).
 const PENDING_POLL_MS = 1000;
+const PENDING_POLL_MAX_MS = 10_000;
+const PRICE_SETTLE_MS = 300;
+
+// value, once it has not changed for ms.
+function useSettled<T>(value: T, ms: number): T {
+  const [settled, setSettled] = useState(value);
+  useEffect(() => {
+    const timer = setTimeout(() => setSettled(value), ms);
+    return () => clearTimeout(timer);
+  }, [value, ms]);
+  return settled;
+}
 
 export function OrderForm(p: OrderFormProps) {
   const { t, i18n } = useLingui();
@@ -118,7 +131,8 @@ export function OrderForm(p: OrderFormProps) {
   const [pending, setPending] = useState<Order[]>([]);
 
   // The largest buy and sell now (at the typed price for a limit order).
-  const limitPrice = v.kind === "LIMIT" && !v.ai && isDecimal(v.price) ? v.price.trim() : undefined;
+  // The typed price settles for a moment before the maximum is asked again (not once per keystroke).
+  const limitPrice = useSettled(v.kind === "LIMIT" && !v.ai && isDecimal(v.price) ? v.price.trim() : undefined, PRICE_SETTLE_MS);
   const maxQ = useQuery(
     {
       ...tradingQueries.maxOrderSize({
@@ -455,8 +469,13 @@ function PendingOrder({ order, onResolved }: { order: Order; onResolved: (o: Ord
     {
       queryKey: [...TRADING_KEY, "order", order.id],
       queryFn: ({ signal }) => tradingApi.order(order.id!, signal),
-      refetchInterval: (query) => (query.state.data && query.state.data.status !== "pending" ? false : PENDING_POLL_MS),
-      retry: true,
+      refetchInterval: (query) => {
+        if (query.state.data && query.state.data.status !== "pending") return false;
+        const reads = query.state.dataUpdateCount + query.state.errorUpdateCount;
+        return Math.min(PENDING_POLL_MS * 2 ** Math.floor(reads / 10), PENDING_POLL_MAX_MS);
+      },
+      // A failed read is simply made again at the next interval.
+      retry: false,
     },
     queryClient,
   );
