@@ -453,7 +453,7 @@ function Market({ area, ex, marketType, instrument, initialTicker, onTickers, mo
           <TradingSide ex={ex} marketType={marketType} instrument={instrument} quote={quote} readQuote={readQuote} stream={stream} />
         </Suspense>
       ) : (
-        <OrderPanelShell busy={me.status === "loading" || me.status === "unknown"} />
+        <OrderPanelShell busy={me.status === "loading" || me.status === "unknown"} secondFactor={me.status === "aal2_required"} />
       )}
     </>
   );
@@ -461,7 +461,7 @@ function Market({ area, ex, marketType, instrument, initialTicker, onTickers, mo
 
 // The order panel without a member: Log In / Sign Up in place of the form
 // (or a placeholder while the session is being read).
-function OrderPanelShell({ busy }: { busy: boolean }) {
+function OrderPanelShell({ busy, secondFactor }: { busy: boolean; secondFactor?: boolean }) {
   const { t } = useLingui();
   const here = useLocation();
   return (
@@ -473,6 +473,15 @@ function OrderPanelShell({ busy }: { busy: boolean }) {
         <p className="trade-empty" aria-busy="true">
           {t`Loading your account…`}
         </p>
+      ) : secondFactor ? (
+        <div className="order-signed-out" data-testid="order-second-factor">
+          <p>{t`Enter the code of your second factor to trade.`}</p>
+          <p className="order-signed-out-actions">
+            <Link to={`/otpauth?return_to=${encodeURIComponent(`${here.pathname}${here.search}`)}`} className="button button--primary">
+              {t`Continue`}
+            </Link>
+          </p>
+        </div>
       ) : (
         <div className="order-signed-out" data-testid="order-signed-out">
           <p>{t`Log in or sign up to trade.`}</p>
