@@ -21,6 +21,7 @@ import { useFormat } from "~/lib/format";
 import type { Instrument } from "./api";
 import { codeText, outcome } from "./messages";
 import { checkOrderRules, roiPercent, roundToStep } from "./order-math";
+import PositionTpSl, { isLong } from "./PositionTpSl";
 import { pushToast } from "./toasts";
 import { TradeTable, type TradeColumn } from "./TradeTable";
 
@@ -35,6 +36,8 @@ type Props = {
   marketType: MarketType;
   instrument: Instrument;
   streamLive: boolean;
+  // The exchange's trigger price types (LAST, MARK, INDEX) for a position's TP/SL.
+  triggerTypes?: string[];
 };
 
 const ALL_KEY = "exhub.trade.allSymbols";
@@ -93,7 +96,7 @@ export function AccountTabs(p: Props) {
         </div>
         {swap ? (
           <TabPanel id="positions">
-            <Positions exchange={p.exchange} symbol={scope.symbol} poll={poll} instrument={p.instrument} />
+            <Positions exchange={p.exchange} symbol={scope.symbol} poll={poll} instrument={p.instrument} triggerTypes={p.triggerTypes ?? []} />
           </TabPanel>
         ) : null}
         <TabPanel id="open">
@@ -140,7 +143,20 @@ function failure(e: unknown, fallback: string, i18n: Parameters<typeof codeText>
   return fallback;
 }
 
-function Positions({ exchange, symbol, poll, instrument }: { exchange: string; symbol?: string; poll: number | false; instrument: Instrument }) {
+function Positions({
+  exchange,
+  symbol,
+  poll,
+  instrument,
+  triggerTypes,
+}: {
+  exchange: string;
+  symbol?: string;
+  poll: number | false;
+  instrument: Instrument;
+  triggerTypes: string[];
+}) {
+  const [tpsl, setTpsl] = useState<Position | null>(null);
   const { t, i18n } = useLingui();
   const f = useFormat();
   const q = useQuery({ ...tradingQueries.positions(exchange, symbol), refetchInterval: poll }, queryClient);
@@ -200,7 +216,7 @@ function Positions({ exchange, symbol, poll, instrument }: { exchange: string; s
       setLimits((m) => ({ ...m, [k]: { ...e, error: text } }));
       return;
     }
-    const long = x.position_side === "LONG" || (x.position_side === "NET" && !dec(x.qty).lt(0));
+    const long = isLong(x);
     closing.current.add(k);
     try {
       const r = await tradingApi.placeOrder(
@@ -300,6 +316,9 @@ function Positions({ exchange, symbol, poll, instrument }: { exchange: string; s
             <button type="button" className="button button--small" disabled={busy.has(rowKey(x))} onClick={() => void close(x)} data-testid="close-position">
               {t`Market close`}
             </button>
+            <button type="button" className="button button--small" onClick={() => setTpsl(x)} data-testid="position-tpsl-open">
+              {t`TP/SL`}
+            </button>
           </span>
         );
       },
@@ -322,6 +341,7 @@ function Positions({ exchange, symbol, poll, instrument }: { exchange: string; s
         </p>
       ) : null}
       <TradeTable label={t`Positions`} rows={rows} columns={columns} rowId={rowKey} empty={q.isError ? t`Network anomaly` : t`No open positions.`} testId="positions-table" />
+      {tpsl ? <PositionTpSl exchange={exchange} position={tpsl} instrument={instrument} triggerTypes={triggerTypes} onClose={() => setTpsl(null)} /> : null}
     </>
   );
 }

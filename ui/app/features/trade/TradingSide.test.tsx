@@ -309,4 +309,32 @@ describe("trading side", { timeout: 30_000 }, () => {
     await screen.findByText("Order Cancelled");
     await within(table).findByText("No open orders.");
   });
+  it("sets TP/SL on a position as conditional orders that close it", async () => {
+    const positions = [{ symbol: "BTCUSDT", position_side: "LONG", qty: "0.02", entry_price: "60000", mark_price: "61000", unrealized_pnl: "20", margin: "120" }];
+    const calls = fakeBff({
+      ...base,
+      "GET /api/v1/accounts": () => jsonResponse({ accounts: [active], broker: true }),
+      "GET /api/v1/positions": () => jsonResponse({ positions }),
+      "POST /api/v1/algo-orders": (c) => jsonResponse({ id: `a${calls.length}`, exchange: "reference", market_type: "SWAP", symbol: "BTCUSDT", type: (c.body as { type: string }).type, status: "waiting" }, 201),
+    });
+    setup();
+    const pos = await screen.findByTestId("positions-table");
+    await within(pos).findByText("0.02");
+    fireEvent.click(within(pos).getByTestId("position-tpsl-open"));
+    const tp = await screen.findByTestId("position-tp", undefined, { timeout: 8000 });
+    // A long's take-profit under its price is refused.
+    fireEvent.change(tp, { target: { value: "60500" } });
+    await act(async () => fireEvent.click(screen.getByTestId("position-tpsl-save")));
+    expect(await screen.findByText("The take-profit price must be greater than the position's price.")).toBeTruthy();
+    fireEvent.change(tp, { target: { value: "65000" } });
+    fireEvent.change(screen.getByTestId("position-sl"), { target: { value: "58000" } });
+    await act(async () => fireEvent.click(screen.getByTestId("position-tpsl-save")));
+    await waitFor(() => expect(screen.queryByTestId("position-tpsl")).toBeNull());
+    const algos = calls.filter((c) => c.method === "POST" && c.path === "/api/v1/algo-orders");
+    expect(algos.map((c) => c.body)).toEqual([
+      { exchange: "reference", market_type: "SWAP", symbol: "BTCUSDT", side: "SELL", type: "TAKE_PROFIT_MARKET", trigger_price: "65000", trigger_price_type: "LAST", close_position: true, position_side: "LONG" },
+      { exchange: "reference", market_type: "SWAP", symbol: "BTCUSDT", side: "SELL", type: "STOP_MARKET", trigger_price: "58000", trigger_price_type: "LAST", close_position: true, position_side: "LONG" },
+    ]);
+    expect(algos[0]!.headers.get("Idempotency-Key")).not.toBe(algos[1]!.headers.get("Idempotency-Key"));
+  });
 });

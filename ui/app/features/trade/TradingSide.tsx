@@ -103,7 +103,13 @@ export default function TradingSide(p: TradingSideProps) {
       </section>
       {active ? (
         <div className="trade-account-area">
-          <AccountTabs exchange={p.ex.slug} marketType={p.marketType} instrument={p.instrument} streamLive={acct.state === "live"} />
+          <AccountTabs
+            exchange={p.ex.slug}
+            marketType={p.marketType}
+            instrument={p.instrument}
+            streamLive={acct.state === "live"}
+            triggerTypes={p.ex.capabilities.trading.triggerPriceTypes}
+          />
         </div>
       ) : null}
       <TradeToasts />
