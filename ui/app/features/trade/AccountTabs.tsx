@@ -117,7 +117,7 @@ function sideText(t: (s: TemplateStringsArray) => string, side?: string, positio
   const buy = side === "BUY";
   if (positionSide === "LONG") return buy ? t`Open long` : t`Close long`;
   if (positionSide === "SHORT") return buy ? t`Close short` : t`Open short`;
-  return buy ? t`Buy` : side === "SELL" ? t`Sell` : (side ?? "—");
+  return buy ? t`Buy` : side === "SELL" ? t`Sell` : side || "—";
 }
 
 function useStatusText() {
@@ -527,7 +527,13 @@ function OpenOrders({ scope, instrument, poll }: { scope: Scope; instrument: Ins
     { id: "time", header: t`Time`, cell: (o) => time(o.created_at, f.locale) },
     { id: "symbol", header: t`Symbol`, cell: (o) => o.symbol },
     { id: "side", header: t`Side`, cell: (o) => sideText(t, o.side, o.position_side) },
-    { id: "type", header: t`Type`, cell: (o) => (o.type === "STOP_MARKET" ? t`Stop Market` : o.type) },
+    {
+      id: "type",
+      header: t`Type`,
+      cell: (o) =>
+        ({ STOP_MARKET: t`Stop Market`, TAKE_PROFIT_MARKET: t`Take Profit Market`, STOP_LIMIT: t`Stop Limit`, TAKE_PROFIT_LIMIT: t`Take Profit Limit` })[o.type] ??
+        o.type,
+    },
     { id: "trigger", header: t`Trigger price`, numeric: true, cell: (o) => f.decimal(o.trigger_price, 8) },
     { id: "qty", header: t`Size`, numeric: true, cell: (o) => f.decimal(o.qty, 8) },
     { id: "status", header: t`Status`, cell: (o) => status(o.status) },

@@ -337,4 +337,24 @@ describe("trading side", { timeout: 30_000 }, () => {
     ]);
     expect(algos[0]!.headers.get("Idempotency-Key")).not.toBe(algos[1]!.headers.get("Idempotency-Key"));
   });
+
+  it("lists conditional orders beside the open orders, with their type and a side even when the exchange gives none", async () => {
+    fakeBff({
+      ...base,
+      "GET /api/v1/accounts": () => jsonResponse({ accounts: [active], broker: true }),
+      "GET /api/v1/algo-orders": () =>
+        jsonResponse({
+          orders: [
+            { id: "a1", exchange: "reference", market_type: "SWAP", symbol: "BTCUSDT", side: "", type: "TAKE_PROFIT_MARKET", status: "waiting", trigger_price: "65000" },
+          ],
+        }),
+    });
+    setup();
+    fireEvent.click(await screen.findByRole("tab", { name: "Open orders" }));
+    const algo = await screen.findByTestId("algo-orders-table");
+    const row = within(algo).getAllByRole("row")[1]!;
+    expect(within(row).getByText("Take Profit Market")).toBeTruthy();
+    expect(row.querySelector('[data-column="side"]')!.textContent).toBe("—");
+    expect(within(row).getByText("65,000")).toBeTruthy();
+  });
 });
