@@ -425,11 +425,17 @@ type JournalAccount struct {
 	MarketType string
 }
 
+// openJournalStatus is the condition on an acknowledged entry the journal believes still live on the exchange: an
+// order (or close) new or partially filled, an algo order waiting.
+const openJournalStatus = `((kind <> 'algo' AND order_status IN ('NEW', 'PARTIALLY_FILLED'))
+		OR (kind = 'algo' AND order_status = 'WAITING'))`
+
 // OpenJournalAccounts lists the accounts (per market type) of an exchange (all when empty) that have acknowledged
-// orders (not algo orders) the journal believes open: what reconciliation re-reads.
+// entries the journal believes live (orders open, algo orders waiting): what reconciliation re-reads and the
+// account stream follower follows.
 func (s *Store) OpenJournalAccounts(ctx context.Context, exchange string) ([]JournalAccount, error) {
 	query := `SELECT DISTINCT member_id, exchange, account_id, market_type FROM orders
-		WHERE state = ? AND kind <> 'algo' AND order_status IN ('NEW', 'PARTIALLY_FILLED')`
+		WHERE state = ? AND ` + openJournalStatus
 	args := []any{OrderAcknowledged}
 	if exchange != "" {
 		query += " AND exchange = ?"
@@ -451,10 +457,11 @@ func (s *Store) OpenJournalAccounts(ctx context.Context, exchange string) ([]Jou
 	return out, rows.Err()
 }
 
-// OpenJournalOrders returns the acknowledged orders of one account and market type the journal believes open.
+// OpenJournalOrders returns the acknowledged entries of one account and market type the journal believes live:
+// orders and closes new or partially filled, algo orders waiting (tell them apart by Kind).
 func (s *Store) OpenJournalOrders(ctx context.Context, a JournalAccount) ([]Order, error) {
 	return s.orders(ctx, `SELECT `+orderColumns+` FROM orders WHERE member_id = ? AND exchange = ? AND account_id = ?
-		AND market_type = ? AND state = ? AND kind <> 'algo' AND order_status IN ('NEW', 'PARTIALLY_FILLED') ORDER BY created_at LIMIT ?`,
+		AND market_type = ? AND state = ? AND `+openJournalStatus+` ORDER BY created_at LIMIT ?`,
 		a.MemberID, a.Exchange, a.AccountID, a.MarketType, OrderAcknowledged, MaxOrderList)
 }
 

@@ -197,3 +197,47 @@ func TestOrderActions(t *testing.T) {
 		}
 	})
 }
+
+// TestOpenJournalAlgoOrders: a waiting algo order is live (its account is reconciled and followed) until it is
+// triggered, cancelled or failed; an order's own statuses keep their meaning.
+func TestOpenJournalAlgoOrders(t *testing.T) {
+	engines(t, func(t *testing.T, s *Store) {
+		ctx := ctxT(t)
+		in := intent("a", "k-algo", "cid-algo", "h")
+		in.Kind, in.Type, in.MarketType, in.TriggerPrice, in.TriggerType = OrderKindAlgo, "STOP_MARKET", "SPOT", "41000", "MARK"
+		in.Price = ""
+		algo, _, err := s.CreateOrder(ctx, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if accts, err := s.OpenJournalAccounts(ctx, ""); err != nil || len(accts) != 0 {
+			t.Fatalf("a sent algo order is not yet live: %+v %v", accts, err)
+		}
+		if _, err := s.AcknowledgeOrder(ctx, algo.ID, OrderOutcome{ExchangeOrderID: "algo-1", OrderStatus: "WAITING"}); err != nil {
+			t.Fatal(err)
+		}
+		// A plain order on another account of the same member, filled: not live.
+		o, _, err := s.CreateOrder(ctx, intent("a", "k-order", "cid-order", "h2"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.AcknowledgeOrder(ctx, o.ID, OrderOutcome{ExchangeOrderID: "9", OrderStatus: "FILLED"}); err != nil {
+			t.Fatal(err)
+		}
+		accts, err := s.OpenJournalAccounts(ctx, "binance")
+		want := JournalAccount{MemberID: "a", Exchange: "binance", AccountID: "acc-a", MarketType: "SPOT"}
+		if err != nil || len(accts) != 1 || accts[0] != want {
+			t.Fatalf("journal accounts %+v %v, want only %+v", accts, err, want)
+		}
+		live, err := s.OpenJournalOrders(ctx, accts[0])
+		if err != nil || len(live) != 1 || live[0].ID != algo.ID || live[0].Kind != OrderKindAlgo {
+			t.Fatalf("live entries %+v %v", live, err)
+		}
+		if _, err := s.UpdateOrderStatus(ctx, algo.ID, OrderOutcome{OrderStatus: "TRIGGERED"}); err != nil {
+			t.Fatal(err)
+		}
+		if accts, err := s.OpenJournalAccounts(ctx, ""); err != nil || len(accts) != 0 {
+			t.Fatalf("a triggered algo order is still live: %+v %v", accts, err)
+		}
+	})
+}

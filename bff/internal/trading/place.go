@@ -354,11 +354,7 @@ func (s *Service) Place(ctx context.Context, memberID, key string, req PlaceRequ
 	if err != nil {
 		return store.Order{}, err
 	}
-	if m == exchangev1.MarketType_MARKET_TYPE_SWAP && mm == 0 {
-		// No margin mode given: the symbol's current one on the account (exchanges such as OKX need it per order).
-		mm = s.currentMarginMode(ctx, sup, acct, req.Symbol)
-		intent.MarginMode = enumName(exchangev1.MarginMode_name, mm, "MARGIN_MODE_")
-	}
+	mm = s.marginModeFor(ctx, sup, acct, m, req.Symbol, mm, &intent)
 	o, fresh, err := s.journalNew(ctx, d, acct, intent)
 	if err != nil || !fresh {
 		return o, err
@@ -462,6 +458,20 @@ func (s *Service) send(ctx context.Context, sup *pluginhost.Supervisor, acct *ex
 	}
 }
 
+// marginModeFor is the margin mode a SWAP order, algo order or position close is sent with: the one asked for, else
+// the symbol's current one on the account (exchanges such as OKX need it on every order), recorded on the intent
+// before it is journaled. The request's hash is taken before, so a repeat without a margin mode stays the same
+// request.
+func (s *Service) marginModeFor(ctx context.Context, sup *pluginhost.Supervisor, acct *exchangev1.AccountRef,
+	m exchangev1.MarketType, symbol string, mm exchangev1.MarginMode, intent *store.Order) exchangev1.MarginMode {
+	if m != exchangev1.MarketType_MARKET_TYPE_SWAP || mm != 0 {
+		return mm
+	}
+	mm = s.currentMarginMode(ctx, sup, acct, symbol)
+	intent.MarginMode = enumName(exchangev1.MarginMode_name, mm, "MARGIN_MODE_")
+	return mm
+}
+
 // currentMarginMode reads a symbol's margin mode on the account (UNSPECIFIED when the exchange does not say).
 func (s *Service) currentMarginMode(ctx context.Context, sup *pluginhost.Supervisor, acct *exchangev1.AccountRef, symbol string) exchangev1.MarginMode {
 	var mm exchangev1.MarginMode
@@ -534,6 +544,7 @@ func (s *Service) ClosePosition(ctx context.Context, memberID, key string, req C
 	if err != nil {
 		return store.Order{}, err
 	}
+	mm = s.marginModeFor(ctx, sup, acct, exchangev1.MarketType_MARKET_TYPE_SWAP, req.Symbol, mm, &intent)
 	o, fresh, err := s.journalNew(ctx, d, acct, intent)
 	if err != nil || !fresh {
 		return o, err
@@ -636,6 +647,7 @@ func (s *Service) PlaceAlgo(ctx context.Context, memberID, key string, req AlgoR
 	if err != nil {
 		return store.Order{}, err
 	}
+	mm = s.marginModeFor(ctx, sup, acct, m, req.Symbol, mm, &intent)
 	o, fresh, err := s.journalNew(ctx, d, acct, intent)
 	if err != nil || !fresh {
 		return o, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/exhub/exhub/bff/internal/pluginhost"
 	"github.com/exhub/exhub/bff/internal/store"
 	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
 	"github.com/exhub/exhub/plugin-sdk/sdk"
@@ -180,9 +181,32 @@ func (s *Service) reconcileAccount(ctx context.Context, a store.JournalAccount) 
 	if acct.GetAccountId() != a.AccountID {
 		return nil // another account now: its orders are not this account's
 	}
+	journal, err := s.st.OpenJournalOrders(ctx, a)
+	if err != nil {
+		return err
+	}
+	var orders, algos []store.Order
+	for _, j := range journal {
+		if j.Kind == store.OrderKindAlgo {
+			algos = append(algos, j)
+		} else {
+			orders = append(orders, j)
+		}
+	}
 	m := exchangev1.MarketType(exchangev1.MarketType_value["MARKET_TYPE_"+a.MarketType])
+	s.stats.reconciliations.Add(1)
+	return errors.Join(s.reconcileOrders(ctx, sup, acct, m, orders), s.reconcileAlgos(ctx, sup, acct, m, algos))
+}
+
+// reconcileOrders brings the journal's open orders of one account and market in line with the exchange's open
+// orders; one no longer open is read with GetOrder for its final status and fills.
+func (s *Service) reconcileOrders(ctx context.Context, sup *pluginhost.Supervisor, acct *exchangev1.AccountRef,
+	m exchangev1.MarketType, journal []store.Order) error {
+	if len(journal) == 0 {
+		return nil
+	}
 	var open []*exchangev1.Order
-	err = s.call(ctx, sup, "ListOpenOrders", func(ctx context.Context, c exchangev1.ExchangeClient) error {
+	err := s.call(ctx, sup, "ListOpenOrders", func(ctx context.Context, c exchangev1.ExchangeClient) error {
 		resp, err := c.ListOpenOrders(ctx, &exchangev1.ListOpenOrdersRequest{Account: acct, MarketType: m})
 		open = resp.GetOrders()
 		return err
@@ -190,14 +214,9 @@ func (s *Service) reconcileAccount(ctx context.Context, a store.JournalAccount) 
 	if err != nil {
 		return err
 	}
-	s.stats.reconciliations.Add(1)
 	byCID := make(map[string]*exchangev1.Order, len(open))
 	for _, x := range open {
 		byCID[x.GetClientOrderId()] = x
-	}
-	journal, err := s.st.OpenJournalOrders(ctx, a)
-	if err != nil {
-		return err
 	}
 	var errs []error
 	for _, j := range journal {
@@ -215,15 +234,100 @@ func (s *Service) reconcileAccount(ctx context.Context, a store.JournalAccount) 
 				continue
 			}
 		}
-		out := outcomeOf(x)
-		if out.OrderStatus == j.OrderStatus && out.FilledQty == j.FilledQty && out.AvgPrice == j.AvgPrice {
-			continue
-		}
-		if _, err := s.st.UpdateOrderStatus(ctx, j.ID, out); err != nil {
+		if err := s.reconciled(ctx, j, outcomeOf(x)); err != nil {
 			errs = append(errs, err)
-			continue
 		}
-		s.stats.reconcileUpdates.Add(1)
 	}
 	return errors.Join(errs...)
+}
+
+// algoHistoryPages bounds the history pages read per symbol when looking for algo orders no longer waiting.
+const algoHistoryPages = 5
+
+// reconcileAlgos brings the journal's waiting algo orders of one account and market in line with the exchange's
+// waiting ones (ListAlgoOrders), matched by client algo id; one no longer waiting is looked for in its symbol's
+// algo history for its final status (triggered, cancelled, failed).
+func (s *Service) reconcileAlgos(ctx context.Context, sup *pluginhost.Supervisor, acct *exchangev1.AccountRef,
+	m exchangev1.MarketType, journal []store.Order) error {
+	if len(journal) == 0 {
+		return nil
+	}
+	var waiting []*exchangev1.AlgoOrder
+	err := s.call(ctx, sup, "ListAlgoOrders", func(ctx context.Context, c exchangev1.ExchangeClient) error {
+		resp, err := c.ListAlgoOrders(ctx, &exchangev1.ListAlgoOrdersRequest{Account: acct, MarketType: m})
+		waiting = resp.GetAlgoOrders()
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	byCID := make(map[string]*exchangev1.AlgoOrder, len(waiting))
+	for _, a := range waiting {
+		byCID[a.GetClientAlgoId()] = a
+	}
+	gone := map[string][]store.Order{} // symbol -> entries no longer waiting
+	var errs []error
+	for _, j := range journal {
+		if a, ok := byCID[j.ClientOrderID]; ok {
+			if err := s.reconciled(ctx, j, algoOutcomeOf(a)); err != nil {
+				errs = append(errs, err)
+			}
+			continue
+		}
+		gone[j.Symbol] = append(gone[j.Symbol], j)
+	}
+	for symbol, js := range gone {
+		want := make(map[string]store.Order, len(js))
+		for _, j := range js {
+			want[j.ClientOrderID] = j
+		}
+		cursor := ""
+		for page := 0; page < algoHistoryPages && len(want) > 0; page++ {
+			var got []*exchangev1.AlgoOrder
+			var next string
+			err := s.call(ctx, sup, "ListAlgoOrders", func(ctx context.Context, c exchangev1.ExchangeClient) error {
+				resp, err := c.ListAlgoOrders(ctx, &exchangev1.ListAlgoOrdersRequest{Account: acct, MarketType: m,
+					Symbol: symbol, IncludeHistory: true, Page: &exchangev1.HistoryPage{Cursor: cursor}})
+				got, next = resp.GetAlgoOrders(), resp.GetNextCursor()
+				return err
+			})
+			if err != nil {
+				errs = append(errs, err)
+				break
+			}
+			for _, a := range got {
+				j, ok := want[a.GetClientAlgoId()]
+				if !ok {
+					continue
+				}
+				delete(want, a.GetClientAlgoId())
+				if err := s.reconciled(ctx, j, algoOutcomeOf(a)); err != nil {
+					errs = append(errs, err)
+				}
+			}
+			if next == "" {
+				break
+			}
+			cursor = next
+		}
+		for _, j := range want {
+			// Neither waiting nor in the history read: left as it is (an error here would re-run the
+			// reconciliation on every pass); the account stream or a later reconciliation may still say.
+			s.log.Warn("reconciliation: an algo order no longer waiting was not found in its history", "order", j.ID,
+				"exchange", j.Exchange, "client_algo_id", j.ClientOrderID)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// reconciled records the exchange's view of one journal entry when it differs.
+func (s *Service) reconciled(ctx context.Context, j store.Order, out store.OrderOutcome) error {
+	if out.OrderStatus == j.OrderStatus && out.FilledQty == j.FilledQty && out.AvgPrice == j.AvgPrice {
+		return nil
+	}
+	if _, err := s.st.UpdateOrderStatus(ctx, j.ID, out); err != nil {
+		return err
+	}
+	s.stats.reconcileUpdates.Add(1)
+	return nil
 }
