@@ -8,6 +8,9 @@ import { Field, Form, FormError, SubmitButton, useZodForm } from "~/components/f
 import { Dialog } from "~/components/ui";
 import { isDecimal } from "~/lib/decimal";
 import { errorText } from "~/lib/errors";
+import { preferencesSnapshot, readPreferences, updatePreferences } from "~/features/dashboard/sync";
+import { useMember } from "~/lib/session";
+import { ALERTS, alertOn, volumeOf, type AlertKind } from "./alerts";
 import { codeText, outcome } from "./messages";
 import { maxLeverageOf } from "./order-math";
 import { pushToast } from "./toasts";
@@ -17,7 +20,7 @@ import { pushToast } from "./toasts";
 // maximum, 5 when the exchange gives none), margin mode (Cross/Isolated) and
 // position mode (One-Way/Hedge, for the whole exchange account).
 
-export type SettingsKind = "leverage" | "margin" | "position";
+export type SettingsKind = "leverage" | "margin" | "position" | "preferences";
 
 type Props = {
   kind: SettingsKind;
@@ -34,10 +37,19 @@ type Props = {
 
 export default function SettingsDialog(p: Props) {
   const { t } = useLingui();
-  const title = p.kind === "leverage" ? t`Leverage` : p.kind === "margin" ? t`Margin mode` : t`Position mode`;
+  const title =
+    p.kind === "leverage" ? t`Leverage` : p.kind === "margin" ? t`Margin mode` : p.kind === "position" ? t`Position mode` : t`Preferences`;
   return (
     <Dialog isOpen onOpenChange={(open) => !open && p.onClose()} title={title} testId={`settings-${p.kind}`}>
-      {p.kind === "leverage" ? <LeverageForm {...p} /> : p.kind === "margin" ? <MarginForm {...p} /> : <PositionModeForm {...p} />}
+      {p.kind === "leverage" ? (
+        <LeverageForm {...p} />
+      ) : p.kind === "margin" ? (
+        <MarginForm {...p} />
+      ) : p.kind === "position" ? (
+        <PositionModeForm {...p} />
+      ) : (
+        <PreferencesForm {...p} />
+      )}
     </Dialog>
   );
 }
@@ -193,5 +205,68 @@ function PositionModeForm(p: Props) {
         p.onClose();
       }}
     />
+  );
+}
+
+// Sound alerts (filled order, trading volume, order) and their volume, saved with the member's preferences.
+function PreferencesForm(p: Props) {
+  const { t, i18n } = useLingui();
+  const member = useMember();
+  const doc = preferencesSnapshot();
+  const [on, setOn] = useState<Record<AlertKind, boolean>>({
+    filled: alertOn(doc, "filled"),
+    volume: alertOn(doc, "volume"),
+    order: alertOn(doc, "order"),
+  });
+  const [volume, setVolume] = useState(String(volumeOf(doc)));
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const label: Record<AlertKind, string> = { filled: t`Filled order alert`, volume: t`Trading volume alert`, order: t`Order alert` };
+  return (
+    <form
+      className="form"
+      data-testid="preferences-form"
+      onSubmit={(e) => {
+        e.preventDefault();
+        setBusy(true);
+        setError(null);
+        const alerts = Object.fromEntries((Object.keys(ALERTS) as AlertKind[]).map((k) => [ALERTS[k], on[k]]));
+        // The member's document is read first when it is not loaded yet, so the save never goes nowhere.
+        const ready = preferencesSnapshot() || !member ? Promise.resolve() : readPreferences(member.id);
+        ready.then(() => updatePreferences({ alerts, sound_volume: volume })).then(
+          () => {
+            setBusy(false);
+            saved(i18n);
+            p.onClose();
+          },
+          (err: unknown) => {
+            setBusy(false);
+            setError(errorText(err, t`Network anomaly`));
+          },
+        );
+      }}
+    >
+      <fieldset className="choice">
+        <legend className="visually-hidden">{t`Sound alerts`}</legend>
+        {(Object.keys(ALERTS) as AlertKind[]).map((k) => (
+          <label key={k} className="choice-option">
+            <input type="checkbox" checked={on[k]} onChange={(e) => setOn((m) => ({ ...m, [k]: e.target.checked }))} data-testid={`alert-${k}`} />
+            <span>{label[k]}</span>
+          </label>
+        ))}
+      </fieldset>
+      <label className="field">
+        <span className="field-label">{t`Sound volume`}</span>
+        <input type="range" min={0} max={1} step={0.1} value={volume} onChange={(e) => setVolume(e.target.value)} data-testid="sound-volume" />
+      </label>
+      {error ? (
+        <p className="form-error" role="alert">
+          {error}
+        </p>
+      ) : null}
+      <button type="submit" className="button button--primary" disabled={busy} aria-busy={busy}>
+        {t`Confirm`}
+      </button>
+    </form>
   );
 }

@@ -5,6 +5,9 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { i18n } from "~/i18n";
 import { capabilities, exchange, instrument, jsonResponse } from "~/test/fixtures";
 import { StreamClient, type SocketLike } from "./stream";
+import { setMember } from "~/lib/session";
+import { resetMemberSync } from "~/features/dashboard/sync";
+import { resetAlertAudio } from "./alerts";
 import { clearToasts } from "./toasts";
 import TradingSide from "./TradingSide";
 
@@ -96,6 +99,7 @@ beforeEach(() => {
 afterEach(() => {
   vi.unstubAllGlobals();
   clearToasts();
+  resetMemberSync();
 });
 
 // Generous bounds: the machine running the tests may be busy.
@@ -356,5 +360,57 @@ describe("trading side", { timeout: 30_000 }, () => {
     expect(within(row).getByText("Take Profit Market")).toBeTruthy();
     expect(row.querySelector('[data-column="side"]')!.textContent).toBe("—");
     expect(within(row).getByText("65,000")).toBeTruthy();
+  });
+  it("saves the sound alert preferences, and a fill of the member's plays its alert", async () => {
+    setMember({ id: "m1", email_verified: true, phone_verified: false, aal: "aal1", two_factor: { totp: false, lookup_secret: false } });
+    let doc: Record<string, unknown> = {};
+    let version = 3;
+    const calls = fakeBff({
+      ...base,
+      "GET /api/v1/accounts": () => jsonResponse({ accounts: [active], broker: true }),
+      "GET /api/v1/me/preferences": () => jsonResponse({ version, preferences: doc }),
+      "PUT /api/v1/me/preferences": (c) => {
+        const b = c.body as { version: number; preferences: Record<string, unknown> };
+        expect(b.version).toBe(version);
+        doc = b.preferences;
+        version++;
+        return jsonResponse({ version, preferences: doc });
+      },
+    });
+    const played: number[] = [];
+    const audio = {
+      currentTime: 0,
+      destination: {},
+      createOscillator: () => ({ frequency: { value: 0 }, connect: () => undefined, start: () => played.push(1), stop: () => undefined }),
+      createGain: () => ({ gain: { value: 1, setValueAtTime: () => undefined, exponentialRampToValueAtTime: () => undefined }, connect: () => undefined }),
+    };
+    vi.stubGlobal("AudioContext", function AudioContext() {
+      return audio;
+    });
+    resetAlertAudio();
+    const { sockets } = setup();
+    await screen.findByTestId("order-form");
+    fireEvent.click(screen.getByTestId("trade-preferences"));
+    const form = await screen.findByTestId("preferences-form", undefined, { timeout: 8000 });
+    // Unset alerts are on, the volume 0.5.
+    expect((within(form).getByTestId("alert-filled") as HTMLInputElement).checked).toBe(true);
+    expect((within(form).getByTestId("sound-volume") as HTMLInputElement).value).toBe("0.5");
+    fireEvent.click(within(form).getByTestId("alert-order"));
+    fireEvent.change(within(form).getByTestId("sound-volume"), { target: { value: "0.8" } });
+    await act(async () => fireEvent.click(within(form).getByRole("button", { name: "Confirm" })));
+    await screen.findByText("Setting successful!");
+    expect(doc).toEqual({ alerts: { filled_order: true, trading_volume: true, order: false }, sound_volume: "0.8" });
+    expect(calls.some((c) => c.method === "PUT" && c.headers.get("X-CSRF-Token") === "csrf-token")).toBe(true);
+
+    // A fill plays the trading volume alert; a new order (its alert now off) plays nothing.
+    await waitFor(() => expect(sockets.length).toBe(1));
+    const ws = sockets[0]!;
+    act(() => ws.open());
+    ws.push({ type: "snapshot", channel: "account", exchange: "reference", seq: 1, orders: [], balances: [] });
+    ws.push({ type: "order", channel: "account", exchange: "reference", seq: 2, prevSeq: 1, order: { orderId: "1", status: "ORDER_STATUS_NEW" } });
+    expect(played).toHaveLength(0);
+    ws.push({ type: "fill", channel: "account", exchange: "reference", seq: 3, prevSeq: 2, fill: { tradeId: "t1", qty: "0.01" } });
+    expect(played).toHaveLength(1);
+    resetAlertAudio();
   });
 });

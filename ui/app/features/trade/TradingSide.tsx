@@ -4,7 +4,9 @@ import { lazy, Suspense, useState, type ReactNode } from "react";
 import { Link } from "react-router";
 import { queryClient } from "~/api/queries";
 import { tradingQueries, type MarginMode } from "~/api/trading";
+import { preferencesSnapshot } from "~/features/dashboard/sync";
 import { AccountTabs } from "./AccountTabs";
+import { alertFor, alertOn, playAlert, volumeOf } from "./alerts";
 import { useAccountStream, type AccountStream } from "./account-stream";
 import type { Exchange, Instrument, MarketType } from "./api";
 import { OrderForm, type MarketQuote } from "./OrderForm";
@@ -22,6 +24,14 @@ const SettingsDialog = lazy(() => import("./SettingsDialog"));
 
 const PROVISION_POLL_MS = 3000;
 
+// A sound for an order or fill of the member's, when that alert is on (or unset).
+function soundAlert(m: { type: string }): void {
+  const kind = alertFor(m);
+  if (!kind) return;
+  const doc = preferencesSnapshot();
+  if (alertOn(doc, kind)) playAlert(kind, volumeOf(doc));
+}
+
 export type TradingSideProps = {
   ex: Exchange;
   marketType: MarketType;
@@ -33,6 +43,7 @@ export type TradingSideProps = {
 
 export default function TradingSide(p: TradingSideProps) {
   const { t } = useLingui();
+  const [prefsOpen, setPrefsOpen] = useState(false);
   const accounts = useQuery(
     {
       ...tradingQueries.accounts(),
@@ -92,14 +103,29 @@ export default function TradingSide(p: TradingSideProps) {
   }
   const active = account?.status === "active";
   // One private subscription for the form (balances) and the tabs (re-reads).
-  const acct = useAccountStream(active ? p.stream : null, active ? p.ex.slug : null);
+  const acct = useAccountStream(active ? p.stream : null, active ? p.ex.slug : null, soundAlert);
   return (
     <>
       <section className="trade-panel trade-order" aria-labelledby="order-heading" data-testid="order-panel">
         <header className="trade-panel-head">
           <h2 id="order-heading">{t`Place order`}</h2>
+          <button type="button" className="button button--small" onClick={() => setPrefsOpen(true)} data-testid="trade-preferences">
+            {t`Preferences`}
+          </button>
         </header>
         {gate ?? <ActiveTrading {...p} acct={acct} />}
+        {prefsOpen ? (
+          <Suspense fallback={null}>
+            <SettingsDialog
+              kind="preferences"
+              onClose={() => setPrefsOpen(false)}
+              exchange={p.ex.slug}
+              symbol={p.instrument.symbol}
+              maxLeverage={DEFAULT_MAX_LEVERAGE}
+              marginModes={[]}
+            />
+          </Suspense>
+        ) : null}
       </section>
       {active ? (
         <div className="trade-account-area">

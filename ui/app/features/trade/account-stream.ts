@@ -33,8 +33,15 @@ export function balanceKey(b: StreamBalance): string {
 
 export type AccountStream = { state: AccountStreamState; balances: StreamBalance[]; reason?: string };
 
-export function useAccountStream(stream: StreamClient | null, exchange: string | null): AccountStream {
+// onEvent sees every data message after the snapshot (sound alerts).
+export function useAccountStream(
+  stream: StreamClient | null,
+  exchange: string | null,
+  onEvent?: (m: StreamMessage) => void,
+): AccountStream {
   const [state, setState] = useState<AccountStream>({ state: "connecting", balances: [] });
+  const eventRef = useRef(onEvent);
+  eventRef.current = onEvent;
   const pending = useRef(new Set<string>());
   const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
 
@@ -88,6 +95,7 @@ export function useAccountStream(stream: StreamClient | null, exchange: string |
         return;
       }
       if (typeof m.seq === "number") lastSeq = m.seq;
+      eventRef.current?.(m);
       if (m.type === "balance") {
         const b = m.balance as StreamBalance | undefined;
         if (b?.asset) {
