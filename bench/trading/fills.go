@@ -163,7 +163,8 @@ wait:
 		select {
 		case <-readDone:
 		case <-time.After(5 * time.Second):
-			return res, errors.New("the stream reader did not stop")
+			// The reader still owns res; hand back nothing of it.
+			return FillResult{}, errors.New("the stream reader did not stop")
 		}
 	}
 	res.Fills = fills
