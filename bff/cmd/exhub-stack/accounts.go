@@ -18,9 +18,9 @@ const demoKeyID = "demo1"
 
 // accountsEnv gives the stack's BFF its exchange accounts: the demo key-encryption key (made once, kept in
 // <data>/accounts/key-ring, mode 0600, so sealed credentials open again after a restart) and broker mode with the
-// master credentials the emulators announce in their plugin settings (api_key, api_secret, passphrase; broker not
-// "false"), written to <data>/accounts/broker-credentials. Both reach the BFF as _FILE variables, never as values.
-func accountsEnv(c Config, settings map[string]map[string]string) ([]string, error) {
+// master credentials the emulators announce (exhub-emulators --print-accounts: api_key, api_secret, passphrase;
+// broker "true"), written to <data>/accounts/broker-credentials. Both reach the BFF as _FILE variables, never as values.
+func accountsEnv(c Config, demo map[string]map[string]string) ([]string, error) {
 	dir := c.data("accounts")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("accounts: %w", err)
@@ -34,9 +34,9 @@ func accountsEnv(c Config, settings map[string]map[string]string) ([]string, err
 		return nil, fmt.Errorf("accounts: %w", err)
 	}
 	var masters []string
-	for _, slug := range slices.Sorted(maps.Keys(settings)) {
-		s := settings[slug]
-		if s["api_key"] == "" || s["api_secret"] == "" || s["broker"] == "false" {
+	for _, slug := range slices.Sorted(maps.Keys(demo)) {
+		s := demo[slug]
+		if s["api_key"] == "" || s["api_secret"] == "" || s["broker"] != "true" {
 			continue
 		}
 		m := slug + ":" + s["api_key"] + ":" + s["api_secret"]

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,8 +14,9 @@ func TestAccountsEnv(t *testing.T) {
 	c := Config{DataDir: t.TempDir()}
 	settings := map[string]map[string]string{
 		"binance": {"api_key": "bkey", "api_secret": "bsecret", "broker": "true", "rest_url": "http://127.0.0.1:7001"},
-		"okx":     {"api_key": "okey", "api_secret": "osecret", "passphrase": "opass"},
+		"okx":     {"api_key": "okey", "api_secret": "osecret", "passphrase": "opass", "broker": "true"},
 		"other":   {"api_key": "x", "api_secret": "y", "broker": "false"},
+		"paper":   {"api_key": "p", "api_secret": "q"},
 	}
 	env, err := accountsEnv(c, settings)
 	if err != nil {
@@ -65,5 +67,41 @@ func TestAccountsEnv(t *testing.T) {
 	}
 	if filepath.Dir(ring) != filepath.Join(c.DataDir, "accounts") {
 		t.Fatalf("key ring at %s", ring)
+	}
+}
+
+// The masters come from the emulators themselves: the stack's BFF gets broker mode with both exchanges' master
+// credentials as the real exhub-emulators binary prints them.
+func TestEmulatorAccountsGiveBrokerMode(t *testing.T) {
+	bin := t.TempDir()
+	build := exec.Command("go", "build", "-o", filepath.Join(bin, "exhub-emulators"), "github.com/exhub/exhub/adapters/cmd/exhub-emulators")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build exhub-emulators: %v\n%s", err, out)
+	}
+	c := Config{DataDir: t.TempDir(), BinDir: bin}
+	demo, err := emulatorAccounts(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := accountsEnv(c, demo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
+	}
+	if vars["EXHUB_ACCOUNTS_BROKER_ENABLED"] != "true" {
+		t.Fatalf("broker mode off with the emulators' accounts %v", env)
+	}
+	creds, err := os.ReadFile(vars["EXHUB_ACCOUNTS_BROKER_CREDENTIALS_FILE"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, slug := range []string{"binance:", "okx:"} {
+		if !strings.Contains(string(creds), slug) {
+			t.Fatalf("no %s master among the broker credentials", strings.TrimSuffix(slug, ":"))
+		}
 	}
 }

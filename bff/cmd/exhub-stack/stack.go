@@ -143,7 +143,11 @@ func (s *Stack) services() ([]*service, error) {
 			svc.env = append(svc.env, settingsEnv(all)...)
 			// Exchange accounts: a demo key-encryption key kept in the data directory, and broker mode with the
 			// emulators' master credentials, so every new member gets a funded sub-account on every exchange.
-			env, err := accountsEnv(c, all)
+			masters, err := emulatorAccounts(c)
+			if err != nil {
+				return err
+			}
+			env, err := accountsEnv(c, masters)
 			svc.env = append(svc.env, env...)
 			return err
 		},
@@ -423,6 +427,20 @@ func emulatorPluginSettings(c Config) (map[string]map[string]string, error) {
 	var all map[string]map[string]string
 	if err := json.Unmarshal(out, &all); err != nil {
 		return nil, fmt.Errorf("emulators: settings: %w", err)
+	}
+	return all, nil
+}
+
+// emulatorAccounts asks the emulators for their demo paper accounts' credentials (--print-accounts: api_key,
+// api_secret, passphrase, and broker "true" for the masters that may make sub-accounts).
+func emulatorAccounts(c Config) (map[string]map[string]string, error) {
+	out, err := exec.Command(c.bin("exhub-emulators"), "--print-accounts").Output()
+	if err != nil {
+		return nil, fmt.Errorf("emulators: %s --print-accounts: %w (run `make build`)", c.bin("exhub-emulators"), err)
+	}
+	var all map[string]map[string]string
+	if err := json.Unmarshal(out, &all); err != nil {
+		return nil, fmt.Errorf("emulators: accounts: %w", err)
 	}
 	return all, nil
 }
