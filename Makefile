@@ -143,8 +143,8 @@ gen-check: apt $(TOOLS)/protoc-gen-go $(TOOLS)/protoc-gen-go-grpc
 	echo "generated code is up to date"
 
 # Load tools print a table each and write bench/results/<name>.json (see bench/README.md); about 3 minutes once
-# built, plus up to 10 minutes for bench/history. bench/rest and bench/history start the whole stack (bin/exhub-stack)
-# on the usual ports, so stop `make run` first.
+# built, plus up to 10 minutes for bench/history and bench/trading. bench/rest, bench/history and bench/trading start
+# the whole stack (bin/exhub-stack) on the usual ports, so stop `make run` first.
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 200ms -count 1 ./...
 	$(GO) run ./bench/book
