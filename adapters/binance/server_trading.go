@@ -263,13 +263,35 @@ func idParams(q url.Values, orderID, clientID string) error {
 	return nil
 }
 
-// CancelOrder cancels one order.
+// CancelOrder cancels one order. A cancel whose answer was lost after it was sent is UNKNOWN_OUTCOME: the caller may
+// ask again, and the second answer is read right here. Binance answers "unknown order" (-2011, ORDER_NOT_FOUND) for
+// an order that is no longer open, whether the first cancel took it or it filled meanwhile, so that answer is checked
+// by reading the order: an order that exists comes back in its final state (cancelled or filled) as the answer; only
+// an order Binance does not know at all stays ORDER_NOT_FOUND.
 func (s *Server) CancelOrder(ctx context.Context, req *exchangev1.CancelOrderRequest) (*exchangev1.CancelOrderResponse, error) {
 	o, err := s.oneOrder(ctx, http.MethodDelete, 1, req.GetAccount(), req.GetMarketType(), req.GetSymbol(), req.GetOrderId(), req.GetClientOrderId())
 	if err != nil {
-		return nil, err
+		if sdk.DetailOf(err).GetReason() != exchangev1.ErrorReason_ERROR_REASON_ORDER_NOT_FOUND {
+			return nil, err
+		}
+		cur, gerr := s.GetOrder(ctx, &exchangev1.GetOrderRequest{Account: req.GetAccount(), MarketType: req.GetMarketType(),
+			Symbol: req.GetSymbol(), OrderId: req.GetOrderId(), ClientOrderId: req.GetClientOrderId()})
+		if gerr != nil || cur.GetOrder() == nil || isOpenStatus(cur.GetOrder().GetStatus()) {
+			return nil, err
+		}
+		return &exchangev1.CancelOrderResponse{Order: cur.GetOrder()}, nil
 	}
 	return &exchangev1.CancelOrderResponse{Order: o}, nil
+}
+
+// isOpenStatus reports whether an order in this state can still trade.
+func isOpenStatus(st exchangev1.OrderStatus) bool {
+	switch st {
+	case exchangev1.OrderStatus_ORDER_STATUS_NEW, exchangev1.OrderStatus_ORDER_STATUS_PARTIALLY_FILLED,
+		exchangev1.OrderStatus_ORDER_STATUS_UNSPECIFIED:
+		return true
+	}
+	return false
 }
 
 // GetOrder queries one order.
@@ -281,7 +303,8 @@ func (s *Server) GetOrder(ctx context.Context, req *exchangev1.GetOrderRequest) 
 	return &exchangev1.GetOrderResponse{Order: o}, nil
 }
 
-// oneOrder reads (GET) or cancels (DELETE) one order named by its order id or client order id.
+// oneOrder reads (GET) or cancels (DELETE) one order named by its order id or client order id. A cancel is a write:
+// an answer lost after the request went out is UNKNOWN_OUTCOME, never EXCHANGE_UNAVAILABLE.
 func (s *Server) oneOrder(ctx context.Context, method string, weight int, acct *exchangev1.AccountRef, mt exchangev1.MarketType,
 	symbol, orderID, clientID string) (*exchangev1.Order, error) {
 	m, _, err := s.instrument(ctx, mt, symbol)
@@ -293,7 +316,11 @@ func (s *Server) oneOrder(ctx context.Context, method string, weight int, acct *
 		return nil, err
 	}
 	c, _ := s.client()
-	return call(ctx, c, rest{m: m, method: method, path: orderPath(m), q: q, weight: weight, acct: acct, what: "order"}, inMarket(m, ParseOrder))
+	r := rest{m: m, method: method, path: orderPath(m), q: q, weight: weight, acct: acct, what: "order"}
+	if method != http.MethodGet {
+		return writeCall(ctx, c, r, inMarket(m, ParseOrder))
+	}
+	return call(ctx, c, r, inMarket(m, ParseOrder))
 }
 
 // AmendOrder changes price and/or quantity. Futures: PUT /fapi/v1/order (same order id; both values sent). Spot:
@@ -323,7 +350,9 @@ func (s *Server) AmendOrder(ctx context.Context, req *exchangev1.AmendOrderReque
 	cr := creds(req.GetAccount())
 	if m == Futures {
 		q := url.Values{"symbol": {req.GetSymbol()}, "side": {side}, "quantity": {qty}, "price": {price}, "orderId": {o.GetOrderId()}}
-		no, err := call(ctx, c, rest{m: m, method: http.MethodPut, path: pathFutOrder, q: q, weight: 1, acct: req.GetAccount(), what: "order"}, inMarket(m, ParseOrder))
+		// Not idempotent: an amend whose answer was lost may have changed the order (UNKNOWN_OUTCOME, resolved by
+		// reading the order), and sending it again could change it twice.
+		no, err := writeCall(ctx, c, rest{m: m, method: http.MethodPut, path: pathFutOrder, q: q, weight: 1, acct: req.GetAccount(), what: "order"}, inMarket(m, ParseOrder))
 		if err != nil {
 			return nil, err
 		}
@@ -332,7 +361,7 @@ func (s *Server) AmendOrder(ctx context.Context, req *exchangev1.AmendOrderReque
 	samePrice := decEqual(price, o.GetPrice())
 	if samePrice && decLess(qty, o.GetQty()) {
 		q := url.Values{"symbol": {req.GetSymbol()}, "orderId": {o.GetOrderId()}, "newQty": {qty}}
-		body, err := c.signed(ctx, m, http.MethodPut, pathSpotAmendKeep, q, 4, cr)
+		body, err := c.write(ctx, m, http.MethodPut, pathSpotAmendKeep, q, 4, cr)
 		if err != nil {
 			return nil, err
 		}
