@@ -132,30 +132,35 @@ func (s *Service) applyFeed(ctx context.Context, items []feedItem) {
 				continue
 			}
 			for _, o := range u.Snapshot.Orders {
-				s.applyOrder(ctx, it.member, u.Exchange, o.GetClientOrderId(), outcomeOf(o))
+				s.applyOrder(ctx, it.member, u.Exchange, o.GetClientOrderId(), false, outcomeOf(o))
 			}
 			for _, a := range u.Snapshot.AlgoOrders {
-				s.applyOrder(ctx, it.member, u.Exchange, a.GetClientAlgoId(), algoOutcomeOf(a))
+				s.applyOrder(ctx, it.member, u.Exchange, a.GetClientAlgoId(), true, algoOutcomeOf(a))
 			}
 		case feed.KindOrder:
 			o := u.Event.GetOrder()
-			s.applyOrder(ctx, it.member, u.Exchange, o.GetClientOrderId(), outcomeOf(o))
+			s.applyOrder(ctx, it.member, u.Exchange, o.GetClientOrderId(), false, outcomeOf(o))
 		case feed.KindAlgo:
 			a := u.Event.GetAlgoOrder()
-			s.applyOrder(ctx, it.member, u.Exchange, a.GetClientAlgoId(), algoOutcomeOf(a))
+			s.applyOrder(ctx, it.member, u.Exchange, a.GetClientAlgoId(), true, algoOutcomeOf(a))
 		}
 	}
 }
 
-// applyOrder records what the stream says about one order of the member, when the journal has it: a pending entry
-// is resolved as placed, an acknowledged one takes the newer status.
-func (s *Service) applyOrder(ctx context.Context, member, exchange, cid string, out store.OrderOutcome) {
+// applyOrder records what the stream says about one order (algo: an algo order event) of the member, when the
+// journal has it: a pending entry is resolved as placed, an acknowledged one takes the newer status. An algo entry
+// only takes algo order events: the order a triggered stop creates may carry the same client id (Binance), and its
+// fills are not the algo order's status.
+func (s *Service) applyOrder(ctx context.Context, member, exchange, cid string, algo bool, out store.OrderOutcome) {
 	if cid == "" || out.ExchangeOrderID == "" {
 		return
 	}
 	j, err := s.st.OrderByClientID(ctx, exchange, cid)
 	if err != nil || j.MemberID != member {
 		return // not placed through exhub, or not this member's
+	}
+	if (j.Kind == store.OrderKindAlgo) != algo {
+		return
 	}
 	switch j.State {
 	case store.OrderSent, store.OrderUnknown:
