@@ -88,6 +88,10 @@ var nonIdempotent = map[string]bool{
 	pathTradeBatchOrders:   true,
 	pathTradeOrderAlgo:     true,
 	pathTradeClosePosition: true,
+	// An amend may change the order again when repeated; a lost cancel is asked again only by a caller that reads the
+	// "filled, cancelled or does not exist" answer right (Server.CancelOrder).
+	pathTradeAmendOrder:  true,
+	pathTradeCancelOrder: true,
 	pathAssetTransfer:      true,
 	pathAssetWithdrawal:    true,
 	pathAssetConvertTrade:  true,
@@ -502,8 +506,9 @@ func callOne[T any](ctx context.Context, s *Server, path string, q url.Values, c
 	return rows[0], nil
 }
 
-// ack sends an idempotent POST (a cancel, an amend: retried on OKX's rate limit like a read) and fails on an
-// item's sCode.
+// ack sends a POST that answers items (amend-order, cancel-order, cancel-algos) and fails on an item's sCode. Whether
+// it is retried on OKX's rate limit and whether a lost answer is UNKNOWN_OUTCOME follows nonIdempotent: an amend and
+// a single cancel are sent once.
 func ack(ctx context.Context, s *Server, path string, body any, creds *Credentials) error {
 	data, err := s.client().Post(ctx, path, body, creds)
 	if err != nil {

@@ -402,20 +402,40 @@ func (s *Server) AmendOrder(ctx context.Context, req *exchangev1.AmendOrderReque
 	return &exchangev1.AmendOrderResponse{Order: o}, nil
 }
 
-// CancelOrder cancels one order and returns its final state.
+// CancelOrder cancels one order and returns its final state. A cancel whose answer was lost is UNKNOWN_OUTCOME; when
+// it is asked again after the first one ran, OKX answers 51400 ("filled, canceled or does not exist",
+// ORDER_NOT_FOUND), so that answer is checked by reading the order: one that exists and is no longer open is the
+// answer in its final state (cancelled or filled); ORDER_NOT_FOUND stays for an order OKX does not know.
 func (s *Server) CancelOrder(ctx context.Context, req *exchangev1.CancelOrderRequest) (*exchangev1.CancelOrderResponse, error) {
 	creds, in, body, err := s.orderTarget(ctx, req)
 	if err != nil {
 		return nil, err
 	}
 	if err := ack(ctx, s, pathTradeCancelOrder, body, creds); err != nil {
-		return nil, err
+		if sdk.DetailOf(err).GetReason() != exchangev1.ErrorReason_ERROR_REASON_ORDER_NOT_FOUND {
+			return nil, err
+		}
+		o, gerr := s.fetchOrder(ctx, creds, in, req.GetOrderId(), req.GetClientOrderId())
+		if gerr != nil || o == nil || !orderClosed(o.GetStatus()) {
+			return nil, err
+		}
+		return &exchangev1.CancelOrderResponse{Order: o}, nil
 	}
 	o, err := s.fetchOrder(ctx, creds, in, req.GetOrderId(), req.GetClientOrderId())
 	if err != nil {
 		return nil, err
 	}
 	return &exchangev1.CancelOrderResponse{Order: o}, nil
+}
+
+// orderClosed reports whether an order can no longer trade.
+func orderClosed(st exchangev1.OrderStatus) bool {
+	switch st {
+	case exchangev1.OrderStatus_ORDER_STATUS_FILLED, exchangev1.OrderStatus_ORDER_STATUS_CANCELLED,
+		exchangev1.OrderStatus_ORDER_STATUS_REJECTED, exchangev1.OrderStatus_ORDER_STATUS_EXPIRED:
+		return true
+	}
+	return false
 }
 
 // pendingOrders pages orders-pending.

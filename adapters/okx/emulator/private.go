@@ -379,6 +379,9 @@ func (s *Server) cancelOrder(q *request) (result, *apiError) {
 	if e := q.decode(&r); e != nil {
 		return result{}, e
 	}
+	if s.takeFault(q, r.ClOrdID, r.OrdID) {
+		return result{}, nil
+	}
 	item, e := s.cancelOne(q.r.Context(), q.account, r)
 	return s.itemResults([]obj{item}, []*itemErr{e}), nil
 }
@@ -412,6 +415,9 @@ func (s *Server) amendOrder(q *request) (result, *apiError) {
 	var r amendReq
 	if e := q.decode(&r); e != nil {
 		return result{}, e
+	}
+	if s.takeFault(q, r.ClOrdID, r.OrdID, r.ReqID) {
+		return result{}, nil
 	}
 	item := obj{"ordId": r.OrdID, "clOrdId": r.ClOrdID, "reqId": r.ReqID, "ts": ms(s.v.Now())}
 	fail := func(e *itemErr) (result, *apiError) { return s.itemResults([]obj{item}, []*itemErr{e}), nil }
