@@ -1,4 +1,4 @@
-import { render, waitFor } from "@testing-library/react";
+import { act, render, renderHook, waitFor } from "@testing-library/react";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   FAVORITES_KEY,
@@ -8,7 +8,7 @@ import {
 } from "~/lib/favorites";
 import { clearSession, resetSession, setMember } from "~/lib/session";
 import { I18nProvider } from "@lingui/react";
-import { i18n } from "~/i18n";
+import { changeLocale, i18n } from "~/i18n";
 import { ThemeProvider } from "~/theme";
 import { THEME_KEY } from "~/preferences";
 import { fakeApi, jsonResponse, member } from "./testing/fake-api";
@@ -19,7 +19,12 @@ import {
   resetMemberSync,
   serverFavoritesStore,
   updatePreferences,
+  usePreferencesStatus,
 } from "./sync";
+
+function usePreferencesStatusValue() {
+  return renderHook(() => usePreferencesStatus(member.id)).result.current;
+}
 
 const k = (exchange: string, market_type: string, symbol: string) => ({
   exchange,
@@ -368,6 +373,92 @@ describe("member sync", () => {
       version: 0,
       preferences: { theme: "dark", language: "en" },
     });
+  });
+});
+
+describe("a choice made before the stored preferences arrive", () => {
+  afterEach(async () => {
+    await changeLocale("en");
+  });
+
+  it("keeps the language chosen right after sign-in and writes it back with If-Match", async () => {
+    document.documentElement.setAttribute("data-theme", "dark");
+    await changeLocale("en");
+    let doc: Record<string, unknown> = { theme: "light", language: "en" };
+    let version = 4;
+    let answer!: () => void;
+    const held = new Promise<void>((resolve) => (answer = resolve));
+    const api = fakeApi({
+      "GET /api/v1/me": () => jsonResponse(member),
+      "GET /api/v1/me/favorites": () => jsonResponse({ favorites: [] }),
+      // The member's stored preferences are read slowly.
+      "GET /api/v1/me/preferences": async () => {
+        await held;
+        return jsonResponse({ version, preferences: doc });
+      },
+      "PUT /api/v1/me/preferences": (c) => {
+        if (c.headers.get("If-Match") !== `"v${version}"`)
+          return jsonResponse({ title: "Precondition Failed", status: 412 }, 412);
+        version++;
+        doc = (c.body as { preferences: Record<string, unknown> }).preferences;
+        return jsonResponse({ version, preferences: doc });
+      },
+    });
+    setMember(member);
+    render(
+      <I18nProvider i18n={i18n}>
+        <ThemeProvider>
+          <MemberSync />
+        </ThemeProvider>
+      </I18nProvider>,
+    );
+    await waitFor(() =>
+      expect(
+        api.calls.some(
+          (c) => c.method === "GET" && c.path === "/api/v1/me/preferences",
+        ),
+      ).toBe(true),
+    );
+    // The member switches to Japanese while the read is in flight...
+    await act(() => changeLocale("ja"));
+    // ...then the stored preferences (English, light) arrive.
+    answer();
+    await waitFor(() => expect(version).toBe(5));
+    const put = api.calls.find((c) => c.method === "PUT")!;
+    expect(put.headers.get("If-Match")).toBe('"v4"');
+    // The stored theme applies; the language chosen here wins and is saved.
+    expect(doc).toEqual({ theme: "light", language: "ja" });
+    expect(i18n.locale).toBe("ja");
+    expect(document.documentElement.lang).toBe("ja");
+    expect(document.documentElement.getAttribute("data-theme")).toBe("light");
+    expect(api.calls.filter((c) => c.method === "PUT")).toHaveLength(1);
+  });
+
+  it("applies the stored language when nothing was chosen meanwhile, without writing", async () => {
+    document.documentElement.setAttribute("data-theme", "dark");
+    await changeLocale("en");
+    const api = fakeApi({
+      "GET /api/v1/me": () => jsonResponse(member),
+      "GET /api/v1/me/favorites": () => jsonResponse({ favorites: [] }),
+      "GET /api/v1/me/preferences": () =>
+        jsonResponse({
+          version: 2,
+          preferences: { theme: "dark", language: "ja" },
+        }),
+    });
+    setMember(member);
+    render(
+      <I18nProvider i18n={i18n}>
+        <ThemeProvider>
+          <MemberSync />
+        </ThemeProvider>
+      </I18nProvider>,
+    );
+    await waitFor(() => expect(i18n.locale).toBe("ja"));
+    await waitFor(() =>
+      expect(usePreferencesStatusValue()).toBe("ready"),
+    );
+    expect(api.calls.filter((c) => c.method === "PUT")).toEqual([]);
   });
 });
 

@@ -250,10 +250,12 @@ export function updatePreferences(patch: PreferencesDoc): Promise<void> {
           : await readPreferences(p.memberId);
       const doc = merge(cur.doc, patch);
       try {
-        const r = await call<Preferences>("PUT", paths.preferences, {
-          version: cur.version,
-          preferences: doc,
-        });
+        const r = await call<Preferences>(
+          "PUT",
+          paths.preferences,
+          { version: cur.version, preferences: doc },
+          { "If-Match": `"v${cur.version}"` },
+        );
         prefs = {
           memberId: p.memberId,
           version: r?.version ?? cur.version + 1,
@@ -350,6 +352,13 @@ async function apply(
   }
 }
 
+// The theme and language this page shows right now (not as of the last
+// render: a change may land while the stored preferences are read).
+function liveChoice(locale: string): { theme?: string; language: string } {
+  const theme = document.documentElement.getAttribute("data-theme");
+  return { theme: isTheme(theme) ? theme : undefined, language: locale };
+}
+
 // Mounted once inside the app's providers.
 export function MemberSync() {
   const member = useMember();
@@ -377,18 +386,39 @@ export function MemberSync() {
       favs.keepLocal();
       setFavoritesStore(null);
     });
+    // The theme and language at sign-in: one that differs when the stored
+    // preferences arrive was chosen meanwhile in this browser, and wins.
+    const start = liveChoice(i18n.locale);
     void (async () => {
       try {
         const p = await readPreferences(id);
         if (!live) return;
         if (p.version === 0)
-          await updatePreferences({
-            theme:
-              document.documentElement.getAttribute("data-theme") ?? undefined,
-            language: i18n.locale,
-          });
-        else await apply(p.doc, setTheme, i18n.locale);
-        if (live) ready.current = id;
+          await updatePreferences(liveChoice(i18n.locale));
+        else {
+          const now = liveChoice(i18n.locale);
+          const mine: PreferencesDoc = {};
+          if (now.theme !== start.theme) mine.theme = now.theme;
+          if (now.language !== start.language) mine.language = now.language;
+          await apply({ ...p.doc, ...mine }, setTheme, i18n.locale);
+        }
+        if (!live) return;
+        ready.current = id;
+        // A choice made in this browser before or while the stored
+        // preferences were applied is written back over them (with the
+        // version just read).
+        const shown = liveChoice(i18n.locale);
+        const saved = preferencesSnapshot() ?? {};
+        const back: PreferencesDoc = {};
+        if (shown.theme !== start.theme && shown.theme !== saved.theme)
+          back.theme = shown.theme;
+        if (
+          shown.language !== start.language &&
+          shown.language !== saved.language
+        )
+          back.language = shown.language;
+        if (Object.keys(back).length > 0)
+          await updatePreferences(back).catch(() => undefined);
         if (live) setPrefsStatus(id, "ready");
       } catch {
         // Preferences stay local until the next sign-in.
