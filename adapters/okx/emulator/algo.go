@@ -42,6 +42,8 @@ type algoBook struct {
 	// watchers are the orders-algo subscriptions: each gets every change of its account's algo orders.
 	watchers map[uint64]algoWatcher
 	nextW    uint64
+	// attached are the TP/SL of entry orders not yet finished, by the entry's order id (attach.go).
+	attached map[uint64]pendingAttach
 }
 
 // algoWatcher receives the row of an algo order after each change; send must not block.
@@ -51,7 +53,8 @@ type algoWatcher struct {
 }
 
 func newAlgoBook() *algoBook {
-	return &algoBook{byID: map[string]*algo{}, byLeg: map[uint64]*algo{}, watchers: map[uint64]algoWatcher{}}
+	return &algoBook{byID: map[string]*algo{}, byLeg: map[uint64]*algo{}, watchers: map[uint64]algoWatcher{},
+		attached: map[uint64]pendingAttach{}}
 }
 
 // watch registers w until the returned function is called.
@@ -120,6 +123,7 @@ func (s *Server) watchAlgos(ctx context.Context) {
 		sub := s.v.Subscribe(ctx, venue.Filter{Kinds: []venue.EventKind{venue.EvOrder}}, 65536)
 		for e := range sub.C {
 			s.onAlgoLeg(ctx, *e.Order)
+			s.onAttachedEntry(ctx, *e.Order)
 		}
 	}
 }
@@ -207,7 +211,17 @@ func (s *Server) placeAlgo(q *request) (result, *apiError) {
 		return result{}, nil
 	}
 	item := obj{"algoId": "", "clOrdId": "", "algoClOrdId": r.AlgoClOrdID, "tag": r.Tag}
-	fail := func(e *itemErr) (result, *apiError) { return s.itemResults([]obj{item}, []*itemErr{e}), nil }
+	a, e := s.newAlgo(q.r.Context(), q.account, r)
+	if e != nil {
+		return s.itemResults([]obj{item}, []*itemErr{e}), nil
+	}
+	item["algoId"] = a.id
+	return s.itemResults([]obj{item}, []*itemErr{nil}), nil
+}
+
+// newAlgo places an algo order's legs on the venue and keeps it.
+func (s *Server) newAlgo(ctx context.Context, account string, r algoReq) (*algo, *itemErr) {
+	fail := func(e *itemErr) (*algo, *itemErr) { return nil, e }
 	if r.OrdType != "conditional" && r.OrdType != "oco" {
 		return fail(perr("ordType"))
 	}
@@ -225,7 +239,7 @@ func (s *Server) placeAlgo(q *request) (result, *apiError) {
 	}
 	base := orderReq{InstID: r.InstID, TdMode: r.TdMode, Side: r.Side, PosSide: r.PosSide, OrdType: "market", Sz: sz,
 		ReduceOnly: r.ReduceOnly, TgtCcy: "base_ccy"}
-	i, vr, e := s.buildOrder(q.account, base)
+	i, vr, e := s.buildOrder(account, base)
 	if e != nil && !(closeAll && e.code == "51121") {
 		return fail(e)
 	}
@@ -237,7 +251,7 @@ func (s *Server) placeAlgo(q *request) (result, *apiError) {
 		vr.ClosePosition = true
 		vr.ReduceOnly = false
 	}
-	a := &algo{clID: r.AlgoClOrdID, account: q.account, i: i, ordType: r.OrdType, side: r.Side, posSide: r.PosSide,
+	a := &algo{clID: r.AlgoClOrdID, account: account, i: i, ordType: r.OrdType, side: r.Side, posSide: r.PosSide,
 		tdMode: r.TdMode, sz: r.Sz, reduceOnly: bool(r.ReduceOnly), closeFraction: r.CloseFraction, state: "live",
 		cTime: s.v.Now()}
 	a.uTime = a.cTime
@@ -285,10 +299,10 @@ func (s *Server) placeAlgo(q *request) (result, *apiError) {
 		} else {
 			a.slTrig, a.slOrd, a.slType = l.trig, orDefault(l.ord, "-1"), name
 		}
-		o, err := s.v.Place(q.r.Context(), lr)
+		o, err := s.v.Place(ctx, lr)
 		if err != nil {
 			for _, id := range a.legs {
-				_, _ = s.v.Cancel(q.r.Context(), q.account, i.v.ID, id, "")
+				_, _ = s.v.Cancel(ctx, account, i.v.ID, id, "")
 			}
 			c, m := mapErr(err)
 			return fail(&itemErr{c, m})
@@ -297,8 +311,7 @@ func (s *Server) placeAlgo(q *request) (result, *apiError) {
 	}
 	s.algos.add(a)
 	s.notifyAlgo(a)
-	item["algoId"] = a.id
-	return s.itemResults([]obj{item}, []*itemErr{nil}), nil
+	return a, nil
 }
 
 func orDefault(s, d string) string {

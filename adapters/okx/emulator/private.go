@@ -110,6 +110,8 @@ type orderReq struct {
 	ReduceOnly flexBool `json:"reduceOnly"`
 	TgtCcy     string   `json:"tgtCcy"`
 	StpMode    string   `json:"stpMode"`
+	// AttachAlgoOrds: a TP/SL armed when the order fills (attach.go).
+	AttachAlgoOrds []attachReq `json:"attachAlgoOrds"`
 }
 
 type itemErr struct{ code, msg string }
@@ -261,7 +263,10 @@ type placed struct {
 
 func (s *Server) place(ctx context.Context, acct string, r orderReq) placed {
 	out := placed{clOrdID: r.ClOrdID, tag: r.Tag}
-	_, vr, e := s.buildOrder(acct, r)
+	i, vr, e := s.buildOrder(acct, r)
+	if e == nil {
+		e = checkAttach(i, r)
+	}
 	if e != nil {
 		out.err = e
 		return out
@@ -274,6 +279,9 @@ func (s *Server) place(ctx context.Context, acct string, r orderReq) placed {
 	}
 	out.ordID = strconv.FormatUint(o.ID, 10)
 	s.rememberTag(o.ID, r.Tag)
+	if len(r.AttachAlgoOrds) > 0 {
+		s.armAttach(ctx, acct, o.ID, r)
+	}
 	return out
 }
 
