@@ -50,7 +50,11 @@ func TestEmulatorAmendUnknownOutcome(t *testing.T) {
 				t.Fatalf("%s: place: %v", name, err)
 			}
 			oid := placed.GetOrder().GetOrderId()
-			if err := e.Faults().Arm(oid, k); err != nil {
+			armID := oid
+			if k == faults.AcceptThenDrop {
+				armID = cid // the amend carries the order's client id too
+			}
+			if err := e.Faults().Arm(armID, k); err != nil {
 				t.Fatal(err)
 			}
 			am := &exchangev1.AmendOrderRequest{Account: acct, MarketType: c.mt, Symbol: "BTCUSDT", OrderId: oid}

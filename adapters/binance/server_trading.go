@@ -350,6 +350,7 @@ func (s *Server) AmendOrder(ctx context.Context, req *exchangev1.AmendOrderReque
 	cr := creds(req.GetAccount())
 	if m == Futures {
 		q := url.Values{"symbol": {req.GetSymbol()}, "side": {side}, "quantity": {qty}, "price": {price}, "orderId": {o.GetOrderId()}}
+		setIfAny(q, "origClientOrderId", o.GetClientOrderId()) // orderId prevails; the client id names the call too
 		// Not idempotent: an amend whose answer was lost may have changed the order (UNKNOWN_OUTCOME, resolved by
 		// reading the order), and sending it again could change it twice.
 		no, err := writeCall(ctx, c, rest{m: m, method: http.MethodPut, path: pathFutOrder, q: q, weight: 1, acct: req.GetAccount(), what: "order"}, inMarket(m, ParseOrder))
@@ -361,6 +362,7 @@ func (s *Server) AmendOrder(ctx context.Context, req *exchangev1.AmendOrderReque
 	samePrice := decEqual(price, o.GetPrice())
 	if samePrice && decLess(qty, o.GetQty()) {
 		q := url.Values{"symbol": {req.GetSymbol()}, "orderId": {o.GetOrderId()}, "newQty": {qty}}
+		setIfAny(q, "origClientOrderId", o.GetClientOrderId())
 		body, err := c.write(ctx, m, http.MethodPut, pathSpotAmendKeep, q, 4, cr)
 		if err != nil {
 			return nil, err
@@ -380,6 +382,7 @@ func (s *Server) AmendOrder(ctx context.Context, req *exchangev1.AmendOrderReque
 	q := url.Values{"symbol": {req.GetSymbol()}, "side": {side}, "quantity": {qty}, "price": {price},
 		"cancelReplaceMode": {"STOP_ON_FAILURE"}, "cancelOrderId": {o.GetOrderId()}, "type": {"LIMIT"}, "timeInForce": {"GTC"},
 		"newOrderRespType": {"RESULT"}}
+	setIfAny(q, "cancelOrigClientOrderId", o.GetClientOrderId()) // cancelOrderId prevails
 	body, err := c.write(ctx, m, http.MethodPost, pathSpotAmend, q, 1, cr)
 	if err != nil {
 		return nil, err
@@ -395,6 +398,13 @@ func (s *Server) AmendOrder(ctx context.Context, req *exchangev1.AmendOrderReque
 		return nil, parseErr("cancelReplace", err)
 	}
 	return &exchangev1.AmendOrderResponse{Order: no}, nil
+}
+
+// setIfAny sets a parameter that has a value.
+func setIfAny(q url.Values, k, v string) {
+	if v != "" {
+		q.Set(k, v)
+	}
 }
 
 func decEqual(a, b string) bool {
