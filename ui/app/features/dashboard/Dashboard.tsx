@@ -8,6 +8,7 @@ import { Loading } from "~/features/auth/AuthLayout";
 import { useMe } from "~/lib/session";
 import { readStored } from "~/preferences";
 import "./dashboard.css";
+import { AccountsPage } from "./Accounts";
 import { ProfilePage } from "./Profile";
 import { RewardPage } from "./Reward";
 import { SecurityPage } from "./Security";
@@ -17,12 +18,12 @@ import {
   usePreferencesStatus,
 } from "./sync";
 
-// /dashboard: Profile, Security and Reward (the spec's sub-pages profile,
-// security, self_referral), chosen by ?page=. Without one the last sub-page
+// /dashboard: Profile, Security, Exchange accounts and Reward (the spec's
+// sub-pages profile, security, self_referral, and accounts), chosen by ?page=. Without one the last sub-page
 // opened is shown (kept in this browser and in the member's preferences).
 // Kratos' settings UI URL, /dashboard/security, is the Security sub-page.
 
-export const SUB_PAGES = ["profile", "security", "self_referral"] as const;
+export const SUB_PAGES = ["profile", "security", "accounts", "self_referral"] as const;
 export type SubPage = (typeof SUB_PAGES)[number];
 
 export function isSubPage(v: unknown): v is SubPage {
@@ -64,6 +65,7 @@ export function DashboardScreen() {
   const labels: Record<SubPage, string> = {
     profile: t`Profile`,
     security: t`Security`,
+    accounts: t`Exchange accounts`,
     self_referral: t`Reward`,
   };
 
@@ -95,6 +97,7 @@ export function DashboardScreen() {
       {waiting ? <Loading /> : null}
       {!waiting && page === "profile" ? <ProfilePage /> : null}
       {!waiting && page === "security" ? <SecurityPage /> : null}
+      {!waiting && page === "accounts" ? <AccountsPage /> : null}
       {!waiting && page === "self_referral" ? <RewardPage /> : null}
     </div>
   );

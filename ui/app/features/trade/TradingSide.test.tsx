@@ -121,7 +121,7 @@ describe("trading side", { timeout: 30_000 }, () => {
     setup();
     const state = await screen.findByTestId("account-state");
     expect(state.dataset.state).toBe("none");
-    expect(within(state).getByRole("link", { name: "Link an API key" }).getAttribute("href")).toBe("/dashboard");
+    expect(within(state).getByRole("link", { name: "Link an API key" }).getAttribute("href")).toBe("/dashboard?page=accounts");
   });
 
   it("shows a failed broker account with its reason", async () => {

@@ -81,7 +81,7 @@ export default function TradingSide(p: TradingSideProps) {
       <div className="notice" data-testid="account-state" data-state="none">
         <p>{t`To trade on ${name}, link an API key of your ${name} account.`}</p>
         <p>
-          <Link to="/dashboard" className="button button--small">
+          <Link to="/dashboard?page=accounts" className="button button--small">
             {t`Link an API key`}
           </Link>
         </p>
