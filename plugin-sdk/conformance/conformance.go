@@ -110,6 +110,7 @@ var checks = []check{
 	{"algo-orders", checkAlgoOrders},
 	{"fills-history", checkFillsHistory},
 	{"unknown-outcome", checkUnknownOutcome},
+	{"unknown-outcome-amend", checkUnknownOutcomeAmend},
 	{"wallet-balances", checkBalances},
 	{"wallet-transfer", checkTransfer},
 	{"wallet-deposit-address", checkDepositAddress},

@@ -120,6 +120,10 @@ func (h *hook) GetDepositAddress(ctx context.Context, r *exchangev1.GetDepositAd
 	resp, err := h.Server.GetDepositAddress(ctx, r)
 	return after(h, "GetDepositAddress", r, resp, err)
 }
+func (h *hook) AmendOrder(ctx context.Context, r *exchangev1.AmendOrderRequest) (*exchangev1.AmendOrderResponse, error) {
+	resp, err := h.Server.AmendOrder(ctx, r)
+	return after(h, "AmendOrder", r, resp, err)
+}
 func (h *hook) CancelOrder(ctx context.Context, r *exchangev1.CancelOrderRequest) (*exchangev1.CancelOrderResponse, error) {
 	resp, err := h.Server.CancelOrder(ctx, r)
 	return after(h, "CancelOrder", r, resp, err)
@@ -352,7 +356,8 @@ var defects = map[string]func(*sdktest.Server) exchangev1.ExchangeServer{
 		}
 		return r, err
 	}),
-	"unknown-outcome": reasonSwap("PlaceOrder", exchangev1.ErrorReason_ERROR_REASON_UNKNOWN_OUTCOME, exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE),
+	"unknown-outcome":       reasonSwap("PlaceOrder", exchangev1.ErrorReason_ERROR_REASON_UNKNOWN_OUTCOME, exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE),
+	"unknown-outcome-amend": reasonSwap("AmendOrder", exchangev1.ErrorReason_ERROR_REASON_UNKNOWN_OUTCOME, exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE),
 	"wallet-balances": fixOne("GetBalances", func(_ proto.Message, r *exchangev1.GetBalancesResponse, err error) (proto.Message, error) {
 		if err == nil && len(r.Balances) > 0 {
 			r.Balances[0].Available = r.Balances[0].Total + "1"

@@ -638,3 +638,59 @@ func checkUnknownOutcome(ctx context.Context, e *env) error {
 	}
 	return nil
 }
+
+// checkUnknownOutcomeAmend: an amend whose answer is lost is UNKNOWN_OUTCOME (it may have changed the order; a
+// refusal would let the host believe the old terms), and reading the order by client id afterwards shows the new
+// price exactly when the fault executed the amend.
+func checkUnknownOutcomeAmend(ctx context.Context, e *env) error {
+	if err := e.needTrading(); err != nil {
+		return err
+	}
+	if e.opts.FaultURL == "" {
+		return na("no fault endpoint (set Options.FaultURL / --fault-url to an emulator)")
+	}
+	var in *exchangev1.Instrument
+	for _, mt := range e.marketTypes() {
+		if sym, ok := e.symbols[mt]; ok && e.marketCaps(mt).amend {
+			in = sym
+			break
+		}
+	}
+	if in == nil {
+		return na("no market type claims amend")
+	}
+	p, err := e.planFor(ctx, in)
+	if err != nil {
+		return err
+	}
+	moved := decimal.Max(p.price.Sub(p.tick), p.tick)
+	if moved.Equal(p.price) {
+		return errors.New("the resting price cannot move down a tick")
+	}
+	for i, k := range []faults.Kind{faults.AcceptThenError, faults.AcceptThenDrop, faults.DropBefore} {
+		cid := e.clientID(fmt.Sprintf("ua%d", i))
+		if _, err := e.place(ctx, e.limitBuy(p, p.price, p.qty, cid)); err != nil {
+			return describeErr("PlaceOrder", err)
+		}
+		if err := faults.Arm(e.opts.HTTPClient, e.opts.FaultURL, cid, k); err != nil {
+			return err
+		}
+		_, err := e.c.AmendOrder(ctx, &exchangev1.AmendOrderRequest{Account: e.opts.Account, MarketType: p.mt,
+			Symbol: p.in.GetSymbol(), ClientOrderId: cid, Price: moved.String()})
+		if err := reasonIs(err, exchangev1.ErrorReason_ERROR_REASON_UNKNOWN_OUTCOME); err != nil {
+			return fmt.Errorf("%s: a lost amend answer must be UNKNOWN_OUTCOME: %w", k, err)
+		}
+		got, err := e.getOrder(ctx, p, "", cid)
+		if err != nil {
+			return fmt.Errorf("%s: resolving by client id: %w", k, err)
+		}
+		want := p.price
+		if k.Executes() {
+			want = moved
+		}
+		if err := sameDec(fmt.Sprintf("%s: price after the lost amend", k), got.GetPrice(), want); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -686,6 +686,20 @@ func (s *Server) AmendOrder(_ context.Context, req *exchangev1.AmendOrderRequest
 	if err != nil {
 		return nil, err
 	}
+	// A fault armed for the order's client id loses the amend's answer, after or without executing it.
+	armed, drop := s.fault(o.clientID)
+	if drop {
+		return nil, unknownOutcome("amend", o.clientID, false)
+	}
+	resp, err := s.amend(a, o, req)
+	if armed && (err == nil || !sdk.IsUnknownOutcome(err)) {
+		return nil, unknownOutcome("amend", o.clientID, err == nil)
+	}
+	return resp, err
+}
+
+// amend changes a found order's price and/or quantity (AmendOrder, under the lock).
+func (s *Server) amend(a *account, o *order, req *exchangev1.AmendOrderRequest) (*exchangev1.AmendOrderResponse, error) {
 	if !o.open() {
 		return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_ORDER_REJECTED, "order_id", "order %s is %s", o.id, o.status)
 	}

@@ -87,7 +87,8 @@ func marketCapabilities() []*exchangev1.MarketTradingCapabilities {
 // Unknown outcomes
 
 // Faults is the server's fault injector: a test arms a lost answer for a client id, and the next request that
-// carries it (PlaceOrder, BatchPlaceOrders, PlaceAlgoOrder, ClosePosition, Transfer, Withdraw) answers
+// carries it (PlaceOrder, BatchPlaceOrders, PlaceAlgoOrder, ClosePosition, Transfer, Withdraw; AmendOrder by the
+// order's client id) answers
 // UNKNOWN_OUTCOME: after executing (accept_then_error, accept_then_drop) or without executing (drop_before). The
 // reference has no wire to its "exchange", so a dropped answer and an error answer look the same to the host: a
 // plugin turns both into UNKNOWN_OUTCOME.
