@@ -121,3 +121,45 @@ func TestAttachedTpSlRefused(t *testing.T) {
 		t.Fatalf("refused orders left orders: %+v", os)
 	}
 }
+
+// TestAttachedTpSlHedgeShort: in hedge mode a short entry's stop-loss (mark price) becomes a buy on the short side
+// (reduce-only by its position side), and the mark rising through it closes the short.
+func TestAttachedTpSlHedgeShort(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.signed("POST", "/api/v5/account/set-position-mode", map[string]any{"posMode": "long_short_mode"}).ok(t, nil)
+	m, err := h.v.Mark("BTC/USDT:PERP")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.v.SetMarkPrice("BTC/USDT:PERP", m.Mark); err != nil {
+		t.Fatal(err)
+	}
+	sl := m.Mark.Mul(decimal.RequireFromString("1.05")).Round(1)
+	var p placeResp
+	h.signed("POST", "/api/v5/trade/order", map[string]any{"instId": "BTC-USDT-SWAP", "tdMode": "cross", "side": "sell",
+		"posSide": "short", "ordType": "market", "sz": "4", "clOrdId": "short1",
+		"attachAlgoOrds": []map[string]any{{"slTriggerPx": sl.String(), "slOrdPx": "-1", "slTriggerPxType": "mark"}}}).ok(t, &p)
+	if p[0].SCode != "0" {
+		t.Fatal(p)
+	}
+	algos := waitAlgos(t, h, "/api/v5/trade/orders-algo-pending?ordType=conditional", func(a []map[string]any) bool { return len(a) == 1 })
+	if a := algos[0]; a["side"] != "buy" || a["posSide"] != "short" || a["sz"] != "4" || a["slTriggerPxType"] != "mark" || a["tpTriggerPx"] != "" {
+		t.Fatalf("attached algo %v", a)
+	}
+	if err := h.v.SetMarkPrice("BTC/USDT:PERP", sl.Add(decimal.NewFromInt(50))); err != nil {
+		t.Fatal(err)
+	}
+	h.step(time.Second)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ps := h.signed("GET", "/api/v5/account/positions?instId=BTC-USDT-SWAP", nil).objects(t)
+		if len(ps) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the stop-loss did not close the short: %v", ps)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
