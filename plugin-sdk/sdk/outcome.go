@@ -95,14 +95,14 @@ func IsUnknownOutcome(err error) bool { return OutcomeOf(err) == OutcomeUnknown 
 
 // nonIdempotent are the exchange.v1 methods that move money or change orders each time they run.
 var nonIdempotent = map[string]bool{
-	"PlaceOrder": true, "PlaceAlgoOrder": true, "BatchPlaceOrders": true, "ClosePosition": true,
+	"PlaceOrder": true, "PlaceAlgoOrder": true, "BatchPlaceOrders": true, "ClosePosition": true, "AmendOrder": true,
 	"Transfer": true, "Withdraw": true, "Convert": true, "SubAccountTransfer": true, "CreateSubAccountApiKey": true,
 }
 
 // NonIdempotentMethods lists the exchange.v1 methods the host never retries, in a fixed order.
 func NonIdempotentMethods() []string {
-	return []string{"PlaceOrder", "PlaceAlgoOrder", "BatchPlaceOrders", "ClosePosition", "Transfer", "Withdraw", "Convert",
-		"SubAccountTransfer", "CreateSubAccountApiKey"}
+	return []string{"PlaceOrder", "PlaceAlgoOrder", "BatchPlaceOrders", "ClosePosition", "AmendOrder", "Transfer",
+		"Withdraw", "Convert", "SubAccountTransfer", "CreateSubAccountApiKey"}
 }
 
 // IsNonIdempotent reports whether a method (its name, "PlaceOrder", or its full gRPC name,

@@ -5,7 +5,7 @@
 //
 // The host never sends a call twice: Call runs fn once, there is no retry loop, and sdk.Launch turns gRPC retries
 // off. A non-idempotent call (sdk.IsNonIdempotent: PlaceOrder, PlaceAlgoOrder, BatchPlaceOrders, ClosePosition,
-// Transfer, Withdraw, Convert) whose error has an unknown outcome (sdk.IsUnknownOutcome: the plugin said so, or it
+// AmendOrder, Transfer, Withdraw, Convert, SubAccountTransfer, CreateSubAccountApiKey) whose error has an unknown outcome (sdk.IsUnknownOutcome: the plugin said so, or it
 // died, hung or was cut off mid-call) is resolved by its client id, never re-sent.
 package pluginhost
 
