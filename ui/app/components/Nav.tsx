@@ -68,6 +68,7 @@ export function useMenus() {
     dashboard: [
       { to: subpage("dashboard", "profile"), label: t`Profile` },
       { to: subpage("dashboard", "security"), label: t`Security` },
+      { to: subpage("dashboard", "accounts"), label: t`Exchange accounts` },
       { to: subpage("dashboard", "self_referral"), label: t`Reward` },
     ] as MenuItem[],
     history: [
