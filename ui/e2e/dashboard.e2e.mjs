@@ -472,29 +472,3 @@ test("another member, registered through the share link, sees none of it", async
     assert.equal(await page.getByTestId("referees").locator("li").count(), 1);
   });
 });
-
-test("a new member's exchange accounts: a funded broker account on every available exchange, managed by exhub", async () => {
-  const c = { email: `e2e-dash-c-${stamp}@example.com`, password: "Wm4%tRq7" };
-  await withBrowser("accounts", { theme: "light", width: 390 }, async (page) => {
-    await register(page, c);
-    await page.goto("/dashboard?page=accounts");
-    await page.getByTestId("account-list").waitFor();
-    for (const ex of ["binance", "okx"]) {
-      // Demo mode makes the sub-account and its key in the background after sign-up.
-      await page.getByTestId(`account-status-${ex}`).getByText("Active").waitFor({ timeout: 120_000 });
-      assert.equal(
-        await page.getByTestId(`account-mode-${ex}`).innerText(),
-        "Broker account (managed by exhub)",
-      );
-      assert.equal(await page.getByTestId(`unlink-${ex}`).count(), 0, "a broker account cannot be unlinked");
-      assert.match(await page.getByTestId(`account-key-${ex}`).innerText(), /^••••.{4}$/);
-    }
-    // Nothing to link: every available exchange has an account; the API never shows more than the key's end.
-    await page.getByTestId("link-none").waitFor();
-    const { body } = await getJSON(page, "/api/v1/accounts");
-    const text = JSON.stringify(body);
-    assert.ok(!/secret|passphrase/i.test(text.replace(/"(key_last4|status_reason)":"[^"]*"/g, "")), text);
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-    assert.ok(overflow <= 0, `the accounts page overflows by ${overflow}px at 390px`);
-  });
-});

@@ -61,13 +61,20 @@ export const accountsApi = {
 export const ACCOUNTS_KEY = ["accounts"] as const;
 
 export const accountsQueries = {
-  // While a broker account is being made the list is read again every 5 s.
+  // While a broker account is being made the list is read again every 5 s:
+  // one is provisioning, or broker mode has not made the first one yet (a new
+  // member's list is empty for a moment after sign-up).
   list: () =>
     queryOptions({
       queryKey: ACCOUNTS_KEY,
       queryFn: ({ signal }) => accountsApi.list(signal),
-      refetchInterval: (q) =>
-        q.state.data?.accounts.some((a) => a.status === "provisioning") ? 5_000 : false,
+      refetchInterval: (q) => {
+        const d = q.state.data;
+        if (!d) return false;
+        const waiting =
+          (d.broker && d.accounts.length === 0) || d.accounts.some((a) => a.status === "provisioning");
+        return waiting ? 5_000 : false;
+      },
     }),
 };
 
