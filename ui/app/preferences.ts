@@ -27,6 +27,20 @@ export function detectLocale(stored: string | null, languages: readonly string[]
   return first === "ja" || first.startsWith("ja-") ? "ja" : DEFAULT_LOCALE;
 }
 
+// Choices made in this browser (the language menu, the theme toggle), counted
+// per kind. A member's stored preferences arrive some time after sign-in; a
+// choice counted after the member was first seen is newer than them and wins.
+export type ChoiceCounts = Readonly<{ theme: number; language: number }>;
+const choices = { theme: 0, language: 0 };
+
+export function noteChoice(kind: keyof ChoiceCounts): void {
+  choices[kind]++;
+}
+
+export function choiceCounts(): ChoiceCounts {
+  return { ...choices };
+}
+
 export function readStored(key: string): string | null {
   try {
     return window.localStorage.getItem(key);

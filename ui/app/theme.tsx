@@ -1,5 +1,5 @@
 import { createContext, useCallback, useContext, useMemo, useState, type ReactNode } from "react";
-import { DEFAULT_THEME, isTheme, THEME_KEY, writeStored, type Theme } from "./preferences";
+import { DEFAULT_THEME, isTheme, noteChoice, THEME_KEY, writeStored, type Theme } from "./preferences";
 
 type ThemeContextValue = { theme: Theme; setTheme: (t: Theme) => void; toggle: () => void };
 
@@ -19,7 +19,11 @@ export function ThemeProvider({ children }: { children: ReactNode }) {
     writeStored(THEME_KEY, t);
     setState(t);
   }, []);
-  const toggle = useCallback(() => setTheme(documentTheme() === "dark" ? "light" : "dark"), [setTheme]);
+  // The visitor's own choice (setTheme alone is also used to apply stored preferences).
+  const toggle = useCallback(() => {
+    noteChoice("theme");
+    setTheme(documentTheme() === "dark" ? "light" : "dark");
+  }, [setTheme]);
   const value = useMemo(() => ({ theme, setTheme, toggle }), [theme, setTheme, toggle]);
   return <ThemeContext.Provider value={value}>{children}</ThemeContext.Provider>;
 }

@@ -10,7 +10,7 @@ import { clearSession, resetSession, setMember } from "~/lib/session";
 import { I18nProvider } from "@lingui/react";
 import { changeLocale, i18n } from "~/i18n";
 import { ThemeProvider } from "~/theme";
-import { THEME_KEY } from "~/preferences";
+import { choiceCounts, THEME_KEY } from "~/preferences";
 import { fakeApi, jsonResponse, member } from "./testing/fake-api";
 import {
   MERGED_KEY_PREFIX,
@@ -431,6 +431,41 @@ describe("a choice made before the stored preferences arrive", () => {
     expect(i18n.locale).toBe("ja");
     expect(document.documentElement.lang).toBe("ja");
     expect(document.documentElement.getAttribute("data-theme")).toBe("light");
+    expect(api.calls.filter((c) => c.method === "PUT")).toHaveLength(1);
+  });
+
+  it("keeps a language chosen after the member was seen but before this code mounted", async () => {
+    document.documentElement.setAttribute("data-theme", "dark");
+    await changeLocale("en");
+    let doc: Record<string, unknown> = { theme: "dark", language: "en" };
+    let version = 7;
+    const api = fakeApi({
+      "GET /api/v1/me": () => jsonResponse(member),
+      "GET /api/v1/me/favorites": () => jsonResponse({ favorites: [] }),
+      "GET /api/v1/me/preferences": () => jsonResponse({ version, preferences: doc }),
+      "PUT /api/v1/me/preferences": (c) => {
+        if (c.headers.get("If-Match") !== `"v${version}"`)
+          return jsonResponse({ title: "Precondition Failed", status: 412 }, 412);
+        version++;
+        doc = (c.body as { preferences: Record<string, unknown> }).preferences;
+        return jsonResponse({ version, preferences: doc });
+      },
+    });
+    setMember(member);
+    // The app saw the member (its providers took the count), then the member
+    // chose Japanese while this component's code was still loading.
+    const signedIn = { memberId: member.id, choices: choiceCounts() };
+    await changeLocale("ja");
+    render(
+      <I18nProvider i18n={i18n}>
+        <ThemeProvider>
+          <MemberSync signedIn={signedIn} />
+        </ThemeProvider>
+      </I18nProvider>,
+    );
+    await waitFor(() => expect(usePreferencesStatusValue()).toBe("ready"));
+    expect(i18n.locale).toBe("ja");
+    expect(doc).toEqual({ theme: "dark", language: "ja" });
     expect(api.calls.filter((c) => c.method === "PUT")).toHaveLength(1);
   });
 

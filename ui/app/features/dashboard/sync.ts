@@ -1,7 +1,7 @@
 import { useLingui } from "@lingui/react/macro";
 import { useEffect, useRef, useSyncExternalStore } from "react";
 import { SUBPAGE_KEYS } from "~/components/Nav";
-import { changeLocale } from "~/i18n";
+import { applyLocale, requestedLocale } from "~/i18n";
 import { isApiError } from "~/lib/errors";
 import {
   FAVORITES_KEY,
@@ -11,7 +11,13 @@ import {
   type FavoritesStore,
 } from "~/lib/favorites";
 import { useMember } from "~/lib/session";
-import { isLocale, isTheme, writeStored } from "~/preferences";
+import {
+  choiceCounts,
+  isLocale,
+  isTheme,
+  writeStored,
+  type ChoiceCounts,
+} from "~/preferences";
 import { useTheme } from "~/theme";
 import {
   call,
@@ -333,48 +339,66 @@ export function resetMemberSync(): void {
   setPrefsStatus(null, "none");
 }
 
-// Applies stored preferences to this browser.
+// Applies stored preferences to this browser, but for the keys in keep
+// (chosen here since sign-in).
 async function apply(
   doc: PreferencesDoc,
+  keep: { theme: boolean; language: boolean },
   setTheme: (t: "dark" | "light") => void,
-  locale: string,
 ): Promise<void> {
   if (
+    !keep.theme &&
     isTheme(doc.theme) &&
     document.documentElement.getAttribute("data-theme") !== doc.theme
   )
     setTheme(doc.theme);
   const lang = doc.language?.slice(0, 2);
-  if (isLocale(lang) && lang !== locale) await changeLocale(lang);
+  if (!keep.language && isLocale(lang) && lang !== requestedLocale())
+    await applyLocale(lang);
   for (const [page, sub] of Object.entries(doc.sub_pages ?? {})) {
     if (page in SUBPAGE_KEYS)
       writeStored(SUBPAGE_KEYS[page as keyof typeof SUBPAGE_KEYS], sub);
   }
 }
 
-// The theme and language this page shows right now (not as of the last
-// render: a change may land while the stored preferences are read).
-function liveChoice(locale: string): { theme?: string; language: string } {
+// The theme and language this page shows or is switching to right now (not as
+// of the last render: a change may land while the stored preferences are
+// read).
+function liveChoice(): { theme?: string; language: string } {
   const theme = document.documentElement.getAttribute("data-theme");
-  return { theme: isTheme(theme) ? theme : undefined, language: locale };
+  return {
+    theme: isTheme(theme) ? theme : undefined,
+    language: requestedLocale(),
+  };
 }
 
-// Mounted once inside the app's providers.
-export function MemberSync() {
+// When a member was first seen: the choices counted by then. Whatever is
+// chosen after it is newer than the member's stored preferences.
+export type SignedIn = { memberId: string; choices: ChoiceCounts };
+
+// Mounted once inside the app's providers. signedIn is taken when the member
+// is first seen, before this component's code has loaded; a later sign-in
+// counts from the moment this component sees it.
+export function MemberSync({ signedIn }: { signedIn?: SignedIn }) {
   const member = useMember();
   const { theme, setTheme } = useTheme();
   const { i18n } = useLingui();
   const locale = i18n.locale;
   const ready = useRef<string | null>(null);
+  const first = useRef(signedIn);
   const id = member?.id ?? null;
 
   useEffect(() => {
     if (!id) {
       ready.current = null;
+      first.current = undefined;
       resetMemberSync();
       return;
     }
     let live = true;
+    const base =
+      first.current?.memberId === id ? first.current.choices : choiceCounts();
+    first.current = undefined;
     setPrefsStatus(id, "loading");
     // The member's store takes over at once: it shows this browser's list
     // until the member's is read, and sends the stars changed meanwhile after.
@@ -386,36 +410,29 @@ export function MemberSync() {
       favs.keepLocal();
       setFavoritesStore(null);
     });
-    // The theme and language at sign-in: one that differs when the stored
-    // preferences arrive was chosen meanwhile in this browser, and wins.
-    const start = liveChoice(i18n.locale);
+    // A theme or language chosen in this browser since the member was seen is
+    // newer than the stored preferences: it stays and is written over them.
+    const chosen = () => {
+      const now = choiceCounts();
+      return {
+        theme: now.theme > base.theme,
+        language: now.language > base.language,
+      };
+    };
     void (async () => {
       try {
         const p = await readPreferences(id);
         if (!live) return;
-        if (p.version === 0)
-          await updatePreferences(liveChoice(i18n.locale));
-        else {
-          const now = liveChoice(i18n.locale);
-          const mine: PreferencesDoc = {};
-          if (now.theme !== start.theme) mine.theme = now.theme;
-          if (now.language !== start.language) mine.language = now.language;
-          await apply({ ...p.doc, ...mine }, setTheme, i18n.locale);
-        }
+        if (p.version === 0) await updatePreferences(liveChoice());
+        else await apply(p.doc, chosen(), setTheme);
         if (!live) return;
         ready.current = id;
-        // A choice made in this browser before or while the stored
-        // preferences were applied is written back over them (with the
-        // version just read).
-        const shown = liveChoice(i18n.locale);
+        const keep = chosen();
+        const shown = liveChoice();
         const saved = preferencesSnapshot() ?? {};
         const back: PreferencesDoc = {};
-        if (shown.theme !== start.theme && shown.theme !== saved.theme)
-          back.theme = shown.theme;
-        if (
-          shown.language !== start.language &&
-          shown.language !== saved.language
-        )
+        if (keep.theme && shown.theme !== saved.theme) back.theme = shown.theme;
+        if (keep.language && shown.language !== saved.language)
           back.language = shown.language;
         if (Object.keys(back).length > 0)
           await updatePreferences(back).catch(() => undefined);
