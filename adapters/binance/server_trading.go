@@ -446,7 +446,8 @@ func (s *Server) CancelAllOrders(ctx context.Context, req *exchangev1.CancelAllO
 	for _, sym := range symbols {
 		q := url.Values{"symbol": {sym}}
 		if m == Spot {
-			body, err := c.signed(ctx, m, http.MethodDelete, pathSpotOpenOrders, q, 1, cr)
+			// A write: an answer lost after the request left is UNKNOWN_OUTCOME (never sent again from here).
+			body, err := c.write(ctx, m, http.MethodDelete, pathSpotOpenOrders, q, 1, cr)
 			if err != nil {
 				if sdk.DetailOf(err).GetReason() == exchangev1.ErrorReason_ERROR_REASON_ORDER_NOT_FOUND {
 					continue // -2011: nothing open
@@ -465,7 +466,7 @@ func (s *Server) CancelAllOrders(ctx context.Context, req *exchangev1.CancelAllO
 		if err != nil {
 			return nil, err
 		}
-		body, err := c.signed(ctx, m, http.MethodDelete, pathFutAllOpen, q, 1, cr)
+		body, err := c.write(ctx, m, http.MethodDelete, pathFutAllOpen, q, 1, cr)
 		if err != nil {
 			return nil, err
 		}

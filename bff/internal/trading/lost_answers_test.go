@@ -454,3 +454,53 @@ func TestHedgeModeMarketOrderExplained(t *testing.T) {
 		})
 	}
 }
+
+// TestCancelAllAnswerLost: a cancel-all the exchange executed but whose answer never came back is not sent again and
+// not reported as a failure: pending, with the orders read back as still open (none), and reconciliation brings each
+// journaled order to cancelled.
+func TestCancelAllAnswerLost(t *testing.T) {
+	e := newVenueEnv(t)
+	for _, tc := range []struct{ slug, mt string }{{"binance", "SWAP"}, {"binance", "SPOT"}, {"okx", "SWAP"}} {
+		t.Run(tc.slug+"/"+tc.mt, func(t *testing.T) {
+			m := e.market(t, tc.slug, tc.mt)
+			ctx := ctxT(t)
+			var placed []store.Order
+			for _, frac := range []float64{0.7, 0.72} {
+				price := m.price(frac)
+				o, err := e.svc.Place(ctx, "a", newKey(), m.limit("BUY", price, m.qty(price, 1)))
+				if err != nil || StatusOf(o) != StatusOpen {
+					t.Fatalf("place: %+v %v", o, err)
+				}
+				placed = append(placed, o)
+			}
+			// The cancel request names the symbol (binance's query) or the orders (okx's body).
+			executed := e.losers[tc.slug].arm(append(orderOnWire(placed[0].ExchangeOrderID), "symbol="+m.symbol+"&",
+				"symbol="+m.symbol)...)
+			lostBefore := e.losers[tc.slug].lost.Load()
+			before := e.svc.Stats()
+			still, pending, err := e.svc.CancelAll(ctx, "a", Scope{Exchange: tc.slug, MarketType: tc.mt, Symbol: m.symbol})
+			select {
+			case <-executed:
+			default:
+				t.Fatalf("the cancel-all never reached the exchange (answered %+v %v %v)", still, pending, err)
+			}
+			if err != nil || !pending {
+				t.Fatalf("cancel-all with a lost answer: %+v pending %v err %v; want pending, no error", still, pending, err)
+			}
+			for _, o := range still {
+				if o.ID == placed[0].ID || o.ID == placed[1].ID {
+					t.Fatalf("read back as still open: %+v (the exchange cancelled it)", o)
+				}
+			}
+			if got := e.losers[tc.slug].lost.Load() - lostBefore; got != 1 {
+				t.Fatalf("%d cancel-all requests lost, want exactly one (never sent again)", got)
+			}
+			if got := e.svc.Stats().CancelsUnknown; got != before.CancelsUnknown+1 {
+				t.Fatalf("unknown cancels counted %d -> %d", before.CancelsUnknown, got)
+			}
+			for _, o := range placed {
+				e.waitStatus(t, o.ID, StatusCancelled)
+			}
+		})
+	}
+}

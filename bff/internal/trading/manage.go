@@ -334,11 +334,13 @@ func (s *Service) scope(ctx context.Context, memberID string, sc Scope, marketRe
 }
 
 // CancelAll cancels the member's open orders of a market (one symbol, or all when Symbol is empty) and records what
-// the exchange cancelled in the journal.
-func (s *Service) CancelAll(ctx context.Context, memberID string, sc Scope) ([]Order, error) {
+// the exchange cancelled in the journal. pending is true when the exchange's answer was lost: the cancellation may
+// or may not have happened, so it is not sent again (an order placed meanwhile would be cancelled too); the orders
+// still open are read back and returned instead, and the exchange's journal is reconciled.
+func (s *Service) CancelAll(ctx context.Context, memberID string, sc Scope) (orders []Order, pending bool, err error) {
 	sup, acct, m, err := s.scope(ctx, memberID, sc, true)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	var got []*exchangev1.Order
 	err = s.call(ctx, sup, "CancelAllOrders", func(ctx context.Context, c exchangev1.ExchangeClient) error {
@@ -346,8 +348,17 @@ func (s *Service) CancelAll(ctx context.Context, memberID string, sc Scope) ([]O
 		got = resp.GetOrders()
 		return err
 	})
+	if sdk.IsUnknownOutcome(err) && ctx.Err() == nil {
+		s.stats.cancelsUnknown.Add(1)
+		s.Reconcile(sc.Exchange)
+		open, rerr := s.OpenOrders(ctx, memberID, sc)
+		if rerr != nil {
+			open = nil // not known either: the client reads the open orders again later
+		}
+		return open, true, nil
+	}
 	if err != nil {
-		return nil, readError(ctx, err)
+		return nil, false, readError(ctx, err)
 	}
 	jctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.CallTimeout.D())
 	defer cancel()
@@ -360,7 +371,7 @@ func (s *Service) CancelAll(ctx context.Context, memberID string, sc Scope) ([]O
 		}
 		out = append(out, v)
 	}
-	return out, nil
+	return out, false, nil
 }
 
 // annotate gives orders read from the exchange their journal id when exhub placed them for this member.

@@ -136,6 +136,8 @@ export type PlaceAlgoBody = {
 // pending (the exchange's answer was lost: GET the order until it is known).
 export type Placed = { httpStatus: number; order: Order };
 
+export type Cancelled<T> = { pending: boolean; data: T };
+
 export type Scope = { exchange: string; market_type: MarketType; symbol?: string };
 
 type Query = Record<string, string | number | boolean | undefined>;
@@ -202,10 +204,21 @@ export const tradingApi = {
     });
     return { httpStatus: r.status, order: r.data };
   },
-  cancel: async (id: string) => (await call<Order>("DELETE", `/api/v1/orders/${encodeURIComponent(id)}`)).data,
-  cancelAlgo: async (id: string) =>
-    (await call<Order>("DELETE", `/api/v1/algo-orders/${encodeURIComponent(id)}`)).data,
-  cancelAll: async (s: Scope) => (await call<unknown>("DELETE", "/api/v1/orders", { query: s })).data,
+  // Cancels answer 202 when the exchange's answer was lost: the cancellation
+  // may or may not have happened (pending), never a failure.
+  cancel: async (id: string): Promise<Cancelled<Order>> => {
+    const r = await call<Order>("DELETE", `/api/v1/orders/${encodeURIComponent(id)}`);
+    return { pending: r.status === 202, data: r.data };
+  },
+  cancelAlgo: async (id: string): Promise<Cancelled<Order>> => {
+    const r = await call<Order>("DELETE", `/api/v1/algo-orders/${encodeURIComponent(id)}`);
+    return { pending: r.status === 202, data: r.data };
+  },
+  // 200: the orders cancelled; 202: the orders read back as still open.
+  cancelAll: async (s: Scope): Promise<Cancelled<{ orders: Order[] | null }>> => {
+    const r = await call<{ orders: Order[] | null }>("DELETE", "/api/v1/orders", { query: s });
+    return { pending: r.status === 202, data: r.data };
+  },
   orders: async (s: Scope, status: "open" | "history", signal?: AbortSignal) =>
     (await call<{ orders: Order[] | null; next_cursor?: string }>("GET", "/api/v1/orders", { query: { ...s, status }, signal }))
       .data,

@@ -98,7 +98,9 @@ func (r *routes) registerOrders(api huma.API) {
 		"Cancels an open order (cancelling a finished one answers it as it is). 202 pending when the exchange's "+
 			"answer was lost twice.", http.StatusNotFound, http.StatusConflict), r.cancel)
 	huma.Register(api, r.op("cancel-all-orders", http.MethodDelete, "/api/v1/orders", "Cancel all open orders",
-		"Cancels the member's open orders on one market: one symbol, or every symbol when symbol is empty.",
+		"Cancels the member's open orders on one market: one symbol, or every symbol when symbol is empty. 200 with "+
+			"the orders cancelled; 202 when the exchange's answer was lost: the cancellation is not sent again, and "+
+			"the body lists the orders read back as still open.",
 		http.StatusNotFound), r.cancelAll)
 	huma.Register(api, r.op("list-orders", http.MethodGet, "/api/v1/orders", "Open orders or order history",
 		"status=open: the orders resting on the exchange (each with its journal id when placed through exhub) and "+
@@ -168,16 +170,16 @@ func (r *routes) cancel(ctx context.Context, in *IDParam) (*statusReply[trading.
 	return &statusReply[trading.Order]{Status: pendingStatus(pending), CacheControl: noStore, Body: trading.View(o)}, nil
 }
 
-func (r *routes) cancelAll(ctx context.Context, in *MarketParams) (*reply[OrderList], error) {
+func (r *routes) cancelAll(ctx context.Context, in *MarketParams) (*statusReply[OrderList], error) {
 	member, err := r.member(ctx)
 	if err != nil {
 		return nil, err
 	}
-	list, err := r.Trading.CancelAll(ctx, member, in.scope())
+	list, pending, err := r.Trading.CancelAll(ctx, member, in.scope())
 	if err != nil {
 		return nil, r.fail(ctx, err)
 	}
-	return ok(OrderList{Orders: nonNil(list)}), nil
+	return &statusReply[OrderList]{Status: pendingStatus(pending), CacheControl: noStore, Body: OrderList{Orders: nonNil(list)}}, nil
 }
 
 func (r *routes) list(ctx context.Context, in *listInput) (*reply[OrderList], error) {

@@ -361,9 +361,12 @@ function OpenOrders({ scope, instrument, poll }: { scope: Scope; instrument: Ins
 
   const cancel = async (o: Order, isAlgo = false) => {
     try {
-      if (isAlgo) await tradingApi.cancelAlgo(o.id!);
-      else await tradingApi.cancel(o.id!);
-      pushToast({ kind: "success", text: i18n._(outcome.cancelled) });
+      const r = isAlgo ? await tradingApi.cancelAlgo(o.id!) : await tradingApi.cancel(o.id!);
+      pushToast(
+        r.pending
+          ? { kind: "info", text: i18n._(outcome.cancelPending) }
+          : { kind: "success", text: i18n._(outcome.cancelled) },
+      );
     } catch (e) {
       pushToast({ kind: "error", text: failure(e, t`Network anomaly`, i18n) });
     } finally {
@@ -372,8 +375,12 @@ function OpenOrders({ scope, instrument, poll }: { scope: Scope; instrument: Ins
   };
   const cancelAll = async () => {
     try {
-      await tradingApi.cancelAll(scope);
-      pushToast({ kind: "success", text: i18n._(outcome.cancelled) });
+      const r = await tradingApi.cancelAll(scope);
+      pushToast(
+        r.pending
+          ? { kind: "info", text: i18n._(outcome.cancelPending) }
+          : { kind: "success", text: i18n._(outcome.cancelled) },
+      );
     } catch (e) {
       pushToast({ kind: "error", text: failure(e, t`Network anomaly`, i18n) });
     } finally {

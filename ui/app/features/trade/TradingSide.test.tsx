@@ -313,6 +313,33 @@ describe("trading side", { timeout: 30_000 }, () => {
     await screen.findByText("Order Cancelled");
     await within(table).findByText("No open orders.");
   });
+  it("says a cancellation is unconfirmed, never done, when the exchange's answer was lost (202)", async () => {
+    const orders = [{ id: "j9", exchange: "reference", market_type: "SWAP", symbol: "BTCUSDT", side: "BUY", type: "LIMIT", status: "open", price: "59000", qty: "0.01" }];
+    const calls = fakeBff({
+      ...base,
+      "GET /api/v1/accounts": () => jsonResponse({ accounts: [active], broker: true }),
+      "GET /api/v1/orders": () => jsonResponse({ orders }),
+      "DELETE /api/v1/orders": () => jsonResponse({ orders }, 202),
+      "DELETE /api/v1/orders/j9": () => jsonResponse(orders[0], 202),
+    });
+    setup();
+    fireEvent.click(await screen.findByRole("tab", { name: "Open orders" }));
+    const table = await screen.findByTestId("open-orders-table");
+    await within(table).findByText("59,000");
+    const unconfirmed = "Cancellation sent: the exchange has not confirmed it yet. Open orders are being checked.";
+    await act(async () => fireEvent.click(within(table).getByTestId("cancel-order")));
+    await screen.findByText(unconfirmed);
+    act(() => clearToasts());
+    const reads = calls.filter((c) => c.method === "GET" && c.path === "/api/v1/orders").length;
+    await act(async () => fireEvent.click(screen.getByTestId("cancel-all")));
+    await screen.findByText(unconfirmed);
+    expect(screen.queryByText("Order Cancelled")).toBeNull();
+    const all = calls.find((c) => c.method === "DELETE" && c.path === "/api/v1/orders")!;
+    expect(Object.fromEntries(all.query)).toMatchObject({ exchange: "reference", market_type: "SWAP" });
+    // The open orders are read again.
+    await waitFor(() => expect(calls.filter((c) => c.method === "GET" && c.path === "/api/v1/orders").length).toBeGreaterThan(reads));
+  });
+
   it("sets TP/SL on a position as conditional orders that close it", async () => {
     const positions = [{ symbol: "BTCUSDT", position_side: "LONG", qty: "0.02", entry_price: "60000", mark_price: "61000", unrealized_pnl: "20", margin: "120" }];
     const calls = fakeBff({

@@ -40,6 +40,7 @@ export const outcome = {
   failed: msg`Order failed`,
   cancelled: msg`Order Cancelled`,
   pending: msg`Order sent: waiting for the exchange to confirm it.`,
+  cancelPending: msg`Cancellation sent: the exchange has not confirmed it yet. Open orders are being checked.`,
   insufficient: msg`Your available balance is insufficient.`,
   setting: msg`Setting successful!`,
   modified: msg`Modified successfully!`,
