@@ -212,3 +212,26 @@ func validPeriod(p string) bool {
 	}
 	return false
 }
+
+// priceMatchWire: exchange.v1 PriceMatch <-> Binance USD-M futures priceMatch.
+var priceMatchWire = map[exchangev1.PriceMatch]string{
+	exchangev1.PriceMatch_PRICE_MATCH_QUEUE: "QUEUE", exchangev1.PriceMatch_PRICE_MATCH_QUEUE_5: "QUEUE_5",
+	exchangev1.PriceMatch_PRICE_MATCH_QUEUE_10: "QUEUE_10", exchangev1.PriceMatch_PRICE_MATCH_QUEUE_20: "QUEUE_20",
+	exchangev1.PriceMatch_PRICE_MATCH_OPPONENT: "OPPONENT", exchangev1.PriceMatch_PRICE_MATCH_OPPONENT_5: "OPPONENT_5",
+	exchangev1.PriceMatch_PRICE_MATCH_OPPONENT_10: "OPPONENT_10", exchangev1.PriceMatch_PRICE_MATCH_OPPONENT_20: "OPPONENT_20",
+}
+
+func priceMatchToWire(p exchangev1.PriceMatch) (string, bool) {
+	s, ok := priceMatchWire[p]
+	return s, ok
+}
+
+// priceMatchFromWire reads an order's priceMatch ("NONE", absent or unknown: unspecified).
+func priceMatchFromWire(s string) exchangev1.PriceMatch {
+	for k, v := range priceMatchWire {
+		if v == s {
+			return k
+		}
+	}
+	return exchangev1.PriceMatch_PRICE_MATCH_UNSPECIFIED
+}

@@ -39,6 +39,7 @@ type wireOrder struct {
 	WorkingType         string     `json:"workingType"`
 	ReduceOnly          bool       `json:"reduceOnly"`
 	ClosePosition       bool       `json:"closePosition"`
+	PriceMatch          string     `json:"priceMatch"`
 	Time                flexInt    `json:"time"`
 	TransactTime        flexInt    `json:"transactTime"`
 	UpdateTime          flexInt    `json:"updateTime"`
@@ -64,6 +65,7 @@ func (w *wireOrder) toOrder(m Market) (*exchangev1.Order, error) {
 	}
 	if m == Futures {
 		o.PositionSide = positionSideFromWire(w.PositionSide)
+		o.PriceMatch = priceMatchFromWire(w.PriceMatch)
 	}
 	if o.CreatedTime == 0 {
 		o.CreatedTime = int64(w.TransactTime)

@@ -149,6 +149,7 @@ func marketCapabilities() []*exchangev1.MarketTradingCapabilities {
 			TriggerPriceTypes: []exchangev1.TriggerPriceType{exchangev1.TriggerPriceType_TRIGGER_PRICE_TYPE_LAST,
 				exchangev1.TriggerPriceType_TRIGGER_PRICE_TYPE_MARK},
 			ReduceOnly: true, BatchPlaceMax: FuturesBatchPlaceMax, BatchCancelMax: FuturesBatchCancelMax, CancelAllAfter: true,
+			PriceMatch:              true,
 			MarginModes:             []exchangev1.MarginMode{exchangev1.MarginMode_MARGIN_MODE_CROSS, exchangev1.MarginMode_MARGIN_MODE_ISOLATED},
 			PositionModes:           []exchangev1.PositionMode{exchangev1.PositionMode_POSITION_MODE_ONE_WAY, exchangev1.PositionMode_POSITION_MODE_HEDGE},
 			IdempotentClientOrderId: true},

@@ -100,11 +100,26 @@ func orderParams(m Market, req *exchangev1.PlaceOrderRequest) (url.Values, error
 	q := url.Values{"symbol": {req.GetSymbol()}, "side": {side}}
 	switch req.GetType() {
 	case exchangev1.OrderType_ORDER_TYPE_LIMIT:
-		price, err := decParam("price", req.GetPrice(), true)
-		if err != nil {
-			return nil, err
+		if pm := req.GetPriceMatch(); pm != exchangev1.PriceMatch_PRICE_MATCH_UNSPECIFIED {
+			// priceMatch: Binance prices the order from its book (USD-M futures only); never with a price.
+			if m != Futures {
+				return nil, sdk.NotSupported("price match on spot")
+			}
+			wire, ok := priceMatchToWire(pm)
+			if !ok {
+				return nil, invalid("price_match", "price match %v is not offered", pm)
+			}
+			if req.GetPrice() != "" {
+				return nil, invalid("price", "a price-match order takes no price")
+			}
+			q.Set("priceMatch", wire)
+		} else {
+			price, err := decParam("price", req.GetPrice(), true)
+			if err != nil {
+				return nil, err
+			}
+			q.Set("price", price)
 		}
-		q.Set("price", price)
 		q.Set("type", "LIMIT")
 		switch req.GetTimeInForce() {
 		case exchangev1.TimeInForce_TIME_IN_FORCE_UNSPECIFIED, exchangev1.TimeInForce_TIME_IN_FORCE_GTC:
@@ -132,6 +147,9 @@ func orderParams(m Market, req *exchangev1.PlaceOrderRequest) (url.Values, error
 			return nil, invalid("time_in_force", "time in force %v is not offered", req.GetTimeInForce())
 		}
 	case exchangev1.OrderType_ORDER_TYPE_MARKET:
+		if req.GetPriceMatch() != exchangev1.PriceMatch_PRICE_MATCH_UNSPECIFIED {
+			return nil, invalid("price_match", "price match is for limit orders")
+		}
 		q.Set("type", "MARKET")
 	default:
 		return nil, invalid("type", "PlaceOrder takes LIMIT or MARKET; conditional orders go through PlaceAlgoOrder")
@@ -348,8 +366,23 @@ func (s *Server) AmendOrder(ctx context.Context, req *exchangev1.AmendOrderReque
 	side, _ := sideToWire(o.GetSide())
 	c, _ := s.client()
 	cr := creds(req.GetAccount())
+	pm := req.GetPriceMatch()
+	if pm != exchangev1.PriceMatch_PRICE_MATCH_UNSPECIFIED && (m != Futures || req.GetPrice() != "") {
+		if m != Futures {
+			return nil, sdk.NotSupported("price match on spot")
+		}
+		return nil, invalid("price", "a price-match amend takes no price")
+	}
 	if m == Futures {
 		q := url.Values{"symbol": {req.GetSymbol()}, "side": {side}, "quantity": {qty}, "price": {price}, "orderId": {o.GetOrderId()}}
+		if pm != exchangev1.PriceMatch_PRICE_MATCH_UNSPECIFIED {
+			wire, ok := priceMatchToWire(pm)
+			if !ok {
+				return nil, invalid("price_match", "price match %v is not offered", pm)
+			}
+			q.Del("price")
+			q.Set("priceMatch", wire)
+		}
 		setIfAny(q, "origClientOrderId", o.GetClientOrderId()) // orderId prevails; the client id names the call too
 		// Not idempotent: an amend whose answer was lost may have changed the order (UNKNOWN_OUTCOME, resolved by
 		// reading the order), and sending it again could change it twice.

@@ -212,6 +212,10 @@ type orderPlan struct {
 }
 
 func (s *Server) orderPlan(ctx context.Context, req *exchangev1.PlaceOrderRequest) (*orderPlan, error) {
+	if req.GetPriceMatch() != exchangev1.PriceMatch_PRICE_MATCH_UNSPECIFIED {
+		// OKX has no order the exchange prices from its own book at placement (no market claims price_match).
+		return nil, sdk.NotSupported("price match")
+	}
 	in, err := s.instrument(ctx, req.GetMarketType(), req.GetSymbol())
 	if err != nil {
 		return nil, err
@@ -367,6 +371,9 @@ func (s *Server) orderTarget(ctx context.Context, req orderRef) (*Credentials, *
 
 // AmendOrder changes price and/or size (OKX amend-order).
 func (s *Server) AmendOrder(ctx context.Context, req *exchangev1.AmendOrderRequest) (*exchangev1.AmendOrderResponse, error) {
+	if req.GetPriceMatch() != exchangev1.PriceMatch_PRICE_MATCH_UNSPECIFIED {
+		return nil, sdk.NotSupported("price match")
+	}
 	creds, in, body, err := s.orderTarget(ctx, req)
 	if err != nil {
 		return nil, err

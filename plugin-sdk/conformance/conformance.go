@@ -111,6 +111,7 @@ var checks = []check{
 	{"fills-history", checkFillsHistory},
 	{"unknown-outcome", checkUnknownOutcome},
 	{"unknown-outcome-amend", checkUnknownOutcomeAmend},
+	{"price-match", checkPriceMatch},
 	{"wallet-balances", checkBalances},
 	{"wallet-transfer", checkTransfer},
 	{"wallet-deposit-address", checkDepositAddress},

@@ -358,6 +358,15 @@ var defects = map[string]func(*sdktest.Server) exchangev1.ExchangeServer{
 	}),
 	"unknown-outcome":       reasonSwap("PlaceOrder", exchangev1.ErrorReason_ERROR_REASON_UNKNOWN_OUTCOME, exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE),
 	"unknown-outcome-amend": reasonSwap("AmendOrder", exchangev1.ErrorReason_ERROR_REASON_UNKNOWN_OUTCOME, exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE),
+	// A plugin that does not claim price_match answers a price-match order with an untyped error.
+	"price-match": func(s *sdktest.Server) exchangev1.ExchangeServer {
+		return &hook{Server: s, fix: func(m string, req, resp proto.Message, err error) (proto.Message, error) {
+			if r, ok := req.(*exchangev1.PlaceOrderRequest); ok && m == "PlaceOrder" && r.GetPriceMatch() != 0 && err != nil {
+				return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE, "%s", sdk.MessageOf(err))
+			}
+			return resp, err
+		}}
+	},
 	"wallet-balances": fixOne("GetBalances", func(_ proto.Message, r *exchangev1.GetBalancesResponse, err error) (proto.Message, error) {
 		if err == nil && len(r.Balances) > 0 {
 			r.Balances[0].Available = r.Balances[0].Total + "1"

@@ -97,6 +97,7 @@ type Server struct {
 	nextSub int64             // broker sub-accounts created (guarded by mu)
 	subTags map[string]string // sub-account venue id -> its Binance tag (guarded by mu)
 	tm      timers
+	pm      priceMatches // orders placed or amended with priceMatch (pricematch.go)
 
 	ctx    context.Context
 	cancel context.CancelFunc

@@ -383,7 +383,7 @@ func (s *Server) futOrderView(o venue.Order, withTime bool) futOrder {
 		ExecutedQty: o.Filled.StringFixed(qs), CumQty: o.Filled.StringFixed(qs), CumQuote: o.CumQuote.StringFixed(8),
 		TimeInForce: tifName(true, origType(o), o.TIF), Type: ot, ReduceOnly: o.ReduceOnly, ClosePosition: o.ClosePosition,
 		Side: sideName(o.Side), PositionSide: posSideName(o.PositionSide), StopPrice: o.StopPrice.StringFixed(ps),
-		WorkingType: workingTypeName(o.TriggerBy), OrigType: ot, PriceMatch: "NONE",
+		WorkingType: workingTypeName(o.TriggerBy), OrigType: ot, PriceMatch: s.pm.get(o.ID),
 		SelfTradePreventionMode: stpName(o.STP), UpdateTime: o.Updated}
 	if at, expired, ok := s.gtdOf(o.ID); ok {
 		out.TimeInForce, out.GoodTillDate = "GTD", at
@@ -405,7 +405,7 @@ func (s *Server) orderRequest(futures bool, account string, get func(string) str
 	q := &req{p: map[string][]string{}, futures: futures}
 	for _, k := range []string{"symbol", "side", "type", "timeInForce", "quantity", "quoteOrderQty", "price",
 		"newClientOrderId", "stopPrice", "reduceOnly", "closePosition", "positionSide", "workingType",
-		"selfTradePreventionMode", "newOrderRespType", "priceProtect", "goodTillDate"} {
+		"selfTradePreventionMode", "newOrderRespType", "priceProtect", "goodTillDate", "priceMatch"} {
 		if v := get(k); v != "" {
 			q.p.Set(k, v)
 		}
@@ -448,7 +448,18 @@ func (s *Server) orderRequest(futures bool, account string, get func(string) str
 			return r, "", err
 		}
 	}
-	if limitLike && r.Price.IsZero() {
+	if pm := q.str("priceMatch"); futures && pm != "" && pm != "NONE" {
+		// priceMatch prices a LIMIT order from the book (pricematch.go); it is never sent with a price.
+		if _, _, ok := parsePriceMatch(pm); !ok {
+			return r, "", illegal("priceMatch")
+		}
+		if typ != venue.Limit {
+			return r, "", errf(http.StatusBadRequest, -1106, "Parameter 'priceMatch' sent when not required.")
+		}
+		if !r.Price.IsZero() {
+			return r, "", errf(http.StatusBadRequest, -1106, "Parameter 'price' sent when not required.")
+		}
+	} else if limitLike && r.Price.IsZero() {
 		return r, "", badParam("price")
 	}
 	if typ != venue.Limit && typ != venue.Market && r.StopPrice.IsZero() {
@@ -560,7 +571,15 @@ func (s *Server) orderRequest(futures bool, account string, get func(string) str
 
 // place places an order and maps venue rejections to Binance errors.
 func (s *Server) place(futures bool, r venue.OrderRequest) (venue.Order, error) {
-	o, err := s.v.Place(s.ctx, r)
+	return s.placeMatched(futures, r, venue.MatchNone, 0)
+}
+
+// placeMatched is place for an order priced by priceMatch (MatchNone: its own price).
+func (s *Server) placeMatched(futures bool, r venue.OrderRequest, m venue.PriceMatch, depth int) (venue.Order, error) {
+	o, err := s.v.PlaceMatched(s.ctx, r, m, depth)
+	if errors.Is(err, venue.ErrNoPriceToMatch) {
+		return o, priceMatchError(err)
+	}
 	if err != nil {
 		if errors.Is(err, venue.ErrWouldTrigger) && !futures {
 			return o, errf(http.StatusBadRequest, codeNewOrderRejected, "Stop price would trigger immediately.")
@@ -1039,9 +1058,13 @@ func (s *Server) futPlace(account string, get func(string) string) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	o, err := s.place(true, r)
+	m, depth, _ := parsePriceMatch(get("priceMatch"))
+	o, err := s.placeMatched(true, r, m, depth)
 	if err != nil {
 		return nil, err
+	}
+	if m != venue.MatchNone {
+		s.pm.put(o.ID, get("priceMatch"))
 	}
 	v := s.futOrderView(o, false)
 	if get("timeInForce") == "GTD" {
@@ -1061,7 +1084,7 @@ func (s *Server) futTestOrder(q *req) (any, error) {
 
 func (s *Server) amend(q *req, get func(string) string) (venue.Order, error) {
 	aq := &req{p: map[string][]string{}, futures: true, account: q.account}
-	for _, k := range []string{"symbol", "orderId", "origClientOrderId", "side", "quantity", "price"} {
+	for _, k := range []string{"symbol", "orderId", "origClientOrderId", "side", "quantity", "price", "priceMatch"} {
 		if v := get(k); v != "" {
 			aq.p.Set(k, v)
 		}
@@ -1088,6 +1111,20 @@ func (s *Server) amend(q *req, get func(string) string) (venue.Order, error) {
 	if err != nil {
 		return o, err
 	}
+	pmName := aq.str("priceMatch")
+	pm, depth, ok := parsePriceMatch(pmName)
+	if !ok {
+		return o, illegal("priceMatch")
+	}
+	if pm != venue.MatchNone {
+		// The new price is read from the book now (the venue then amends to it).
+		if !price.IsZero() {
+			return o, errf(http.StatusBadRequest, -1106, "Parameter 'price' sent when not required.")
+		}
+		if price, err = s.v.MatchedPrice(in.ID, o.Side, pm, depth); err != nil {
+			return o, priceMatchError(err)
+		}
+	}
 	if qty.IsZero() || price.IsZero() {
 		return o, badParam("quantity")
 	}
@@ -1104,6 +1141,7 @@ func (s *Server) amend(q *req, get func(string) string) (venue.Order, error) {
 	if err != nil {
 		return o, orderError(true, err)
 	}
+	s.pm.put(a.ID, pmName)
 	return a, nil
 }
 
