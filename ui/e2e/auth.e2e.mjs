@@ -10,13 +10,9 @@
 // EXHUB_URL (default http://127.0.0.1:8080) is the edge; CHROMIUM_PATH
 // overrides /usr/bin/chromium.
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { test } from "node:test";
-import { chromium } from "playwright-core";
-import { TIMEOUT, baseURL, chromiumArgs, executablePath, outDir } from "./browser.mjs";
 import { freshTotp, waitForCode } from "./inbox.mjs";
+import { baseURL, getJSON, login as submitLogin, withBrowser as browser } from "./session.mjs";
 
 const stamp = Date.now().toString(36);
 const email = `e2e-${stamp}@example.com`;
@@ -27,69 +23,16 @@ let totpStep = -1;
 let recoveryCodes = [];
 
 // locale "ko" is a Korean browser with no stored choice (the app falls back to English).
-async function withBrowser(name, { locale = "en", theme = "dark", width = 1280 } = {}, fn) {
-  const profile = await mkdtemp(path.join(tmpdir(), "exhub-e2e-auth-"));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath,
-    headless: true,
-    args: chromiumArgs,
-    locale: { ja: "ja-JP", ko: "ko-KR" }[locale] ?? "en-US",
-    viewport: { width, height: 900 },
-    baseURL,
-  });
-  context.setDefaultTimeout(TIMEOUT);
-  await context.addInitScript(
-    ([l, t]) => {
-      if (!localStorage.getItem("exhub.e2e")) {
-        if (l !== "ko") localStorage.setItem("exhub.locale", l);
-        localStorage.setItem("exhub.theme", t);
-        localStorage.setItem("exhub.e2e", "1");
-      }
-    },
-    [locale, theme],
-  );
-  const page = context.pages()[0] ?? (await context.newPage());
-  const problems = [];
-  page.on("pageerror", (err) => problems.push(`page error: ${err.message}`));
-  try {
-    await fn(page, context);
-    assert.deepEqual(problems, [], "the page threw");
-  } catch (err) {
-    await mkdir(outDir, { recursive: true });
-    const file = path.join(outDir, `auth-${name}-failure-${Date.now()}.png`);
-    await page.screenshot({ path: file, fullPage: true }).catch(() => undefined);
-    console.error(`screenshot: ${file}`);
-    if (problems.length) console.error(problems.join("\n"));
-    throw err;
-  } finally {
-    await context.close();
-    await rm(profile, { recursive: true, force: true });
-  }
-}
+const withBrowser = (name, opts, fn) => browser(`auth-${name}`, opts, fn);
 
-async function me(page) {
-  return page.evaluate(async () => {
-    const r = await fetch("/api/v1/me", { credentials: "same-origin" });
-    let body = null;
-    try {
-      body = await r.json();
-    } catch {
-      body = null;
-    }
-    return { status: r.status, body };
-  });
-}
+const me = (page) => getJSON(page, "/api/v1/me");
 
 async function sessionCookie(context) {
   return (await context.cookies(baseURL)).find((c) => c.name === "exhub_session");
 }
 
-async function login(page, { id = email, pw = password, remember = false, returnTo } = {}) {
-  await page.goto(returnTo ? `/login?return_to=${encodeURIComponent(returnTo)}` : "/login");
-  await page.getByLabel("Email or mobile number").fill(id);
-  await page.getByLabel("Password", { exact: true }).fill(pw);
-  if (remember) await page.getByLabel("Stay logged in for 5 days").check();
-  await page.getByTestId("login-submit").click();
+function login(page, { id = email, pw = password, remember = false, returnTo } = {}) {
+  return submitLogin(page, id, pw, { remember, returnTo });
 }
 
 async function logoutByUI(page) {

@@ -10,20 +10,12 @@
 // EXHUB_URL (default http://127.0.0.1:8080) is the edge; CHROMIUM_PATH
 // overrides /usr/bin/chromium.
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { test } from "node:test";
 import { deflateSync } from "node:zlib";
-import { chromium } from "playwright-core";
-import {
-  TIMEOUT,
-  baseURL,
-  chromiumArgs,
-  executablePath,
-  outDir,
-} from "./browser.mjs";
-import { freshTotp, waitForCode } from "./inbox.mjs";
+import { freshTotp } from "./inbox.mjs";
+import { baseURL, getJSON, login, outDir, register, until, withBrowser as browser } from "./session.mjs";
 
 const stamp = Date.now().toString(36);
 const a = {
@@ -39,109 +31,7 @@ let totpSecret = "";
 let totpStep = -1;
 
 // A browser with its own profile (cookies and storage), in the given language, theme and width.
-async function withBrowser(
-  name,
-  { locale = "en", theme = "dark", width = 1280 } = {},
-  fn,
-) {
-  const profile = await mkdtemp(path.join(tmpdir(), "exhub-e2e-dash-"));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath,
-    headless: true,
-    args: chromiumArgs,
-    locale: locale === "ja" ? "ja-JP" : "en-US",
-    viewport: { width, height: 900 },
-    baseURL,
-  });
-  context.setDefaultTimeout(TIMEOUT);
-  await context.addInitScript(
-    ([l, t]) => {
-      if (!localStorage.getItem("exhub.e2e")) {
-        localStorage.setItem("exhub.locale", l);
-        localStorage.setItem("exhub.theme", t);
-        localStorage.setItem("exhub.e2e", "1");
-      }
-    },
-    [locale, theme],
-  );
-  const page = context.pages()[0] ?? (await context.newPage());
-  const problems = [];
-  page.on("pageerror", (err) => problems.push(`page error: ${err.message}`));
-  try {
-    await fn(page, context);
-    assert.deepEqual(problems, [], "the page threw");
-  } catch (err) {
-    await mkdir(outDir, { recursive: true });
-    const file = path.join(
-      outDir,
-      `dashboard-${name}-failure-${Date.now()}.png`,
-    );
-    await page
-      .screenshot({ path: file, fullPage: true })
-      .catch(() => undefined);
-    console.error(`screenshot: ${file}`);
-    if (problems.length) console.error(problems.join("\n"));
-    throw err;
-  } finally {
-    await context.close();
-    await rm(profile, { recursive: true, force: true });
-  }
-}
-
-async function getJSON(page, url) {
-  return page.evaluate(async (u) => {
-    const r = await fetch(u, { credentials: "same-origin" });
-    let body = null;
-    try {
-      body = await r.json();
-    } catch {
-      body = null;
-    }
-    return { status: r.status, body };
-  }, url);
-}
-
-// Waits (bounded) until fn() is truthy; returns its last value.
-async function until(page, fn, what, timeout = 60_000) {
-  const deadline = Date.now() + timeout;
-  let v = await fn();
-  while (!v && Date.now() < deadline) {
-    await page.waitForTimeout(500);
-    v = await fn();
-  }
-  assert.ok(v, `timed out waiting for ${what}`);
-  return v;
-}
-
-async function register(page, who, { ref } = {}) {
-  await page.goto(ref ? `/regist?ref=${encodeURIComponent(ref)}` : "/regist");
-  await page.getByRole("heading", { name: "Sign Up" }).waitFor();
-  if (ref)
-    assert.equal(
-      await page.getByLabel("Referral code (optional)").inputValue(),
-      ref,
-      "the share link prefills the code",
-    );
-  await page.getByLabel("Email").fill(who.email);
-  await page.getByLabel("Password", { exact: true }).fill(who.password);
-  await page.getByLabel("Confirm password").fill(who.password);
-  await page.getByLabel("I have read and agree to the Terms of Use").check();
-  const since = Date.now();
-  await page.getByTestId("register-submit").click();
-  await page.getByText("successfully registered!").waitFor();
-  await page.waitForURL(/\/otp\?flow=/);
-  const { code } = await waitForCode(who.email, since);
-  await page.getByLabel("Verification code").fill(code);
-  await page.getByRole("button", { name: "Verify" }).click();
-  await page.getByText("Your address has been verified.").waitFor();
-}
-
-async function login(page, id, pw) {
-  await page.goto("/login");
-  await page.getByLabel("Email or mobile number").fill(id);
-  await page.getByLabel("Password", { exact: true }).fill(pw);
-  await page.getByTestId("login-submit").click();
-}
+const withBrowser = (name, opts, fn) => browser(`dashboard-${name}`, opts, fn);
 
 async function favorites(page) {
   const r = await getJSON(page, "/api/v1/me/favorites");

@@ -9,13 +9,9 @@
 // EXHUB_URL (default http://127.0.0.1:8080) is the edge; CHROMIUM_PATH
 // overrides /usr/bin/chromium.
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { test } from "node:test";
-import { chromium } from "playwright-core";
-import { TIMEOUT, baseURL, chromiumArgs, executablePath, outDir } from "./browser.mjs";
-import { waitForCode } from "./inbox.mjs";
+import { grouped, orderFigures as figuresOf } from "./orders.mjs";
+import { register, signIn, withBrowser as browser } from "./session.mjs";
 
 const stamp = Date.now().toString(36);
 const member = { email: `e2e-trading-${stamp}@example.com`, password: "Tr4!dEx9" };
@@ -23,119 +19,11 @@ const MARKET = "/futures/binance/BTCUSDT";
 // The broker account is made in the background after sign-up.
 const ACCOUNT_WAIT_MS = 120_000;
 
-async function withBrowser(name, { locale = "en", theme = "dark", width = 1440, height = 900 } = {}, fn) {
-  const profile = await mkdtemp(path.join(tmpdir(), "exhub-e2e-trading-"));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath,
-    headless: true,
-    args: chromiumArgs,
-    locale: locale === "ja" ? "ja-JP" : "en-US",
-    viewport: { width, height },
-    baseURL,
-  });
-  context.setDefaultTimeout(TIMEOUT);
-  await context.addInitScript(
-    ([l, t]) => {
-      if (!localStorage.getItem("exhub.e2e")) {
-        localStorage.setItem("exhub.locale", l);
-        localStorage.setItem("exhub.theme", t);
-        localStorage.setItem("exhub.e2e", "1");
-      }
-    },
-    [locale, theme],
-  );
-  const page = context.pages()[0] ?? (await context.newPage());
-  const problems = [];
-  page.on("pageerror", (err) => problems.push(`page error: ${err.message}`));
-  try {
-    await fn(page, context);
-    assert.deepEqual(problems, [], "the page threw");
-  } catch (err) {
-    await mkdir(outDir, { recursive: true });
-    const file = path.join(outDir, `trading-${name}-failure-${Date.now()}.png`);
-    await page.screenshot({ path: file, fullPage: true }).catch(() => undefined);
-    console.error(`screenshot: ${file}`);
-    if (problems.length) console.error(problems.join("\n"));
-    throw err;
-  } finally {
-    await context.close();
-    await rm(profile, { recursive: true, force: true });
-  }
-}
+const withBrowser = (name, opts, fn) => browser(`trading-${name}`, { width: 1440, ...opts }, fn);
+const login = signIn;
 
-async function getJSON(page, url) {
-  return page.evaluate(async (u) => {
-    const r = await fetch(u, { credentials: "same-origin" });
-    let body = null;
-    try {
-      body = await r.json();
-    } catch {
-      body = null;
-    }
-    return { status: r.status, body };
-  }, url);
-}
-
-async function register(page, who) {
-  await page.goto("/regist");
-  await page.getByRole("heading", { name: "Sign Up" }).waitFor();
-  await page.getByLabel("Email").fill(who.email);
-  await page.getByLabel("Password", { exact: true }).fill(who.password);
-  await page.getByLabel("Confirm password").fill(who.password);
-  await page.getByLabel("I have read and agree to the Terms of Use").check();
-  const since = Date.now();
-  await page.getByTestId("register-submit").click();
-  await page.getByText("successfully registered!").waitFor();
-  await page.waitForURL(/\/otp\?flow=/);
-  const { code } = await waitForCode(who.email, since);
-  await page.getByLabel("Verification code").fill(code);
-  await page.getByRole("button", { name: "Verify" }).click();
-  await page.getByText("Your address has been verified.").waitFor();
-}
-
-async function login(page, who) {
-  await page.goto("/login");
-  await page.getByLabel("Email or mobile number").fill(who.email);
-  await page.getByLabel("Password", { exact: true }).fill(who.password);
-  await page.getByTestId("login-submit").click();
-  await page.waitForURL((u) => !u.pathname.startsWith("/login"));
-}
-
-// Digits after the point of a step such as "0.001".
-function decimalsOf(step) {
-  const i = step.indexOf(".");
-  return i < 0 ? 0 : step.slice(i + 1).replace(/0+$/, "").length;
-}
-
-// A resting buy far under the market and a size worth about twice the minimum notional, from the exchange's own
-// instrument and ticker (test arithmetic only: the form and the API do the exact work).
-async function orderFigures(page) {
-  const inst = await getJSON(page, "/api/v1/instruments?exchange=binance&type=SWAP");
-  assert.equal(inst.status, 200);
-  const i = inst.body.instruments.find((x) => x.symbol === "BTCUSDT");
-  assert.ok(i, "BTCUSDT perpetual on binance");
-  const tk = await getJSON(page, "/api/v1/tickers?exchange=binance&type=SWAP");
-  const last = Number(tk.body.tickers.find((x) => x.symbol === "BTCUSDT").last);
-  assert.ok(last > 0, "a last price");
-  const tick = Number(i.tickSize);
-  const price = Math.floor((last * 0.8) / tick) * tick;
-  const step = Number(i.stepSize);
-  const minNotional = Number(i.minNotional || "5");
-  const qty = Math.max(Number(i.minQty), Math.ceil((minNotional * 2) / price / step) * step);
-  const qtyMarket = Math.max(Number(i.marketMinQty || i.minQty), Math.ceil((minNotional * 2) / last / step) * step);
-  return {
-    price: price.toFixed(decimalsOf(i.tickSize)),
-    amended: (price - 10 * tick).toFixed(decimalsOf(i.tickSize)),
-    qty: qty.toFixed(decimalsOf(i.stepSize)),
-    qtyMarket: qtyMarket.toFixed(decimalsOf(i.marketStepSize || i.stepSize)),
-  };
-}
-
-function grouped(s, locale) {
-  const [int, frac] = s.split(".");
-  const g = Number(int).toLocaleString(locale === "ja" ? "ja-JP" : "en-US");
-  return frac && /[1-9]/.test(frac) ? `${g}.${frac.replace(/0+$/, "")}` : g;
-}
+// A resting buy far under the market, a price to amend it to and sizes worth about twice the minimum notional.
+const orderFigures = (page) => figuresOf(page, { exchange: "binance", type: "SWAP", symbol: "BTCUSDT" });
 
 // Switches the page to Japanese with the language menu. The member's saved preferences (English) load in the
 // background after sign-in; a choice made after sign-in is newer and must stay.
