@@ -1,5 +1,5 @@
-import { fireEvent, screen, waitFor, within } from "@testing-library/react";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { act, fireEvent, screen, waitFor, within } from "@testing-library/react";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { queryClient } from "~/api/queries";
 import { renderAt } from "~/features/auth/testing/render";
 import { resetExchanges } from "~/lib/exchanges";
@@ -131,6 +131,64 @@ describe("exchange accounts: the list", () => {
     const box = await screen.findByTestId("accounts-error", {}, { timeout: 10_000 });
     expect(box.textContent).toMatch(/not available on this server/);
     expect(within(box).queryByRole("button", { name: "Retry" })).toBeNull();
+  });
+});
+
+describe("exchange accounts: broker mode", () => {
+  // The list is read again every 5 s while broker mode has not made the member's first account or one is being set up.
+  const POLL_MS = 5_000;
+  const reads = (api: ReturnType<typeof serve>) =>
+    api.calls.filter((c) => c.method === "GET" && c.path === "/api/v1/accounts").length;
+  const wait = (ms: number) => act(() => vi.advanceTimersByTimeAsync(ms));
+
+  beforeEach(() => {
+    vi.useFakeTimers({ shouldAdvanceTime: true });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("shows a new member's broker account as it is made, without a reload, then stops reading", async () => {
+    let accounts: Account[] = [];
+    const api = serve([], { "GET /api/v1/accounts": () => jsonResponse({ accounts, broker: true }) });
+    open();
+    expect(await screen.findByTestId("accounts-empty")).toBeTruthy();
+    // Not made yet: read again.
+    let seen = reads(api);
+    await wait(POLL_MS);
+    await waitFor(() => expect(reads(api)).toBeGreaterThan(seen));
+    expect(screen.getByTestId("accounts-empty")).toBeTruthy();
+
+    // Being set up: shown, and read again.
+    accounts = [account({ id: "b1", exchange: "binance", mode: "broker", key_last4: "", status: "provisioning" })];
+    await wait(POLL_MS);
+    await waitFor(() => expect(screen.getByTestId("account-status-binance").textContent).toBe("Being set up"));
+    expect(screen.queryByTestId("accounts-empty")).toBeNull();
+
+    // Made: active with its key's end.
+    accounts = [
+      account({ id: "b1", exchange: "binance", mode: "broker", key_last4: "x9Q2" }),
+      account({ id: "b2", exchange: "okx", mode: "broker", key_last4: "7ee0" }),
+    ];
+    await wait(POLL_MS);
+    await waitFor(() => expect(screen.getByTestId("account-status-binance").textContent).toBe("Active"));
+    expect(screen.getByTestId("account-key-binance").textContent).toBe("••••x9Q2");
+    expect(screen.getByTestId("account-status-okx").textContent).toBe("Active");
+    expect(screen.queryByTestId("unlink-binance")).toBeNull();
+
+    // Nothing left to wait for: no more reads.
+    seen = reads(api);
+    await wait(POLL_MS * 4);
+    expect(reads(api)).toBe(seen);
+  });
+
+  it("does not read again without broker mode when the member has no account", async () => {
+    const api = serve([]);
+    open();
+    expect(await screen.findByTestId("accounts-empty")).toBeTruthy();
+    const seen = reads(api);
+    await wait(POLL_MS * 4);
+    expect(reads(api)).toBe(seen);
   });
 });
 
