@@ -70,6 +70,8 @@ type Order struct {
 	// TakeProfit and StopLoss are small JSON documents (empty: none).
 	TakeProfit string
 	StopLoss   string
+	// PriceMatch: the exchange prices the order from its book (QUEUE, OPPONENT, ...; empty: Price).
+	PriceMatch string
 	// Algo orders.
 	TriggerPrice   string
 	TriggerType    string
@@ -133,7 +135,7 @@ const orderColumns = `id, member_id, account_id, exchange, market_type, symbol, 
 	qty, quote_qty, reduce_only, position_side, margin_mode, take_profit, stop_loss, trigger_price, trigger_type,
 	close_position, client_order_id, idempotency_key,
 	request_hash, state, exchange_order_id, order_status, filled_qty, avg_price, reject_code, exchange_code,
-	reject_message, resolve_attempts, next_resolve_at, created_at, updated_at`
+	reject_message, resolve_attempts, next_resolve_at, created_at, updated_at, price_match`
 
 func scanOrder(sc interface{ Scan(...any) error }) (Order, error) {
 	var o Order
@@ -143,7 +145,7 @@ func scanOrder(sc interface{ Scan(...any) error }) (Order, error) {
 		&o.TimeInForce, &o.Price, &o.Qty, &o.QuoteQty, &o.ReduceOnly, &o.PositionSide, &o.MarginMode, &o.TakeProfit,
 		&o.StopLoss, &o.TriggerPrice, &o.TriggerType, &o.ClosePosition, &o.ClientOrderID, &o.IdempotencyKey, &o.RequestHash, &o.State, &o.ExchangeOrderID, &o.OrderStatus,
 		&o.FilledQty, &o.AvgPrice, &o.RejectCode, &o.ExchangeCode, &o.RejectMessage, &o.ResolveAttempts, &next,
-		&created, &updated)
+		&created, &updated, &o.PriceMatch)
 	if err != nil {
 		return Order{}, err
 	}
@@ -193,10 +195,11 @@ func (s *Store) CreateOrder(ctx context.Context, o Order) (Order, bool, error) {
 	_, err := s.w().exec(ctx, `INSERT INTO orders (id, member_id, account_id, exchange, market_type, symbol, kind, side,
 		type, time_in_force, price, qty, quote_qty, reduce_only, position_side, margin_mode, take_profit, stop_loss,
 		trigger_price, trigger_type, close_position, client_order_id, idempotency_key, request_hash, state, created_at,
-		updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		updated_at, price_match) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		o.ID, o.MemberID, o.AccountID, o.Exchange, o.MarketType, o.Symbol, o.Kind, o.Side, o.Type, o.TimeInForce,
 		o.Price, o.Qty, o.QuoteQty, o.ReduceOnly, o.PositionSide, o.MarginMode, o.TakeProfit, o.StopLoss,
-		o.TriggerPrice, o.TriggerType, o.ClosePosition, o.ClientOrderID, o.IdempotencyKey, o.RequestHash, o.State, micros(now), micros(now))
+		o.TriggerPrice, o.TriggerType, o.ClosePosition, o.ClientOrderID, o.IdempotencyKey, o.RequestHash, o.State, micros(now), micros(now),
+		o.PriceMatch)
 	if err != nil {
 		if isUnique(err) {
 			// A concurrent request with the same key won the insert; answer with its row.

@@ -40,6 +40,10 @@ type PlaceRequest struct {
 	MarginMode   string // SWAP: CROSS or ISOLATED
 	TakeProfit   *TpSl
 	StopLoss     *TpSl
+	// PriceMatch (LIMIT, no Price): the exchange prices the order from its own book when it takes it: QUEUE (best
+	// price on the order's side), OPPONENT (best opposite price), QUEUE_5 ... OPPONENT_20. Only where the market's
+	// capabilities say price_match.
+	PriceMatch string
 }
 
 // ClosePositionRequest closes a whole position at market.
@@ -268,7 +272,17 @@ func (s *Service) Place(ctx context.Context, memberID, key string, req PlaceRequ
 	if e != nil {
 		return store.Order{}, e
 	}
-	price, e := decimalOf("price", req.Price, typ == exchangev1.OrderType_ORDER_TYPE_LIMIT)
+	pm, e := enumOf[exchangev1.PriceMatch](exchangev1.PriceMatch_value, "PRICE_MATCH_", "price_match", req.PriceMatch, true)
+	if e != nil {
+		return store.Order{}, e
+	}
+	if pm != 0 && typ != exchangev1.OrderType_ORDER_TYPE_LIMIT {
+		return store.Order{}, invalid("price_match", "price_match is for limit orders.")
+	}
+	if pm != 0 && req.Price != "" {
+		return store.Order{}, invalid("price", "A price-match order takes no price: the exchange sets it.")
+	}
+	price, e := decimalOf("price", req.Price, typ == exchangev1.OrderType_ORDER_TYPE_LIMIT && pm == 0)
 	if e != nil {
 		return store.Order{}, e
 	}
@@ -312,7 +326,7 @@ func (s *Service) Place(ctx context.Context, memberID, key string, req PlaceRequ
 		QuoteQty: str(quote), ReduceOnly: req.ReduceOnly,
 		PositionSide: enumName(exchangev1.PositionSide_name, ps, "POSITION_SIDE_"),
 		MarginMode:   enumName(exchangev1.MarginMode_name, mm, "MARGIN_MODE_"), TakeProfit: tpJSON, StopLoss: slJSON,
-		IdempotencyKey: key}
+		PriceMatch: enumName(exchangev1.PriceMatch_name, pm, "PRICE_MATCH_"), IdempotencyKey: key}
 	intent.RequestHash = hashOf(intent)
 	if o, found, err := s.prior(ctx, memberID, key, intent.RequestHash); found {
 		return o, err
@@ -343,11 +357,19 @@ func (s *Service) Place(ctx context.Context, memberID, key string, req PlaceRequ
 		return store.Order{}, &Error{Status: http.StatusUnprocessableEntity, Code: "not_supported", Field: "reduce_only",
 			Message: "This exchange does not take reduce-only orders here."}
 	}
+	if pm != 0 && !caps.priceMatch {
+		return store.Order{}, &Error{Status: http.StatusUnprocessableEntity, Code: "not_supported", Field: "price_match",
+			Message: "This exchange does not price orders from its book here."}
+	}
 	in, err := s.instrument(ctx, sup, req.Exchange, m, req.Symbol)
 	if err != nil {
 		return store.Order{}, err
 	}
-	if e := checkRules(in, typ, price, qty, quote); e != nil {
+	rulesType := typ
+	if pm != 0 {
+		rulesType = exchangev1.OrderType_ORDER_TYPE_UNSPECIFIED // no price to check yet; the limit size rules apply
+	}
+	if e := checkRules(in, rulesType, price, qty, quote); e != nil {
 		return store.Order{}, e
 	}
 	acct, err := s.account(ctx, memberID, req.Exchange)
@@ -362,7 +384,7 @@ func (s *Service) Place(ctx context.Context, memberID, key string, req PlaceRequ
 	cid := o.ClientOrderID
 	preq := &exchangev1.PlaceOrderRequest{Account: acct, MarketType: m, Symbol: req.Symbol, Side: side, Type: typ,
 		TimeInForce: tif, Price: o.Price, Qty: o.Qty, QuoteQty: o.QuoteQty, ClientOrderId: cid, ReduceOnly: req.ReduceOnly,
-		PositionSide: ps, TakeProfit: tp, StopLoss: sl, MarginMode: mm}
+		PositionSide: ps, TakeProfit: tp, StopLoss: sl, MarginMode: mm, PriceMatch: pm}
 	return s.send(ctx, sup, acct, o, "PlaceOrder", func(ctx context.Context, c exchangev1.ExchangeClient) (store.OrderOutcome, error) {
 		resp, err := c.PlaceOrder(ctx, preq)
 		return outcomeOf(resp.GetOrder()), err

@@ -135,6 +135,7 @@ type marketCaps struct {
 	algoTypes  []exchangev1.OrderType
 	reduceOnly bool
 	amend      bool
+	priceMatch bool
 }
 
 func capsOf(d *exchangev1.DescribeResponse, m exchangev1.MarketType) (marketCaps, bool) {
@@ -145,7 +146,7 @@ func capsOf(d *exchangev1.DescribeResponse, m exchangev1.MarketType) (marketCaps
 	for _, mc := range tc.GetMarkets() {
 		if mc.GetMarketType() == m {
 			return marketCaps{orderTypes: mc.GetOrderTypes(), tifs: mc.GetTimeInForce(), algoTypes: mc.GetAlgoOrderTypes(),
-				reduceOnly: mc.GetReduceOnly(), amend: mc.GetAmend()}, true
+				reduceOnly: mc.GetReduceOnly(), amend: mc.GetAmend(), priceMatch: mc.GetPriceMatch()}, true
 		}
 	}
 	var algo []exchangev1.OrderType

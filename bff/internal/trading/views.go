@@ -47,6 +47,7 @@ type Order struct {
 	TimeInForce     string    `json:"time_in_force,omitempty"`
 	Status          string    `json:"status" doc:"pending (outcome being confirmed: not a failure), open, partially_filled, filled, cancelled, rejected, expired, not_placed; algo orders: waiting, triggered, cancelled, failed"`
 	Price           string    `json:"price,omitempty"`
+	PriceMatch      string    `json:"price_match,omitempty" doc:"The exchange priced the order from its book: QUEUE (best price on its side), OPPONENT (best opposite price), or _5/_10/_20 levels deep"`
 	Qty             string    `json:"qty,omitempty" doc:"Size in base units"`
 	QuoteQty        string    `json:"quote_qty,omitempty"`
 	FilledQty       string    `json:"filled_qty,omitempty"`
@@ -120,7 +121,8 @@ func View(o store.Order) Order {
 		Qty: o.Qty, QuoteQty: o.QuoteQty, FilledQty: o.FilledQty, AvgPrice: o.AvgPrice, ReduceOnly: o.ReduceOnly,
 		TriggerPrice: o.TriggerPrice, TakeProfit: decodeTpSl(o.TakeProfit), StopLoss: decodeTpSl(o.StopLoss),
 		ClientOrderID: o.ClientOrderID, ExchangeOrderID: o.ExchangeOrderID, RejectCode: o.RejectCode,
-		ExchangeCode: o.ExchangeCode, RejectMessage: o.RejectMessage, CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt}
+		ExchangeCode: o.ExchangeCode, RejectMessage: o.RejectMessage, CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt,
+		PriceMatch: o.PriceMatch}
 	return v
 }
 

@@ -673,7 +673,7 @@ export interface paths {
         post: operations["place-order"];
         /**
          * Cancel all open orders
-         * @description Cancels the member's open orders on one market: one symbol, or every symbol when symbol is empty.
+         * @description Cancels the member's open orders on one market: one symbol, or every symbol when symbol is empty. 200 with the orders cancelled; 202 when the exchange's answer was lost: the cancellation is not sent again, and the body lists the orders read back as still open.
          */
         delete: operations["cancel-all-orders"];
         options?: never;
@@ -1651,6 +1651,8 @@ export interface components {
             /** @description LONG or SHORT in hedge mode, NET in one-way mode */
             position_side?: string;
             price?: string;
+            /** @description The exchange priced the order from its book: QUEUE (best price on its side), OPPONENT (best opposite price), or _5/_10/_20 levels deep */
+            price_match?: string;
             /** @description Size in base units */
             qty?: string;
             quote_qty?: string;
@@ -1748,6 +1750,11 @@ export interface components {
             position_side?: "LONG" | "SHORT" | "NET";
             /** @description Limit price (decimal string) */
             price?: string;
+            /**
+             * @description LIMIT without price: the exchange prices the order from its book when it takes it (QUEUE: best price on the order's side; OPPONENT: best opposite price). Only where the market's capabilities say price_match
+             * @enum {string}
+             */
+            price_match?: "QUEUE" | "QUEUE_5" | "QUEUE_10" | "QUEUE_20" | "OPPONENT" | "OPPONENT_5" | "OPPONENT_10" | "OPPONENT_20";
             /** @description Size in base units (decimal string) */
             qty?: string;
             /** @description Spot market buy by quote amount instead of qty */
@@ -2136,6 +2143,8 @@ export interface components {
             orderTypes: string[];
             /** @description ONE_WAY, HEDGE. */
             positionModes: string[];
+            /** @description Market types (SPOT, SWAP) where the exchange prices a limit order from its own book (an order's price_match). */
+            priceMatch?: string[];
             reduceOnly: boolean;
             selfTradePrevention: boolean;
             /** @description GTC, IOC, FOK, POST_ONLY. */

@@ -46,6 +46,8 @@ export type Order = {
   // expired, not_placed; algo orders: waiting, triggered, cancelled, failed.
   status: string;
   price?: string;
+  // The exchange priced the order from its book (see PriceMatch).
+  price_match?: PriceMatch;
   qty?: string;
   quote_qty?: string;
   filled_qty?: string;
@@ -99,6 +101,11 @@ export type Position = {
 export type Leverage = { leverage: string; max_leverage?: string; margin_mode?: MarginMode };
 export type MaxOrderSize = { max_buy_qty: string; max_sell_qty: string };
 
+// How the exchange prices an order from its book: QUEUE is the best price on
+// the order's own side, OPPONENT the best opposite price (_5/_10/_20: that
+// many levels deep).
+export type PriceMatch = "QUEUE" | "QUEUE_5" | "QUEUE_10" | "QUEUE_20" | "OPPONENT" | "OPPONENT_5" | "OPPONENT_10" | "OPPONENT_20";
+
 export type PlaceOrderBody = {
   exchange: string;
   market_type: MarketType;
@@ -107,6 +114,9 @@ export type PlaceOrderBody = {
   type: "LIMIT" | "MARKET";
   time_in_force?: TimeInForce;
   price?: string;
+  // LIMIT without price: the exchange prices the order from its own book
+  // (only where the market's capabilities list price match).
+  price_match?: PriceMatch;
   qty?: string;
   quote_qty?: string;
   reduce_only?: boolean;

@@ -54,6 +54,7 @@ type TradingCapabilities struct {
 	MarginModes             []string `json:"marginModes" doc:"CROSS, ISOLATED."`
 	PositionModes           []string `json:"positionModes" doc:"ONE_WAY, HEDGE."`
 	SelfTradePrevention     bool     `json:"selfTradePrevention"`
+	PriceMatch              []string `json:"priceMatch,omitempty" doc:"Market types (SPOT, SWAP) where the exchange prices a limit order from its own book (an order's price_match)."`
 }
 
 // WalletCapabilities says which wallet operations exist.
@@ -248,6 +249,7 @@ func capabilities(c *exchangev1.Capabilities) Capabilities {
 			MarginModes:             enumNames("MARGIN_MODE_", t.GetMarginModes()),
 			PositionModes:           enumNames("POSITION_MODE_", t.GetPositionModes()),
 			SelfTradePrevention:     t.GetSelfTradePrevention(),
+			PriceMatch:              priceMatchMarkets(t),
 		},
 		Wallet: WalletCapabilities{Balances: w.GetBalances(), Transfer: w.GetTransfer(), Deposit: w.GetDeposit(),
 			Withdraw: w.GetWithdraw(), Convert: w.GetConvert()},
@@ -265,4 +267,15 @@ func capabilities(c *exchangev1.Capabilities) Capabilities {
 		Streams: StreamCapabilities{Book: st.GetBook(), Trades: st.GetTrades(), Ticker: st.GetTicker(),
 			Candles: st.GetCandles(), MarkPrice: st.GetMarkPrice(), Account: st.GetAccount()},
 	}
+}
+
+// priceMatchMarkets lists the market types whose per-market capabilities say price_match.
+func priceMatchMarkets(t *exchangev1.TradingCapabilities) []string {
+	out := []string{}
+	for _, m := range t.GetMarkets() {
+		if m.GetPriceMatch() && m.GetMarketType() != exchangev1.MarketType_MARKET_TYPE_UNSPECIFIED {
+			out = append(out, strings.TrimPrefix(m.GetMarketType().String(), "MARKET_TYPE_"))
+		}
+	}
+	return out
 }

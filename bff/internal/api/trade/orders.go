@@ -19,6 +19,7 @@ type PlaceBody struct {
 	Type         string        `json:"type" enum:"LIMIT,MARKET"`
 	TimeInForce  string        `json:"time_in_force,omitempty" enum:"GTC,IOC,FOK,POST_ONLY" doc:"Default GTC for a limit order"`
 	Price        string        `json:"price,omitempty" maxLength:"40" doc:"Limit price (decimal string)"`
+	PriceMatch   string        `json:"price_match,omitempty" enum:"QUEUE,QUEUE_5,QUEUE_10,QUEUE_20,OPPONENT,OPPONENT_5,OPPONENT_10,OPPONENT_20" doc:"LIMIT without price: the exchange prices the order from its book when it takes it (QUEUE: best price on the order's side; OPPONENT: best opposite price). Only where the market's capabilities say price_match"`
 	Qty          string        `json:"qty,omitempty" maxLength:"40" doc:"Size in base units (decimal string)"`
 	QuoteQty     string        `json:"quote_qty,omitempty" maxLength:"40" doc:"Spot market buy by quote amount instead of qty"`
 	ReduceOnly   bool          `json:"reduce_only,omitempty"`
@@ -120,7 +121,7 @@ func (r *routes) place(ctx context.Context, in *placeInput) (*statusReply[tradin
 	o, err := r.Trading.Place(ctx, member, in.IdempotencyKey, trading.PlaceRequest{Exchange: b.Exchange, MarketType: b.MarketType,
 		Symbol: b.Symbol, Side: b.Side, Type: b.Type, TimeInForce: b.TimeInForce, Price: b.Price, Qty: b.Qty,
 		QuoteQty: b.QuoteQty, ReduceOnly: b.ReduceOnly, PositionSide: b.PositionSide, MarginMode: b.MarginMode,
-		TakeProfit: b.TakeProfit, StopLoss: b.StopLoss})
+		TakeProfit: b.TakeProfit, StopLoss: b.StopLoss, PriceMatch: b.PriceMatch})
 	if err != nil {
 		return nil, r.fail(ctx, err)
 	}

@@ -213,6 +213,41 @@ describe("order form", { timeout: 30_000 }, () => {
     await submit();
     await screen.findByText("Order successfully");
     expect((bff.posts()[0]!.body as { price: string }).price).toBe("59999.9");
+    expect((bff.posts()[0]!.body as { price_match?: string }).price_match).toBeUndefined();
+  });
+
+  it("AI Price sends the exchange's own best-price order where the market has one", async () => {
+    const bff = fakeBff({
+      "GET /api/v1/max-order-size": maxSize,
+      "POST /api/v1/orders": () => jsonResponse(order({ price_match: "QUEUE" }), 201),
+    });
+    renderForm({ caps: { ...caps, priceMatch: ["SWAP"] } });
+    fireEvent.click(screen.getByLabelText("AI Price"));
+    expect(await screen.findByText("The exchange enters at its best bid when it takes the order.")).toBeTruthy();
+    type("order-size", "0.01");
+    await submit();
+    await screen.findByText("Order successfully");
+    const body = bff.posts()[0]!.body as { price?: string; price_match?: string; type: string };
+    expect(body.type).toBe("LIMIT");
+    expect(body.price_match).toBe("QUEUE");
+    expect(body.price).toBeUndefined();
+  });
+
+  it("AI Price stays a limit at the top of the book on a market without the exchange's best-price order", async () => {
+    const bff = fakeBff({
+      "GET /api/v1/max-order-size": maxSize,
+      "POST /api/v1/orders": () => jsonResponse(order(), 201),
+    });
+    renderForm({ marketType: "SPOT", caps: { ...caps, priceMatch: ["SWAP"] } });
+    fireEvent.click(screen.getByTestId("side-sell"));
+    fireEvent.click(screen.getByLabelText("AI Price"));
+    expect((await screen.findByTestId("ai-price")).textContent).toBe("60000.1");
+    type("order-size", "0.01");
+    await submit();
+    await screen.findByText("Order successfully");
+    const body = bff.posts()[0]!.body as { price?: string; price_match?: string };
+    expect(body.price).toBe("60000.1");
+    expect(body.price_match).toBeUndefined();
   });
 
   it("shows a 202 as pending until the order is known, never as failed", async () => {

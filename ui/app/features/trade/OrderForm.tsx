@@ -40,6 +40,8 @@ export type TradingCaps = {
   reduceOnly: boolean;
   tpsl: boolean;
   triggerPriceTypes: string[];
+  // Market types (SPOT, SWAP) where the exchange prices a limit order from its own book.
+  priceMatch?: string[];
 };
 
 export type OrderFormProps = {
@@ -112,6 +114,7 @@ export function OrderForm(p: OrderFormProps) {
     ask: p.quote.ask,
     last: p.quote.last,
     max: maxRef.current,
+    priceMatch: p.caps.priceMatch?.includes(p.marketType) ?? false,
   };
   const live = () => ({ ...ctx.current, ...definedOnly(p.readQuote()), max: maxRef.current });
   const schema = useMemo(
@@ -264,7 +267,15 @@ export function OrderForm(p: OrderFormProps) {
           <CheckboxField
             name="ai"
             label={t`AI Price`}
-            description={v.side === "BUY" ? t`Enter at the best bid.` : t`Enter at the best ask.`}
+            description={
+              ctx.current.priceMatch
+                ? v.side === "BUY"
+                  ? t`The exchange enters at its best bid when it takes the order.`
+                  : t`The exchange enters at its best ask when it takes the order.`
+                : v.side === "BUY"
+                  ? t`Enter at the best bid.`
+                  : t`Enter at the best ask.`
+            }
           />
           <SelectField
             name="tif"

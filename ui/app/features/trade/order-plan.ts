@@ -74,6 +74,9 @@ export type PlanContext = {
   ask?: string;
   last?: string;
   max?: MaxOrderSize;
+  // The exchange prices a limit order from its own book on this market (AI
+  // Price then sends price_match QUEUE instead of the quoted best price).
+  priceMatch?: boolean;
 };
 
 export type PlanField = "price" | "size" | "percent" | "trigger" | "tp" | "sl";
@@ -142,8 +145,10 @@ export function planOrder(v: OrderValues, c: PlanContext): OrderPlan {
   let price: string | undefined;
   if (v.kind === "LIMIT") {
     if (v.ai) {
+      // The quoted best price is the reference (size by amount, TP/SL) even
+      // when the exchange sets the order's price itself.
       if (positive(sameSide)) price = sameSide;
-      else issues.push({ field: "price", code: "ai.unavailable" });
+      else if (!c.priceMatch) issues.push({ field: "price", code: "ai.unavailable" });
     } else price = v.price.trim();
   }
   let trigger: string | undefined;
@@ -255,6 +260,9 @@ export function planOrder(v: OrderValues, c: PlanContext): OrderPlan {
     };
   }
   const tpslType = v.tpslType;
+  // AI Price where the exchange has its own best-price order: no price, the
+  // exchange takes its best bid (buy) or ask (sell) when it places the order.
+  const matched = v.kind === "LIMIT" && v.ai && c.priceMatch === true;
   return {
     issues,
     entry: ref,
@@ -266,7 +274,8 @@ export function planOrder(v: OrderValues, c: PlanContext): OrderPlan {
       side: v.side,
       type: v.kind === "LIMIT" ? "LIMIT" : "MARKET",
       time_in_force: v.kind === "LIMIT" ? v.tif : undefined,
-      price: v.kind === "LIMIT" ? price : undefined,
+      price: v.kind === "LIMIT" && !matched ? price : undefined,
+      price_match: matched ? "QUEUE" : undefined,
       qty: quoteQty === undefined ? qty : undefined,
       quote_qty: quoteQty,
       reduce_only: reduceOnly,
