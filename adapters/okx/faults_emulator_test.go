@@ -254,3 +254,58 @@ func TestHistoryPagesThroughARange(t *testing.T) {
 		t.Fatalf("%d fills for %d filled orders", len(fillsSeen), len(ids))
 	}
 }
+
+// TestLostCancelAllAskedAgain: cancel-all's batch cancel names each order, so a lost answer is asked once more and
+// the orders the first request cancelled come back cancelled (read back, not assumed); lost twice, the outcome is
+// UNKNOWN_OUTCOME, never EXCHANGE_UNAVAILABLE.
+func TestLostCancelAllAskedAgain(t *testing.T) {
+	w := shared(t)
+	ctx := t.Context()
+	spot := exchangev1.MarketType_MARKET_TYPE_SPOT
+	const sym = "SOL-USDT"
+	bid, _ := bestBid(t, w, spot, sym)
+	rest := func() []string {
+		t.Helper()
+		var ids []string
+		for _, f := range []string{"0.7", "0.71"} {
+			o, err := w.c.PlaceOrder(ctx, &exchangev1.PlaceOrderRequest{Account: w.acct, MarketType: spot, Symbol: sym,
+				Side: exchangev1.Side_SIDE_BUY, Type: exchangev1.OrderType_ORDER_TYPE_LIMIT, TimeInForce: exchangev1.TimeInForce_TIME_IN_FORCE_GTC,
+				Price: bid.Mul(decimal.RequireFromString(f)).Round(2).String(), Qty: "1", ClientOrderId: uniqueID("cxa")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, o.GetOrder().GetOrderId())
+		}
+		return ids
+	}
+
+	ids := rest()
+	if err := faults.Arm(nil, w.ts.URL, ids[0], faults.AcceptThenDrop); err != nil {
+		t.Fatal(err)
+	}
+	got, err := w.c.CancelAllOrders(ctx, &exchangev1.CancelAllOrdersRequest{Account: w.acct, MarketType: spot, Symbol: sym})
+	if err != nil {
+		t.Fatalf("cancel-all after one lost answer: %v", err)
+	}
+	if len(got.GetOrders()) != 2 {
+		t.Fatalf("cancel-all reported %d orders, want 2: %v", len(got.GetOrders()), got.GetOrders())
+	}
+	for _, o := range got.GetOrders() {
+		if o.GetStatus() != exchangev1.OrderStatus_ORDER_STATUS_CANCELLED {
+			t.Fatalf("order %s reported %s", o.GetOrderId(), o.GetStatus())
+		}
+	}
+
+	ids = rest()
+	for _, id := range ids { // one fault per request: both requests lose their answer
+		if err := faults.Arm(nil, w.ts.URL, id, faults.AcceptThenDrop); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = w.c.CancelAllOrders(ctx, &exchangev1.CancelAllOrdersRequest{Account: w.acct, MarketType: spot, Symbol: sym})
+	wantReason(t, err, exchangev1.ErrorReason_ERROR_REASON_UNKNOWN_OUTCOME)
+	open, err := w.c.ListOpenOrders(ctx, &exchangev1.ListOpenOrdersRequest{Account: w.acct, MarketType: spot, Symbol: sym})
+	if err != nil || len(open.GetOrders()) != 0 {
+		t.Fatalf("open orders after the lost cancel-all: %v %v (the exchange cancelled them)", open.GetOrders(), err)
+	}
+}

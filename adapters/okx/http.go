@@ -92,6 +92,8 @@ var nonIdempotent = map[string]bool{
 	// "filled, cancelled or does not exist" answer right (Server.CancelOrder).
 	pathTradeAmendOrder:   true,
 	pathTradeCancelOrder:  true,
+	// Likewise a lost batch cancel (Server.cancelBatch asks once more and reads the orders no longer open).
+	pathTradeCancelBatchOrders: true,
 	pathAssetTransfer:     true,
 	pathAssetWithdrawal:   true,
 	pathAssetConvertTrade: true,

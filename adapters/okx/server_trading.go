@@ -515,37 +515,95 @@ func (s *Server) openOrders(ctx context.Context, acct *exchangev1.AccountRef, mt
 	return creds, rows, nil
 }
 
-// CancelAllOrders cancels every open order of a market type (or one symbol) with cancel-batch-orders, 20 a call.
+// CancelAllOrders cancels the pending orders of a market type, or of one symbol, with cancel-batch-orders (20 a
+// call). An order that was no longer open (filled or cancelled meanwhile) is read back and reported as it is, never
+// as cancelled; a batch whose answer was lost twice is UNKNOWN_OUTCOME.
 func (s *Server) CancelAllOrders(ctx context.Context, req *exchangev1.CancelAllOrdersRequest) (*exchangev1.CancelAllOrdersResponse, error) {
 	creds, rows, err := s.openOrders(ctx, req.GetAccount(), req.GetMarketType(), req.GetSymbol())
 	if err != nil {
 		return nil, err
 	}
 	var errs []error
+	var cancelled, gone []rawOrder
 	for chunk := range slices.Chunk(rows, batchCancelLimit) {
 		body := make([]map[string]string, len(chunk))
 		for i, r := range chunk {
 			body[i] = map[string]string{"instId": r.InstID, "ordId": r.OrdID}
 		}
-		data, err := s.client().Post(ctx, pathTradeCancelBatchOrders, body, creds)
+		acks, err := s.cancelBatch(ctx, body, creds)
 		if err != nil {
 			return nil, err
 		}
-		if err := itemsOK(data); err != nil {
-			errs = append(errs, err)
+		for i, a := range acks {
+			switch {
+			case a.SCode == "" || a.SCode == "0":
+				cancelled = append(cancelled, chunk[i])
+			case notOpen(a.SCode):
+				gone = append(gone, chunk[i])
+			default:
+				errs = append(errs, apiError(a.SCode, a.SMsg))
+			}
 		}
 	}
-	out, err := s.ordersProto(ctx, creds, rows)
+	out, err := s.ordersProto(ctx, creds, cancelled)
 	if err != nil {
 		return nil, err
 	}
 	for _, o := range out {
 		o.Status = exchangev1.OrderStatus_ORDER_STATUS_CANCELLED
 	}
+	for _, r := range gone {
+		if o, err := s.readRawOrder(ctx, creds, r); err == nil {
+			out = append(out, o)
+		}
+	}
 	if len(errs) > 0 {
 		return nil, errs[0]
 	}
 	return &exchangev1.CancelAllOrdersResponse{Orders: out}, nil
+}
+
+// cancelBatch sends one cancel-batch-orders request and returns one acknowledgement per order, in request order.
+// The request names each order, so a lost answer is asked once more: an order the first request cancelled then
+// answers "no longer open" (see notOpen). Lost twice: UNKNOWN_OUTCOME.
+func (s *Server) cancelBatch(ctx context.Context, body []map[string]string, creds *Credentials) ([]orderAck, error) {
+	data, err := s.client().PostBatch(ctx, pathTradeCancelBatchOrders, body, creds)
+	if sdk.IsUnknownOutcome(err) && ctx.Err() == nil {
+		data, err = s.client().PostBatch(ctx, pathTradeCancelBatchOrders, body, creds)
+	}
+	if err != nil {
+		return nil, err
+	}
+	acks, err := decodeList[orderAck](data)
+	if err != nil || len(acks) != len(body) {
+		return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "cancel-batch-orders: %d answers for %d orders", len(acks), len(body))
+	}
+	return acks, nil
+}
+
+// notOpen reports whether a cancel's sCode says the order was no longer open (filled, cancelled or unknown).
+func notOpen(code string) bool {
+	return reasonFor(code) == exchangev1.ErrorReason_ERROR_REASON_ORDER_NOT_FOUND
+}
+
+// readRawOrder reads an order listed earlier as it is now.
+func (s *Server) readRawOrder(ctx context.Context, creds *Credentials, r rawOrder) (*exchangev1.Order, error) {
+	data, err := s.client().Get(ctx, pathTradeOrder, url.Values{"instId": {r.InstID}, "ordId": {r.OrdID}}, creds)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := ParseOrders(data)
+	if err != nil {
+		return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "order: %v", err)
+	}
+	if len(rows) == 0 {
+		return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_ORDER_NOT_FOUND, "order %s not found", r.OrdID)
+	}
+	out, err := s.ordersProto(ctx, creds, rows[:1])
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
 }
 
 // GetOrder reads one order.
@@ -1392,7 +1450,8 @@ func (s *Server) BatchPlaceOrders(ctx context.Context, req *exchangev1.BatchPlac
 }
 
 // BatchCancelOrders cancels up to 20 orders with one trade/cancel-batch-orders call and reads each cancelled
-// order back. Results come in request order; an order OKX could not cancel carries its sCode as the error.
+// order back. Results come in request order; an order no longer open comes back as it is (filled or cancelled); an
+// order OKX could not cancel otherwise carries its sCode as the error.
 func (s *Server) BatchCancelOrders(ctx context.Context, req *exchangev1.BatchCancelOrdersRequest) (*exchangev1.BatchCancelOrdersResponse, error) {
 	orders := req.GetOrders()
 	creds, err := batchAccount(req.GetAccount(), len(orders), func(i int) *exchangev1.AccountRef { return orders[i].GetAccount() })
@@ -1425,16 +1484,20 @@ func (s *Server) BatchCancelOrders(ctx context.Context, req *exchangev1.BatchCan
 	if len(send) == 0 {
 		return &exchangev1.BatchCancelOrdersResponse{Results: results}, nil
 	}
-	data, err := s.client().PostBatch(ctx, pathTradeCancelBatchOrders, body, creds)
+	acks, err := s.cancelBatch(ctx, body, creds)
 	if err != nil {
 		return nil, err
 	}
-	acks, err := decodeList[orderAck](data)
-	if err != nil || len(acks) != len(send) {
-		return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "cancel-batch-orders: %d answers for %d orders", len(acks), len(send))
-	}
 	for k, i := range send {
 		if err := checkItems([]itemStatus{acks[k].itemStatus}); err != nil {
+			// No longer open (perhaps cancelled by a first request whose answer was lost): the order as it is.
+			if notOpen(acks[k].SCode) {
+				o, ferr := s.fetchOrder(ctx, creds, insts[i], orders[i].GetOrderId(), orders[i].GetClientOrderId())
+				if ferr == nil && orderClosed(o.GetStatus()) {
+					results[i] = &exchangev1.BatchResult{Order: o}
+					continue
+				}
+			}
 			results[i] = &exchangev1.BatchResult{Error: sdk.DetailOf(err)}
 			continue
 		}

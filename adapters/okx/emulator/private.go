@@ -402,6 +402,16 @@ func (s *Server) cancelBatch(q *request) (result, *apiError) {
 	if len(rs) == 0 || len(rs) > 20 {
 		return result{}, &apiError{http.StatusBadRequest, "51000", "Parameter batch orders error: 1 to 20 orders"}
 	}
+	// One armed fault per request (the first order named that has one), so that a test can lose the answers of
+	// consecutive requests naming the same orders.
+	for _, r := range rs {
+		if s.takeFault(q, r.ClOrdID, r.OrdID) {
+			return result{}, nil
+		}
+		if q.fault != "" {
+			break
+		}
+	}
 	items := make([]obj, len(rs))
 	errs := make([]*itemErr, len(rs))
 	for k, r := range rs {

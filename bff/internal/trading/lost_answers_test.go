@@ -28,20 +28,18 @@ import (
 )
 
 // loser makes an emulator lose the answer to one request after executing it: the request runs to completion, then
-// its answer is held until the client gives up (the plugin's call ends with the BFF's call timeout), so the
-// exchange did what was asked and nobody learns it from the answer. Any wire protocol, any method.
+// the connection drops before the answer leaves, so the exchange did what was asked and nobody learns it from the
+// answer. Any wire protocol, any method. (Dropping at once, rather than holding the answer until the call times
+// out, keeps the call timeout long: a loaded machine never turns a slow answer into a lost one.)
 type loser struct {
 	mu    sync.Mutex
 	match []string      // the next non-GET request whose query or body holds one of these is lost
 	hit   chan struct{} // closed once that request has executed
-	stop  chan struct{} // closed at the test's end: held answers are let go
 	lost  atomic.Int64  // answers lost so far
 }
 
-func newLoser(t *testing.T) *loser {
-	l := &loser{stop: make(chan struct{})}
-	t.Cleanup(func() { close(l.stop) })
-	return l
+func newLoser(*testing.T) *loser {
+	return &loser{}
 }
 
 // arm loses the answer to the next request carrying one of match; the channel closes once it has executed.
@@ -79,11 +77,7 @@ func (l *loser) wrap(h http.Handler) http.Handler {
 		h.ServeHTTP(rec, r.WithContext(context.WithoutCancel(r.Context()))) // executed, whatever happens next
 		l.lost.Add(1)
 		close(hit)
-		select { // the answer never leaves: the client times out
-		case <-r.Context().Done():
-		case <-l.stop:
-		}
-		faults.Drop(w)
+		faults.Drop(w) // the connection drops before the answer: the client never learns it
 	})
 }
 
@@ -94,7 +88,7 @@ func readBody(r *http.Request) string {
 }
 
 // venueEnv is env with the binance and okx emulators only, their venues (to move prices) and a loser in front of
-// each; its service's plugin calls time out after callTimeout.
+// each; its service's plugin calls time out after callTimeout (long: answers are lost by dropping the connection).
 type venueEnv struct {
 	*env
 	venues map[string]*venue.Venue
@@ -103,7 +97,7 @@ type venueEnv struct {
 	perp map[string]string
 }
 
-const callTimeout = 3 * time.Second
+const callTimeout = 20 * time.Second
 
 func newVenueEnv(t *testing.T) *venueEnv {
 	t.Helper()
@@ -455,9 +449,10 @@ func TestHedgeModeMarketOrderExplained(t *testing.T) {
 	}
 }
 
-// TestCancelAllAnswerLost: a cancel-all the exchange executed but whose answer never came back is not sent again and
-// not reported as a failure: pending, with the orders read back as still open (none), and reconciliation brings each
-// journaled order to cancelled.
+// TestCancelAllAnswerLost: a cancel-all the exchange executed but whose answer never came back is never reported as
+// a failure. Binance cancels by symbol (asking again could cancel an order placed meanwhile): pending, with the
+// orders read back as still open (none), and reconciliation brings each journaled order to cancelled. OKX's batch
+// cancel names each order: its adapter asks again and the answer is known.
 func TestCancelAllAnswerLost(t *testing.T) {
 	e := newVenueEnv(t)
 	for _, tc := range []struct{ slug, mt string }{{"binance", "SWAP"}, {"binance", "SPOT"}, {"okx", "SWAP"}} {
@@ -484,19 +479,31 @@ func TestCancelAllAnswerLost(t *testing.T) {
 			default:
 				t.Fatalf("the cancel-all never reached the exchange (answered %+v %v %v)", still, pending, err)
 			}
-			if err != nil || !pending {
-				t.Fatalf("cancel-all with a lost answer: %+v pending %v err %v; want pending, no error", still, pending, err)
-			}
-			for _, o := range still {
-				if o.ID == placed[0].ID || o.ID == placed[1].ID {
-					t.Fatalf("read back as still open: %+v (the exchange cancelled it)", o)
-				}
+			askedAgain := tc.slug == "okx"
+			if err != nil || pending == askedAgain {
+				t.Fatalf("cancel-all with a lost answer: %+v pending %v err %v; want pending %v, no error", still, pending, err, !askedAgain)
 			}
 			if got := e.losers[tc.slug].lost.Load() - lostBefore; got != 1 {
-				t.Fatalf("%d cancel-all requests lost, want exactly one (never sent again)", got)
+				t.Fatalf("%d cancel-all answers lost, want exactly one", got)
 			}
-			if got := e.svc.Stats().CancelsUnknown; got != before.CancelsUnknown+1 {
-				t.Fatalf("unknown cancels counted %d -> %d", before.CancelsUnknown, got)
+			if askedAgain {
+				if len(still) != 2 {
+					t.Fatalf("cancel-all asked again reported %+v, want the two orders", still)
+				}
+				for _, o := range still {
+					if o.Status != StatusCancelled {
+						t.Fatalf("order reported %+v, want cancelled", o)
+					}
+				}
+			} else {
+				for _, o := range still {
+					if o.ID == placed[0].ID || o.ID == placed[1].ID {
+						t.Fatalf("read back as still open: %+v (the exchange cancelled it)", o)
+					}
+				}
+				if got := e.svc.Stats().CancelsUnknown; got != before.CancelsUnknown+1 {
+					t.Fatalf("unknown cancels counted %d -> %d", before.CancelsUnknown, got)
+				}
 			}
 			for _, o := range placed {
 				e.waitStatus(t, o.ID, StatusCancelled)
