@@ -43,3 +43,9 @@ export function grouped(s, locale) {
   const g = Number(int).toLocaleString(locale === "ja" ? "ja-JP" : "en-US");
   return frac && /[1-9]/.test(frac) ? `${g}.${frac.replace(/0+$/, "")}` : g;
 }
+
+// Buttons and tabs of the trade screen are pressed with the keyboard (focus, Enter), as a keyboard user does. Pointer
+// clicks were lost now and then: when the balance in the order form changes length, the page's height and scroll
+// anchoring move the account tables by a line between the pointer's down and up, so the click lands on nothing. A key
+// goes to the element itself.
+export const press = (locator) => locator.press("Enter");

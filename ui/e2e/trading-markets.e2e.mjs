@@ -15,7 +15,7 @@
 // overrides /usr/bin/chromium.
 import assert from "node:assert/strict";
 import { before, test } from "node:test";
-import { grouped, orderFigures } from "./orders.mjs";
+import { grouped, orderFigures, press } from "./orders.mjs";
 import { getJSON, register, send, signIn, until, withBrowser } from "./session.mjs";
 
 const stamp = Date.now().toString(36);
@@ -38,12 +38,6 @@ async function openMarket(page, area, exchange, symbol) {
 }
 
 const toasts = (page) => page.getByTestId("trade-toasts");
-
-// Buttons and tabs are pressed with the keyboard (focus, Enter), as a keyboard user does. Pointer clicks were lost
-// now and then: when the balance in the order form changes length, the page's height and scroll anchoring move the
-// account tables by a line between the pointer's down and up, so the click lands on nothing. A key goes to the
-// element itself.
-const press = (locator) => locator.press("Enter");
 
 // Waits for a toast saying text; an error toast shown meanwhile fails the wait with what it says.
 async function toast(page, text) {

@@ -10,7 +10,7 @@
 // overrides /usr/bin/chromium.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { grouped, orderFigures as figuresOf } from "./orders.mjs";
+import { grouped, orderFigures as figuresOf, press } from "./orders.mjs";
 import { register, signIn, withBrowser as browser } from "./session.mjs";
 
 const stamp = Date.now().toString(36);
@@ -47,21 +47,21 @@ async function openMarket(page) {
 
 // Places a limit buy from the form, sees it in Open orders, amends its price and cancels it.
 async function limitRoundTrip(page, fig, text) {
-  await page.getByTestId("kind-limit").click();
-  await page.getByTestId("side-buy").click();
+  await press(page.getByTestId("kind-limit"));
+  await press(page.getByTestId("side-buy"));
   await page.getByTestId("order-price").fill(fig.price);
   await page.getByTestId("order-size").fill(fig.qty);
   // Enter submits the form.
   await page.getByTestId("order-size").press("Enter");
   await page.getByTestId("trade-toasts").getByText(text.placed).first().waitFor();
 
-  await page.getByRole("tab", { name: text.openOrders }).click();
+  await press(page.getByRole("tab", { name: text.openOrders }));
   const table = page.getByTestId("open-orders-table");
   const row = table.locator("tbody tr", { has: page.locator('[data-column="price"]', { hasText: grouped(fig.price, text.locale) }) });
   await row.waitFor();
   await row.locator('[data-status="open"]').waitFor();
 
-  await row.getByTestId("amend").click();
+  await press(row.getByTestId("amend"));
   // The row being edited shows inputs in place of its price and size.
   const input = table.getByTestId("amend-price");
   await input.fill(fig.amended);
@@ -70,25 +70,25 @@ async function limitRoundTrip(page, fig, text) {
   const amended = table.locator("tbody tr", { has: page.locator('[data-column="price"]', { hasText: grouped(fig.amended, text.locale) }) });
   await amended.waitFor();
 
-  await amended.getByTestId("cancel-order").click();
+  await press(amended.getByTestId("cancel-order"));
   await page.getByTestId("trade-toasts").getByText(text.cancelled).first().waitFor();
   await table.getByText(text.noOrders).waitFor();
 }
 
 // A market buy opens a long position of the size sent; closing it at market leaves none.
 async function marketRoundTrip(page, fig, text) {
-  await page.getByTestId("kind-market").click();
-  await page.getByTestId("side-buy").click();
+  await press(page.getByTestId("kind-market"));
+  await press(page.getByTestId("side-buy"));
   await page.getByTestId("order-size").fill(fig.qtyMarket);
-  await page.getByTestId("order-submit").click();
+  await press(page.getByTestId("order-submit"));
   await page.getByTestId("trade-toasts").getByText(text.placed).first().waitFor();
 
-  await page.getByRole("tab", { name: text.positions }).click();
+  await press(page.getByRole("tab", { name: text.positions }));
   const table = page.getByTestId("positions-table");
   const row = table.locator("tbody tr", { has: page.locator('[data-column="symbol"]', { hasText: "BTCUSDT" }) });
   await row.waitFor();
   assert.equal((await row.locator('[data-column="qty"]').textContent()).trim(), grouped(fig.qtyMarket, text.locale));
-  await row.getByTestId("close-position").click();
+  await press(row.getByTestId("close-position"));
   await table.getByText(text.noPositions).waitFor();
 }
 
