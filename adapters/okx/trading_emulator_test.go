@@ -320,6 +320,34 @@ func TestOCO(t *testing.T) {
 	ctx := t.Context()
 	swap := exchangev1.MarketType_MARKET_TYPE_SWAP
 	const sym = "SOL-USDT-SWAP"
+
+	// A long opened at market is closed by close-position naming its side (reduce-only is implied there).
+	req.Type, req.Price = exchangev1.OrderType_ORDER_TYPE_MARKET, ""
+	if _, err := w.c.PlaceOrder(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	long := func() string {
+		ps, err := w.c.ListPositions(ctx, &exchangev1.ListPositionsRequest{Account: w.acct, Symbol: "SOL-USDT-SWAP"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range ps.GetPositions() {
+			if p.GetPositionSide() == exchangev1.PositionSide_POSITION_SIDE_LONG {
+				return p.GetQty()
+			}
+		}
+		return "0"
+	}
+	if q := long(); q == "0" {
+		t.Fatal("no long position after a market buy in hedge mode")
+	}
+	if _, err := w.c.ClosePosition(ctx, &exchangev1.ClosePositionRequest{Account: w.acct, Symbol: "SOL-USDT-SWAP",
+		PositionSide: exchangev1.PositionSide_POSITION_SIDE_LONG, MarginMode: exchangev1.MarginMode_MARGIN_MODE_CROSS}); err != nil {
+		t.Fatalf("closing the long in hedge mode: %v", err)
+	}
+	if q := long(); q != "0" && !decimal.RequireFromString(q).IsZero() {
+		t.Fatalf("long of %s left after close-position", q)
+	}
 	in, err := w.srv.LookupInstrument(ctx, swap, sym)
 	if err != nil {
 		t.Fatal(err)

@@ -1093,7 +1093,8 @@ func (s *Server) closePosition(q *request) (result, *apiError) {
 		sd = venue.Buy
 	}
 	_, err = s.v.Place(q.r.Context(), venue.OrderRequest{Account: q.account, Instrument: i.v.ID, ClientID: r.ClOrdID,
-		Side: sd, Type: venue.Market, Qty: pos.Qty.Abs(), ReduceOnly: true, PositionSide: ps})
+		// In hedge mode the position side makes the order closing; the venue refuses an explicit reduce-only there.
+		Side: sd, Type: venue.Market, Qty: pos.Qty.Abs(), ReduceOnly: ps == venue.PosBoth, PositionSide: ps})
 	if err != nil {
 		return result{}, bizErr(err)
 	}
