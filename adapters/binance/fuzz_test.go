@@ -82,6 +82,7 @@ func FuzzParseAccount(f *testing.F) {
 		_, _ = ParsePositionRisk(b)
 		_, _ = ParseSpotAccount(b)
 		_, _ = ParseFuturesAccount(b)
+		_, _ = ParseCrossMarginRatio(b)
 		_, _ = ParseFundingAssets(b)
 		_, _ = ParseFills(Futures, b)
 		_, _ = ParseListenKey(b)

@@ -277,12 +277,40 @@ func TestParsePositions(t *testing.T) {
 	}
 	p := ps[0]
 	if p.Qty != "-4" || p.PositionSide != exchangev1.PositionSide_POSITION_SIDE_NET || p.EntryPrice != "152.1" || p.Margin != "60.49" ||
-		p.LiquidationPrice != "190.5" || p.UnrealizedPnl != "3.48" {
+		p.LiquidationPrice != "190.5" || p.UnrealizedPnl != "3.48" || p.BreakEvenPrice != "152.16" || p.MarginRatio != "" {
 		t.Fatalf("%+v", p)
 	}
 	for _, b := range append(badBodies, `[{"symbol":"X"}]`) {
 		if _, err := ParsePositionRisk([]byte(b)); err == nil {
 			t.Errorf("positions %q: want error", b)
+		}
+	}
+	// Isolated: maintMargin over isolatedMargin (the isolated wallet plus unrealized PnL).
+	ps, err = ParsePositionRisk([]byte(`[{"symbol":"BTCUSDT","positionSide":"LONG","positionAmt":"0.01","entryPrice":"60000",
+		"breakEvenPrice":"60060.0","markPrice":"59000","unRealizedProfit":"-10","liquidationPrice":"54500","isolatedMargin":"50",
+		"isolatedWallet":"60","notional":"590","maintMargin":"2.36","initialMargin":"60","updateTime":1}]`))
+	if err != nil || len(ps) != 1 || ps[0].BreakEvenPrice != "60060" || ps[0].MarginRatio != "0.0472" || ps[0].Margin != "50" {
+		t.Fatalf("isolated: %v %+v", err, ps)
+	}
+}
+
+func TestParseCrossMarginRatio(t *testing.T) {
+	// Cross maintenance 3 + 1 (the isolated position's 2 is left out) over 1000 - 50 + 30 - 20.
+	r, err := ParseCrossMarginRatio([]byte(`{"totalCrossWalletBalance":"950","totalCrossUnPnl":"10","totalMarginBalance":"1000",
+		"positions":[{"symbol":"BTCUSDT","maintMargin":"3","isolatedWallet":"0"},{"symbol":"ETHUSDT","maintMargin":"1","isolatedWallet":"0"},
+		{"symbol":"SOLUSDT","maintMargin":"2","isolatedWallet":"50"}]}`))
+	if err != nil || r != "0.00416667" {
+		t.Fatalf("cross ratio %q %v", r, err)
+	}
+	if r, err := ParseCrossMarginRatio([]byte(`{"totalCrossWalletBalance":"10","totalCrossUnPnl":"-20","positions":[{"maintMargin":"3","isolatedWallet":"0"}]}`)); err != nil || r != "1" {
+		t.Fatalf("negative balance: %q %v", r, err)
+	}
+	if r, err := ParseCrossMarginRatio([]byte(`{"totalCrossWalletBalance":"10","totalCrossUnPnl":"0","positions":[]}`)); err != nil || r != "" {
+		t.Fatalf("no positions: %q %v", r, err)
+	}
+	for _, b := range append(badBodies, `{"positions":[]}`, `{"totalCrossWalletBalance":"x"}`) {
+		if _, err := ParseCrossMarginRatio([]byte(b)); err == nil {
+			t.Errorf("account %q: want error", b)
 		}
 	}
 }

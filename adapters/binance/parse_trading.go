@@ -266,6 +266,7 @@ func ParsePositionRisk(body []byte) ([]*exchangev1.Position, error) {
 		PositionSide     string  `json:"positionSide"`
 		PositionAmt      flexStr `json:"positionAmt"`
 		EntryPrice       flexStr `json:"entryPrice"`
+		BreakEvenPrice   flexStr `json:"breakEvenPrice"`
 		MarkPrice        flexStr `json:"markPrice"`
 		UnRealizedProfit flexStr `json:"unRealizedProfit"`
 		LiquidationPrice flexStr `json:"liquidationPrice"`
@@ -288,7 +289,8 @@ func ParsePositionRisk(body []byte) ([]*exchangev1.Position, error) {
 			MarkPrice: d.c("markPrice", r.MarkPrice), LiquidationPrice: nonZero(d.c("liquidationPrice", r.LiquidationPrice)),
 			UnrealizedPnl: d.c("unRealizedProfit", r.UnRealizedProfit), Leverage: d.c("leverage", r.Leverage),
 			MaintenanceMargin: d.c("maintMargin", r.MaintMargin), Notional: d.c("notional", r.Notional),
-			MarginMode: marginModeFromWire(r.MarginType), UpdatedTime: int64(r.UpdateTime)}
+			MarginMode: marginModeFromWire(r.MarginType), UpdatedTime: int64(r.UpdateTime),
+			BreakEvenPrice: nonZero(d.c("breakEvenPrice", r.BreakEvenPrice))}
 		iso := d.c("isolatedMargin", r.IsolatedMargin)
 		im := d.c("initialMargin", r.InitialMargin)
 		if d.err != nil {
@@ -305,6 +307,8 @@ func ParsePositionRisk(body []byte) ([]*exchangev1.Position, error) {
 			if p.MarginMode == exchangev1.MarginMode_MARGIN_MODE_UNSPECIFIED {
 				p.MarginMode = exchangev1.MarginMode_MARGIN_MODE_ISOLATED
 			}
+			// isolatedMargin is the isolated wallet plus unrealized PnL: the position's margin balance.
+			p.MarginRatio = marginRatio(p.MaintenanceMargin, iso)
 		} else {
 			p.Margin = im
 		}
@@ -314,6 +318,64 @@ func ParsePositionRisk(body []byte) ([]*exchangev1.Position, error) {
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// marginRatioScale is the decimals of a margin ratio.
+const marginRatioScale = 8
+
+// marginRatio is maintenance margin over margin balance (Binance's margin ratio; liquidation at 1): "" when either
+// is unknown or there is no maintenance margin, "1" when the balance is at or below zero.
+func marginRatio(maint, balance string) string {
+	m, err1 := decimal.NewFromString(maint)
+	b, err2 := decimal.NewFromString(balance)
+	if err1 != nil || err2 != nil || !m.IsPositive() {
+		return ""
+	}
+	if !b.IsPositive() {
+		return "1"
+	}
+	return m.DivRound(b, marginRatioScale).String()
+}
+
+// ParseCrossMarginRatio reads the cross margin ratio from /fapi/v3/account (or v2): the maintenance margin of the
+// cross positions (isolatedWallet 0) over totalCrossWalletBalance + totalCrossUnPnl. Empty without cross positions.
+func ParseCrossMarginRatio(body []byte) (string, error) {
+	var w struct {
+		TotalCrossWalletBalance flexStr `json:"totalCrossWalletBalance"`
+		TotalCrossUnPnl         flexStr `json:"totalCrossUnPnl"`
+		Positions               []struct {
+			IsolatedWallet flexStr `json:"isolatedWallet"`
+			MaintMargin    flexStr `json:"maintMargin"`
+		} `json:"positions"`
+	}
+	if err := decodeJSON(body, &w, "futures account"); err != nil {
+		return "", err
+	}
+	var d decs
+	wallet := d.c("totalCrossWalletBalance", w.TotalCrossWalletBalance)
+	upnl := d.c("totalCrossUnPnl", w.TotalCrossUnPnl)
+	maint := decimal.Zero
+	for _, p := range w.Positions {
+		iw := d.c("isolatedWallet", p.IsolatedWallet)
+		mm := d.c("maintMargin", p.MaintMargin)
+		if d.err != nil {
+			break
+		}
+		if nonZero(iw) == "" && mm != "" {
+			maint = maint.Add(decimal.RequireFromString(mm))
+		}
+	}
+	if d.err != nil {
+		return "", fmt.Errorf("futures account: %w", d.err)
+	}
+	if wallet == "" {
+		return "", errors.New("futures account: no totalCrossWalletBalance")
+	}
+	balance := decimal.RequireFromString(wallet)
+	if upnl != "" {
+		balance = balance.Add(decimal.RequireFromString(upnl))
+	}
+	return marginRatio(maint.String(), balance.String()), nil
 }
 
 // SymbolConfig is one row of /fapi/v1/symbolConfig.

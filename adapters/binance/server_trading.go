@@ -849,8 +849,34 @@ func (s *Server) ListPositions(ctx context.Context, req *exchangev1.ListPosition
 				}
 			}
 		}
+		s.crossMarginRatio(ctx, c, req.GetAccount(), ps)
 	}
 	return &exchangev1.ListPositionsResponse{Positions: ps}, nil
+}
+
+// crossMarginRatio sets the account's cross margin ratio (from /fapi/v3/account) on the cross positions; the
+// positions stay without it when the account cannot be read.
+func (s *Server) crossMarginRatio(ctx context.Context, c *RESTClient, acct *exchangev1.AccountRef, ps []*exchangev1.Position) {
+	var cross []*exchangev1.Position
+	for _, p := range ps {
+		if p.MarginMode != exchangev1.MarginMode_MARGIN_MODE_ISOLATED {
+			cross = append(cross, p)
+		}
+	}
+	if len(cross) == 0 {
+		return
+	}
+	b, err := c.signed(ctx, Futures, http.MethodGet, pathFutAccount, url.Values{}, 5, creds(acct))
+	if err != nil {
+		return
+	}
+	r, err := ParseCrossMarginRatio(b)
+	if err != nil {
+		return
+	}
+	for _, p := range cross {
+		p.MarginRatio = r
+	}
 }
 
 // ClosePosition closes a position with a reduce-only market order. With a client_order_id a retry answers the order

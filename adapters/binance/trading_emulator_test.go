@@ -163,6 +163,19 @@ func TestEmulatorFuturesFlow(t *testing.T) {
 	if q := long(); !q.Equal(decimal.RequireFromString("0.01")) {
 		t.Fatalf("position %s after buying 0.01", q)
 	}
+	// Break-even price and the cross margin ratio arrive as the venue computes them.
+	vps, err := v.Positions(emulator.DemoAccount)
+	if err != nil || len(vps) != 1 {
+		t.Fatalf("venue positions: %v %+v", err, vps)
+	}
+	ps, err := s.ListPositions(ctx, &exchangev1.ListPositionsRequest{Account: acct, Symbol: sym})
+	if err != nil || len(ps.Positions) != 1 {
+		t.Fatalf("positions: %v %+v", err, ps)
+	}
+	if p := ps.Positions[0]; p.BreakEvenPrice != vps[0].BreakEven.String() || !vps[0].BreakEven.GreaterThan(b.ask) ||
+		p.MarginRatio != vps[0].MarginRatio.String() || !vps[0].MarginRatio.IsPositive() {
+		t.Fatalf("break-even %q / margin ratio %q; the venue says %s / %s", p.BreakEvenPrice, p.MarginRatio, vps[0].BreakEven, vps[0].MarginRatio)
+	}
 	fills, err := s.ListFills(ctx, &exchangev1.ListFillsRequest{Account: acct, MarketType: swap, Symbol: sym})
 	if err != nil || len(fills.Fills) == 0 || fills.Fills[0].OrderId != mb.Order.OrderId {
 		t.Fatalf("fills: %v %+v", err, fills)

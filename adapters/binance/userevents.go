@@ -82,6 +82,7 @@ type wireAccountUpdate struct {
 		Symbol      string  `json:"s"`
 		Amount      flexStr `json:"pa"`
 		Entry       flexStr `json:"ep"`
+		BreakEven   flexStr `json:"bep"`
 		Accumulated flexStr `json:"cr"`
 		Unrealized  flexStr `json:"up"`
 		MarginType  string  `json:"mt"`
@@ -294,7 +295,8 @@ func parseAccountUpdate(b []byte) (*UserEvent, error) {
 		var d decs
 		pos := &exchangev1.Position{Symbol: p.Symbol, PositionSide: positionSideFromWire(p.Side), Qty: d.c("pa", p.Amount),
 			EntryPrice: nonZero(d.c("ep", p.Entry)), UnrealizedPnl: d.c("up", p.Unrealized), RealizedPnl: d.c("cr", p.Accumulated),
-			MarginMode: marginModeFromWire(p.MarginType), UpdatedTime: int64(w.TxTime)}
+			MarginMode: marginModeFromWire(p.MarginType), UpdatedTime: int64(w.TxTime),
+			BreakEvenPrice: nonZero(d.c("bep", p.BreakEven))}
 		if pos.MarginMode == exchangev1.MarginMode_MARGIN_MODE_ISOLATED {
 			pos.Margin = d.c("iw", p.Isolated)
 		}

@@ -180,6 +180,25 @@ func FuzzParseOrders(f *testing.F) {
 	})
 }
 
+func FuzzParsePositions(f *testing.F) {
+	f.Add([]byte(`{"instId":"A-USDT-SWAP","posSide":"net","pos":"-3","avgPx":"10","bePx":"10.01","mgnRatio":"12.5","mgnMode":"cross","uTime":"1"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var r rawPosition
+		if json.Unmarshal(b, &r) != nil {
+			return
+		}
+		p, err := positionProto(r, unitConv)
+		if err != nil {
+			return
+		}
+		if p.MarginRatio != "" {
+			if d, err := decimal.NewFromString(p.MarginRatio); err != nil || d.IsNegative() {
+				t.Fatalf("margin ratio %q from mgnRatio %q", p.MarginRatio, r.MgnRatio)
+			}
+		}
+	})
+}
+
 func FuzzParseRubik(f *testing.F) {
 	f.Add([]byte(`[["1","2","3"]]`))
 	f.Fuzz(func(t *testing.T, b []byte) { _, _, _ = ParseRubikRows(json.RawMessage(b), 2) })

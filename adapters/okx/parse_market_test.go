@@ -213,8 +213,26 @@ func TestOrderAndPositionParsing(t *testing.T) {
 		t.Error("bad price accepted")
 	}
 	p, err := positionProto(rawPosition{InstID: "ETH-USDT-SWAP", PosSide: "net", Pos: "-30", AvgPx: "2500", MgnMode: "cross", Imr: "75", Lever: "10"}, conv)
-	if err != nil || p.Qty != "-3" || p.Margin != "75" || p.PositionSide != exchangev1.PositionSide_POSITION_SIDE_NET {
+	if err != nil || p.Qty != "-3" || p.Margin != "75" || p.PositionSide != exchangev1.PositionSide_POSITION_SIDE_NET ||
+		p.BreakEvenPrice != "" || p.MarginRatio != "" {
 		t.Fatalf("position: %v %+v", err, p)
+	}
+	// bePx as sent; mgnRatio (margin balance over maintenance margin) inverted: 1 / 11.731726509588816.
+	p, err = positionProto(rawPosition{InstID: "ETH-USDT-SWAP", PosSide: "long", Pos: "10", AvgPx: "2566.31", BePx: "2353.949",
+		MgnRatio: "11.731726509588816", MgnMode: "isolated", Margin: "10"}, conv)
+	if err != nil || p.BreakEvenPrice != "2353.949" || p.MarginRatio != "0.08523895" {
+		t.Fatalf("position metrics: %v %+v", err, p)
+	}
+	for mgn, want := range map[string]string{"0": "1", "-2": "1", "4": "0.25", "": ""} {
+		if p, err := positionProto(rawPosition{InstID: "ETH-USDT-SWAP", Pos: "1", BePx: "0", MgnRatio: mgn}, conv); err != nil ||
+			p.MarginRatio != want || p.BreakEvenPrice != "" {
+			t.Errorf("mgnRatio %q: %v %+v, want %q", mgn, err, p, want)
+		}
+	}
+	for _, bad := range []rawPosition{{InstID: "X", Pos: "1", MgnRatio: "x"}, {InstID: "X", Pos: "1", BePx: "1..2"}} {
+		if _, err := positionProto(bad, conv); err == nil {
+			t.Errorf("bad position %+v accepted", bad)
+		}
 	}
 	a, err := algoProto(rawAlgo{AlgoID: "a1", InstID: "ETH-USDT-SWAP", SlTriggerPx: "2300", SlTriggerPxType: "mark", SlOrdPx: "-1", Sz: "10", State: "live"}, conv)
 	if err != nil || a.Type != exchangev1.OrderType_ORDER_TYPE_STOP_MARKET || a.TriggerPriceType != exchangev1.TriggerPriceType_TRIGGER_PRICE_TYPE_MARK ||

@@ -299,8 +299,10 @@ type rawPosition struct {
 	PosSide     string `json:"posSide"`
 	Pos         string `json:"pos"`
 	AvgPx       string `json:"avgPx"`
+	BePx        string `json:"bePx"`
 	MarkPx      string `json:"markPx"`
 	LiqPx       string `json:"liqPx"`
+	MgnRatio    string `json:"mgnRatio"`
 	Upl         string `json:"upl"`
 	RealizedPnl string `json:"realizedPnl"`
 	Lever       string `json:"lever"`
@@ -346,8 +348,35 @@ func positionProto(r rawPosition, conv sizeConv) (*exchangev1.Position, error) {
 	} else {
 		set(&p.Margin, "imr", r.Imr)
 	}
+	set(&p.BreakEvenPrice, "bePx", r.BePx)
+	ratio, err := marginRatioOf(r.MgnRatio)
+	errs = append(errs, err)
+	p.MarginRatio = ratio
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	if p.BreakEvenPrice == "0" {
+		p.BreakEvenPrice = ""
+	}
 	return p, nil
+}
+
+// marginRatioScale is the decimals of a margin ratio.
+const marginRatioScale = 8
+
+// marginRatioOf turns OKX's mgnRatio (margin balance over maintenance margin; liquidation at 1, shown as 100%) into
+// the contract's margin ratio, maintenance margin over margin balance: 1 / mgnRatio. Empty (no maintenance margin)
+// stays empty; zero or below is "1" (nothing left above the requirement).
+func marginRatioOf(s string) (string, error) {
+	if s == "" {
+		return "", nil
+	}
+	d, err := decimal.NewFromString(s)
+	if err != nil {
+		return "", fmt.Errorf("mgnRatio: bad decimal %q", s)
+	}
+	if !d.IsPositive() {
+		return "1", nil
+	}
+	return decimal.NewFromInt(1).DivRound(d, marginRatioScale).String(), nil
 }

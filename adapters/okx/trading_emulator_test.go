@@ -132,6 +132,14 @@ func TestSwapPositionFlow(t *testing.T) {
 	if pos == nil || !decimal.RequireFromString(pos.GetQty()).Equal(qty) {
 		t.Fatalf("position %v, want %s base", pos, qty)
 	}
+	// A long breaks even a little above its entry (the fees); its cross margin ratio is well below 1.
+	entry := decimal.RequireFromString(pos.GetEntryPrice())
+	if be, err := decimal.NewFromString(pos.GetBreakEvenPrice()); err != nil || !be.GreaterThan(entry) || !be.LessThan(entry.Mul(decimal.RequireFromString("1.01"))) {
+		t.Fatalf("break-even %q for entry %s", pos.GetBreakEvenPrice(), entry)
+	}
+	if r, err := decimal.NewFromString(pos.GetMarginRatio()); err != nil || !r.IsPositive() || !r.LessThan(decimal.RequireFromString("0.5")) {
+		t.Fatalf("margin ratio %q", pos.GetMarginRatio())
+	}
 	stop := bid.Mul(decimal.RequireFromString("0.8")).Div(decimal.RequireFromString(in.GetTickSize())).Floor().Mul(decimal.RequireFromString(in.GetTickSize()))
 	a, err := w.c.PlaceAlgoOrder(ctx, &exchangev1.PlaceAlgoOrderRequest{Account: w.acct, MarketType: swap, Symbol: sym, Side: exchangev1.Side_SIDE_SELL,
 		Type: exchangev1.OrderType_ORDER_TYPE_STOP_MARKET, TriggerPrice: stop.String(), TriggerPriceType: exchangev1.TriggerPriceType_TRIGGER_PRICE_TYPE_MARK,
@@ -312,14 +320,6 @@ func TestHedgeModeNeedsPositionSide(t *testing.T) {
 	if _, err := w.c.CancelOrder(ctx, &exchangev1.CancelOrderRequest{Account: w.acct, MarketType: swap, Symbol: "SOL-USDT-SWAP", OrderId: o.GetOrder().GetOrderId()}); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// TestOCO places a take-profit / stop-loss pair on a long position as one OKX oco order and cancels it.
-func TestOCO(t *testing.T) {
-	w := shared(t)
-	ctx := t.Context()
-	swap := exchangev1.MarketType_MARKET_TYPE_SWAP
-	const sym = "SOL-USDT-SWAP"
 
 	// A long opened at market is closed by close-position naming its side (reduce-only is implied there).
 	req.Type, req.Price = exchangev1.OrderType_ORDER_TYPE_MARKET, ""
@@ -348,6 +348,14 @@ func TestOCO(t *testing.T) {
 	if q := long(); q != "0" && !decimal.RequireFromString(q).IsZero() {
 		t.Fatalf("long of %s left after close-position", q)
 	}
+}
+
+// TestOCO places a take-profit / stop-loss pair on a long position as one OKX oco order and cancels it.
+func TestOCO(t *testing.T) {
+	w := shared(t)
+	ctx := t.Context()
+	swap := exchangev1.MarketType_MARKET_TYPE_SWAP
+	const sym = "SOL-USDT-SWAP"
 	in, err := w.srv.LookupInstrument(ctx, swap, sym)
 	if err != nil {
 		t.Fatal(err)

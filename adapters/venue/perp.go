@@ -261,6 +261,10 @@ func (v *Venue) checkLiquidations(st *instState, now int64) {
 // crossEquity is the cross-margin equity (wallet balance without isolated margin, plus cross unrealized PnL) and
 // the total cross maintenance margin.
 func (v *Venue) crossEquity(a *account, quote string) (equity, maint decimal.Decimal) {
+	return a.crossEquity(quote)
+}
+
+func (a *account) crossEquity(quote string) (equity, maint decimal.Decimal) {
 	b := a.bal(TradingWallet, quote)
 	equity = b.total
 	for _, p := range a.positions {

@@ -882,6 +882,10 @@ func (p *position) view() Position {
 	if !p.isolated {
 		pos.Margin = p.initialMargin()
 	}
+	if p.qty != 0 {
+		pos.BreakEven = p.breakEven()
+		pos.MarginRatio = p.marginRatio(pos.MaintMargin)
+	}
 	if p.isolated && p.qty != 0 {
 		// Liquidation when margin + (liq - entry) * q * sign = maint(at entry notional, approximately).
 		qd := in.Qty(abs64(p.qty))
@@ -895,6 +899,32 @@ func (p *position) view() Position {
 	}
 	return pos
 }
+
+// breakEven is the price at which closing the whole position nets zero after the taker fee of opening it and of
+// closing it, both taken on the entry notional (Binance's formula): long entry * (1 + 2 * taker), short
+// entry * (1 - 2 * taker). Fees actually paid as maker are not tracked per position.
+func (p *position) breakEven() decimal.Decimal {
+	in := p.inst.in
+	move := p.entry.Mul(in.TakerFee).Mul(decimal.NewFromInt(2 * p.sign()))
+	return p.entry.Add(move).Round(in.priceScale + 4)
+}
+
+// marginRatio is the maintenance margin over the margin balance (Binance's margin ratio; liquidation at 1):
+// isolated, the position's maintenance margin over its margin plus unrealized PnL; cross, the account's cross
+// maintenance margin over its cross equity (see crossEquity). A margin balance at or below zero is 1.
+func (p *position) marginRatio(maint decimal.Decimal) decimal.Decimal {
+	balance := p.margin.Add(p.upnl())
+	if !p.isolated {
+		balance, maint = p.acct.crossEquity(p.inst.in.Quote)
+	}
+	if !balance.IsPositive() {
+		return decimal.NewFromInt(1)
+	}
+	return maint.DivRound(balance, ratioScale)
+}
+
+// ratioScale is the decimals of a margin ratio.
+const ratioScale = 8
 
 func (o *order) view() Order {
 	in := o.inst.in

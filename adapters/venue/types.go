@@ -382,7 +382,13 @@ type Position struct {
 	MaintMargin   decimal.Decimal
 	LiqPrice      decimal.Decimal
 	Notional      decimal.Decimal
-	Updated       int64
+	// BreakEven is the price at which closing the whole position nets zero after the taker fees of opening and
+	// closing it (both on the entry notional): long entry*(1+2*taker), short entry*(1-2*taker).
+	BreakEven decimal.Decimal
+	// MarginRatio is maintenance margin over margin balance (liquidation at 1): isolated, the position's own;
+	// cross, the account's cross maintenance margin over its cross equity.
+	MarginRatio decimal.Decimal
+	Updated     int64
 }
 
 // Balance is one asset in one wallet.

@@ -116,12 +116,28 @@ func (s *Server) positionProto(a *account, p *position) *exchangev1.Position {
 		}
 		liq = liq.Div(p.in.tick).Round(0).Mul(p.in.tick)
 	}
-	return &exchangev1.Position{
+	pos := &exchangev1.Position{
 		Symbol: p.in.info.Symbol, PositionSide: p.side, Qty: qty.String(), EntryPrice: p.entry.String(),
 		MarkPrice: mark.String(), LiquidationPrice: liq.String(), UnrealizedPnl: s.unrealized(p).String(),
 		RealizedPnl: p.realized.String(), Leverage: itoa(lev), MarginMode: a.mode4(p.in), Margin: p.margin.String(),
 		MaintenanceMargin: notional.Mul(maintenance).String(), Notional: notional.String(), UpdatedTime: p.updated,
 	}
+	if p.qty != 0 {
+		// Break-even: the taker fee of opening and of closing, both on the entry notional. Margin ratio: maintenance
+		// margin over the position's margin plus unrealized PnL (each position is margined on its own here).
+		sign := int64(1)
+		if p.qty < 0 {
+			sign = -1
+		}
+		pos.BreakEvenPrice = p.entry.Add(p.entry.Mul(swapTakerFee).Mul(decimal.NewFromInt(2 * sign))).String()
+		bal := p.margin.Add(s.unrealized(p))
+		if bal.IsPositive() {
+			pos.MarginRatio = notional.Mul(maintenance).DivRound(bal, 8).String()
+		} else {
+			pos.MarginRatio = "1"
+		}
+	}
+	return pos
 }
 
 func (a *account) lev(in *instrument) int64 {

@@ -1566,7 +1566,7 @@ func (s *Server) positionView(in *venue.Instrument, p venue.Position, st venue.P
 	}
 	m := map[string]any{
 		"symbol": s.native[in.ID], "positionSide": posSideName(p.Side), "positionAmt": amtQ.StringFixed(qs),
-		"entryPrice": p.EntryPrice.StringFixed(ps + 1), "breakEvenPrice": p.EntryPrice.StringFixed(ps + 1),
+		"entryPrice": p.EntryPrice.StringFixed(ps + 1), "breakEvenPrice": breakEven(in, p),
 		"markPrice": p.MarkPrice.StringFixed(ps + 2), "unRealizedProfit": p.UnrealizedPnL.StringFixed(8),
 		"liquidationPrice": p.LiqPrice.StringFixed(ps + 1), "isolatedMargin": isoMargin.StringFixed(8),
 		"notional": notional.StringFixed(8), "isolatedWallet": isoWallet.StringFixed(8), "updateTime": p.Updated,
@@ -1593,9 +1593,21 @@ func (s *Server) positionView(in *venue.Instrument, p venue.Position, st venue.P
 	return m
 }
 
-// futuresWallet sums the USDT trading wallet and the positions' PnL and margins.
+// breakEven is a position's breakEvenPrice ("bep" on the stream): "0.0" for no position, else the venue's
+// break-even price with up to four decimals beyond the tick, as Binance sends it (entry 67445.9, break-even
+// 67479.62295).
+func breakEven(in *venue.Instrument, p venue.Position) string {
+	if p.BreakEven.IsZero() {
+		return "0.0"
+	}
+	return p.BreakEven.StringFixed(in.PriceScale() + 4)
+}
+
+// futuresWallet sums the USDT trading wallet and the positions' PnL and margins; the cross figures leave out
+// isolated positions and their margin (Binance's crossWalletBalance and crossUnPnl).
 type futWallet struct {
 	wallet, free, locked, upnl, posMargin, maint decimal.Decimal
+	crossWallet, crossUpnl                       decimal.Decimal
 }
 
 func (s *Server) futuresWallet(account string) (futWallet, []venue.Position, error) {
@@ -1614,10 +1626,16 @@ func (s *Server) futuresWallet(account string) (futWallet, []venue.Position, err
 		return w, nil, err
 	}
 	ps = slices.DeleteFunc(ps, func(p venue.Position) bool { return s.byID[p.Instrument] == nil })
+	w.crossWallet = w.wallet
 	for _, p := range ps {
 		w.upnl = w.upnl.Add(p.UnrealizedPnL)
 		w.posMargin = w.posMargin.Add(p.Margin)
 		w.maint = w.maint.Add(p.MaintMargin)
+		if p.Isolated {
+			w.crossWallet = w.crossWallet.Sub(p.Margin)
+		} else {
+			w.crossUpnl = w.crossUpnl.Add(p.UnrealizedPnL)
+		}
 	}
 	return w, ps, nil
 }
@@ -1629,8 +1647,8 @@ func (s *Server) futBalance(q *req) (any, error) {
 	}
 	return []map[string]any{{
 		"accountAlias": "SgsR" + strings.ToUpper(randomIDStable(q.account)), "asset": "USDT",
-		"balance": w.wallet.StringFixed(8), "crossWalletBalance": w.wallet.StringFixed(8),
-		"crossUnPnl": w.upnl.StringFixed(8), "availableBalance": w.free.StringFixed(8),
+		"balance": w.wallet.StringFixed(8), "crossWalletBalance": w.crossWallet.StringFixed(8),
+		"crossUnPnl": w.crossUpnl.StringFixed(8), "availableBalance": w.free.StringFixed(8),
 		"maxWithdrawAmount": w.free.StringFixed(8), "marginAvailable": true, "updateTime": s.v.Now(),
 	}}, nil
 }
@@ -1662,7 +1680,7 @@ func (s *Server) futAccount(version int) func(*req) (any, error) {
 			"asset": "USDT", "walletBalance": f(w.wallet), "unrealizedProfit": f(w.upnl),
 			"marginBalance": f(w.wallet.Add(w.upnl)), "maintMargin": f(w.maint), "initialMargin": f(w.locked),
 			"positionInitialMargin": f(w.posMargin), "openOrderInitialMargin": f(orderMargin),
-			"crossWalletBalance": f(w.wallet), "crossUnPnl": f(w.upnl), "availableBalance": f(w.free),
+			"crossWalletBalance": f(w.crossWallet), "crossUnPnl": f(w.crossUpnl), "availableBalance": f(w.free),
 			"maxWithdrawAmount": f(w.free), "updateTime": now,
 		}
 		positions := make([]map[string]any, 0, len(ps))
@@ -1696,7 +1714,7 @@ func (s *Server) futAccount(version int) func(*req) (any, error) {
 			"totalInitialMargin": f(w.locked), "totalMaintMargin": f(w.maint), "totalWalletBalance": f(w.wallet),
 			"totalUnrealizedProfit": f(w.upnl), "totalMarginBalance": f(w.wallet.Add(w.upnl)),
 			"totalPositionInitialMargin": f(w.posMargin), "totalOpenOrderInitialMargin": f(orderMargin),
-			"totalCrossWalletBalance": f(w.wallet), "totalCrossUnPnl": f(w.upnl), "availableBalance": f(w.free),
+			"totalCrossWalletBalance": f(w.crossWallet), "totalCrossUnPnl": f(w.crossUpnl), "availableBalance": f(w.free),
 			"maxWithdrawAmount": f(w.free), "assets": []map[string]any{asset}, "positions": positions,
 		}
 		if version == 2 {

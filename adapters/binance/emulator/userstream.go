@@ -469,7 +469,7 @@ func (t *userTranslator) positionRow(p venue.Position) map[string]string {
 		mt, iw = "isolated", p.Margin
 	}
 	return map[string]string{"s": t.s.native[in.ID], "pa": amtQ.StringFixed(in.QtyScale()),
-		"ep": p.EntryPrice.StringFixed(in.PriceScale() + 1), "bep": p.EntryPrice.StringFixed(in.PriceScale() + 1),
+		"ep": p.EntryPrice.StringFixed(in.PriceScale() + 1), "bep": breakEven(in, p),
 		"cr": p.RealizedPnL.StringFixed(8), "up": p.UnrealizedPnL.StringFixed(8), "mt": mt,
 		"iw": iw.StringFixed(8), "ps": posSideName(p.Side)}
 }

@@ -759,11 +759,12 @@ func (s *Server) positionObj(p venue.Position) obj {
 	if p.Isolated {
 		margin, imr = dec(p.Margin), ""
 	}
+	// OKX's mgnRatio is margin balance over maintenance margin (liquidation at 1): the inverse of the venue's.
 	mgnRatio := ""
-	if p.MaintMargin.IsPositive() {
-		mgnRatio = dec(p.Margin.Add(p.UnrealizedPnL).DivRound(p.MaintMargin, 8))
+	if p.MarginRatio.IsPositive() {
+		mgnRatio = dec(decimal.NewFromInt(1).DivRound(p.MarginRatio, 8))
 	}
-	return obj{"adl": "1", "availPos": dec(avail), "avgPx": dec(p.EntryPrice), "bePx": dec(p.EntryPrice),
+	return obj{"adl": "1", "availPos": dec(avail), "avgPx": dec(p.EntryPrice), "bePx": dec(p.BreakEven),
 		"cTime": ms(p.Updated), "ccy": i.v.Quote, "fee": "0", "fundingFee": "0", "idxPx": dec(m.Index),
 		"imr": imr, "instId": i.id, "instType": "SWAP", "interest": "", "last": dec(last), "lever": strconv.Itoa(p.Leverage),
 		"liab": "", "liabCcy": "", "liqPenalty": "0", "liqPx": px(p.LiqPrice), "margin": margin, "markPx": dec(p.MarkPrice),
