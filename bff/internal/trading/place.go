@@ -357,6 +357,9 @@ func (s *Service) Place(ctx context.Context, memberID, key string, req PlaceRequ
 		return store.Order{}, &Error{Status: http.StatusUnprocessableEntity, Code: "not_supported", Field: "reduce_only",
 			Message: "This exchange does not take reduce-only orders here."}
 	}
+	if tp, sl, e = entryTpSl(caps, m, req.ReduceOnly, tp, sl); e != nil { // nil where exhub arms them (attached.go)
+		return store.Order{}, e
+	}
 	if pm != 0 && !caps.priceMatch {
 		return store.Order{}, &Error{Status: http.StatusUnprocessableEntity, Code: "not_supported", Field: "price_match",
 			Message: "This exchange does not price orders from its book here."}
@@ -396,7 +399,7 @@ func (s *Service) Place(ctx context.Context, memberID, key string, req PlaceRequ
 // (its refusal as the error).
 func (s *Service) journalNew(ctx context.Context, d *exchangev1.DescribeResponse, acct *exchangev1.AccountRef,
 	intent store.Order) (o store.Order, fresh bool, err error) {
-	cid, err := s.newClientID(d)
+	cid, err := s.clientIDFor(ctx, d)
 	if err != nil {
 		return store.Order{}, false, err
 	}

@@ -1,9 +1,11 @@
 package trading
 
 import (
+	"context"
 	"testing"
 
 	"github.com/exhub/exhub/bff/internal/store"
+	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
 )
 
 // TestPriceMatch: a binance SWAP limit order with price_match QUEUE is sent without a price, journaled with its
@@ -25,21 +27,19 @@ func TestPriceMatch(t *testing.T) {
 	if v := View(o); v.PriceMatch != "QUEUE" {
 		t.Fatalf("view %+v", v)
 	}
-	list, err := e.svc.OpenOrders(ctx, "a", Scope{Exchange: m.ex.slug, MarketType: m.mt, Symbol: m.symbol})
-	if err != nil {
-		t.Fatal(err)
-	}
-	found := false
-	for _, x := range list {
-		if x.ClientOrderID == o.ClientOrderID {
-			found = true
-			if !dec(x.Price).IsPositive() {
-				t.Fatalf("the exchange's order has no price: %+v", x)
-			}
+	// The exchange chose the price (the order may have filled meanwhile: the market moves).
+	sup, _ := e.host.Get("binance")
+	acct, _ := e.acc.AccountRef(ctx, "a", "binance")
+	err = sup.Call(ctx, "GetOrder", func(ctx context.Context, c exchangev1.ExchangeClient) error {
+		r, err := c.GetOrder(ctx, &exchangev1.GetOrderRequest{Account: acct, MarketType: exchangev1.MarketType_MARKET_TYPE_SWAP,
+			Symbol: m.symbol, ClientOrderId: o.ClientOrderID})
+		if err == nil && (!dec(r.GetOrder().GetPrice()).IsPositive() || r.GetOrder().GetPriceMatch() != exchangev1.PriceMatch_PRICE_MATCH_QUEUE) {
+			t.Errorf("the exchange's order: %v", r.GetOrder())
 		}
-	}
-	if !found && StatusOf(o) == StatusOpen {
-		t.Fatal("the price-match order is not among the open orders")
+		return err
+	})
+	if err != nil {
+		t.Fatalf("GetOrder: %v", err)
 	}
 
 	for _, c := range []struct {

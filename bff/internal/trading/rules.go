@@ -136,6 +136,8 @@ type marketCaps struct {
 	reduceOnly bool
 	amend      bool
 	priceMatch bool
+	tpslKinds  []exchangev1.TpSlKind
+	triggers   []exchangev1.TriggerPriceType
 }
 
 func capsOf(d *exchangev1.DescribeResponse, m exchangev1.MarketType) (marketCaps, bool) {
@@ -146,7 +148,8 @@ func capsOf(d *exchangev1.DescribeResponse, m exchangev1.MarketType) (marketCaps
 	for _, mc := range tc.GetMarkets() {
 		if mc.GetMarketType() == m {
 			return marketCaps{orderTypes: mc.GetOrderTypes(), tifs: mc.GetTimeInForce(), algoTypes: mc.GetAlgoOrderTypes(),
-				reduceOnly: mc.GetReduceOnly(), amend: mc.GetAmend(), priceMatch: mc.GetPriceMatch()}, true
+				reduceOnly: mc.GetReduceOnly(), amend: mc.GetAmend(), priceMatch: mc.GetPriceMatch(),
+				tpslKinds: mc.GetTpslKinds(), triggers: mc.GetTriggerPriceTypes()}, true
 		}
 	}
 	var algo []exchangev1.OrderType
@@ -180,7 +183,11 @@ func (s *Service) newClientID(d *exchangev1.DescribeResponse) (string, error) {
 	}
 	var b [15]byte
 	_, _ = rand.Read(b[:]) // crypto/rand never fails
-	id := "ex" + hex.EncodeToString(b[:])
+	return s.clientIDFrom(d, "ex"+hex.EncodeToString(b[:]))
+}
+
+// clientIDFrom fits id ("ex" and hex digits) to the plugin's declared client id format (see newClientID).
+func (s *Service) clientIDFrom(d *exchangev1.DescribeResponse, id string) (string, error) {
 	f := d.GetCapabilities().GetTrading().GetClientOrderIdFormat()
 	if n := int(f.GetMaxLength()); n > 0 && n < len(id) {
 		if n < 16 {

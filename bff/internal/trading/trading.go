@@ -130,6 +130,7 @@ type Service struct {
 	inflight map[string]chan struct{}
 	// reconcileAll is set by Reconcile and by plugin restarts; the loop runs a reconciliation and clears it.
 	reconcile map[string]bool // exchange slug -> pending
+	attached  attachedState   // TP/SL on entry armed by exhub (attached.go; the loop's)
 	instr     map[instrKey]instrEntry
 	// feed, when set, is the private account stream the loop follows; feedQ holds its updates for the loop.
 	feed  feed.Subscriber
@@ -207,6 +208,7 @@ func (s *Service) Run(ctx context.Context) {
 		}
 		s.resolveDue(ctx)
 		s.reconcilePending(ctx)
+		s.armAttachedDue(ctx)
 		select {
 		case <-ctx.Done():
 			return

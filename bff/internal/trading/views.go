@@ -57,6 +57,7 @@ type Order struct {
 	TakeProfit      *TpSl     `json:"take_profit,omitempty"`
 	StopLoss        *TpSl     `json:"stop_loss,omitempty"`
 	ClientOrderID   string    `json:"client_order_id,omitempty"`
+	AttachedTo      string    `json:"attached_to,omitempty" doc:"The journal id of the entry whose take-profit or stop-loss exhub armed as this order once the entry filled"`
 	ExchangeOrderID string    `json:"exchange_order_id,omitempty"`
 	RejectCode      string    `json:"reject_code,omitempty" doc:"Why it was refused (the typed reason)"`
 	ExchangeCode    string    `json:"exchange_code,omitempty" doc:"The exchange's own error code"`
@@ -122,7 +123,7 @@ func View(o store.Order) Order {
 		TriggerPrice: o.TriggerPrice, TakeProfit: decodeTpSl(o.TakeProfit), StopLoss: decodeTpSl(o.StopLoss),
 		ClientOrderID: o.ClientOrderID, ExchangeOrderID: o.ExchangeOrderID, RejectCode: o.RejectCode,
 		ExchangeCode: o.ExchangeCode, RejectMessage: o.RejectMessage, CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt,
-		PriceMatch: o.PriceMatch}
+		PriceMatch: o.PriceMatch, AttachedTo: attachedTo(o)}
 	return v
 }
 

@@ -1630,6 +1630,8 @@ export interface components {
             time: number;
         };
         Order: {
+            /** @description The journal id of the entry whose take-profit or stop-loss exhub armed as this order once the entry filled */
+            attached_to?: string;
             avg_price?: string;
             client_order_id?: string;
             /** Format: date-time */
@@ -2150,6 +2152,8 @@ export interface components {
             /** @description GTC, IOC, FOK, POST_ONLY. */
             timeInForce: string[];
             tpsl: boolean;
+            /** @description Market types (SPOT, SWAP) where a new order takes a take-profit / stop-loss: armed by the exchange, or on SWAP by exhub once the entry fills (reduce-only closing orders). */
+            tpslOnEntry?: string[];
             /** @description LAST, MARK, INDEX. */
             triggerPriceTypes: string[];
         };

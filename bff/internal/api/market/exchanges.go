@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 
@@ -55,6 +56,7 @@ type TradingCapabilities struct {
 	PositionModes           []string `json:"positionModes" doc:"ONE_WAY, HEDGE."`
 	SelfTradePrevention     bool     `json:"selfTradePrevention"`
 	PriceMatch              []string `json:"priceMatch,omitempty" doc:"Market types (SPOT, SWAP) where the exchange prices a limit order from its own book (an order's price_match)."`
+	TpSlOnEntry             []string `json:"tpslOnEntry,omitempty" doc:"Market types (SPOT, SWAP) where a new order takes a take-profit / stop-loss: armed by the exchange, or on SWAP by exhub once the entry fills (reduce-only closing orders)."`
 }
 
 // WalletCapabilities says which wallet operations exist.
@@ -250,6 +252,7 @@ func capabilities(c *exchangev1.Capabilities) Capabilities {
 			PositionModes:           enumNames("POSITION_MODE_", t.GetPositionModes()),
 			SelfTradePrevention:     t.GetSelfTradePrevention(),
 			PriceMatch:              priceMatchMarkets(t),
+			TpSlOnEntry:             tpslOnEntryMarkets(t),
 		},
 		Wallet: WalletCapabilities{Balances: w.GetBalances(), Transfer: w.GetTransfer(), Deposit: w.GetDeposit(),
 			Withdraw: w.GetWithdraw(), Convert: w.GetConvert()},
@@ -274,6 +277,23 @@ func priceMatchMarkets(t *exchangev1.TradingCapabilities) []string {
 	out := []string{}
 	for _, m := range t.GetMarkets() {
 		if m.GetPriceMatch() && m.GetMarketType() != exchangev1.MarketType_MARKET_TYPE_UNSPECIFIED {
+			out = append(out, strings.TrimPrefix(m.GetMarketType().String(), "MARKET_TYPE_"))
+		}
+	}
+	return out
+}
+
+// tpslOnEntryMarkets lists the market types where an order takes TP/SL on entry: the market claims
+// TP_SL_KIND_ON_ORDER, or it is SWAP with reduce-only STOP_MARKET and TAKE_PROFIT_MARKET algo orders, which the
+// trading service places itself once the entry fills (trading/attached.go).
+func tpslOnEntryMarkets(t *exchangev1.TradingCapabilities) []string {
+	out := []string{}
+	for _, m := range t.GetMarkets() {
+		onOrder := slices.Contains(m.GetTpslKinds(), exchangev1.TpSlKind_TP_SL_KIND_ON_ORDER)
+		hostArms := m.GetMarketType() == exchangev1.MarketType_MARKET_TYPE_SWAP && m.GetReduceOnly() &&
+			slices.Contains(m.GetAlgoOrderTypes(), exchangev1.OrderType_ORDER_TYPE_STOP_MARKET) &&
+			slices.Contains(m.GetAlgoOrderTypes(), exchangev1.OrderType_ORDER_TYPE_TAKE_PROFIT_MARKET)
+		if (onOrder || hostArms) && m.GetMarketType() != exchangev1.MarketType_MARKET_TYPE_UNSPECIFIED {
 			out = append(out, strings.TrimPrefix(m.GetMarketType().String(), "MARKET_TYPE_"))
 		}
 	}

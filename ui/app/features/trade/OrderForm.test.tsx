@@ -216,6 +216,16 @@ describe("order form", { timeout: 30_000 }, () => {
     expect((bff.posts()[0]!.body as { price_match?: string }).price_match).toBeUndefined();
   });
 
+  it("offers TP/SL on entry per market where the capabilities list it", async () => {
+    fakeBff({ "GET /api/v1/max-order-size": maxSize });
+    const view = renderForm({ caps: { ...caps, tpsl: false, tpslOnEntry: ["SWAP"] } });
+    expect(await screen.findByLabelText("TP/SL")).toBeTruthy();
+    view.unmount();
+    renderForm({ marketType: "SPOT", caps: { ...caps, tpsl: true, tpslOnEntry: ["SWAP"] } });
+    await screen.findByTestId("order-submit");
+    expect(screen.queryByLabelText("TP/SL")).toBeNull();
+  });
+
   it("AI Price sends the exchange's own best-price order where the market has one", async () => {
     const bff = fakeBff({
       "GET /api/v1/max-order-size": maxSize,

@@ -42,6 +42,9 @@ export type TradingCaps = {
   triggerPriceTypes: string[];
   // Market types (SPOT, SWAP) where the exchange prices a limit order from its own book.
   priceMatch?: string[];
+  // Market types where an order takes TP/SL on entry (armed by the exchange,
+  // or by exhub once a SWAP entry fills); absent: the flat tpsl flag.
+  tpslOnEntry?: string[];
 };
 
 export type OrderFormProps = {
@@ -232,7 +235,8 @@ export function OrderForm(p: OrderFormProps) {
   const avail = availableOf(p.balances, swap ? quoteAsset : v.side === "BUY" ? i.quote : base);
   const maxNow = v.side === "BUY" ? maxQ.data?.max_buy_qty : maxQ.data?.max_sell_qty;
   // TP/SL belong to an entry: not to a stop order nor to an order that closes.
-  const entryTpSl = p.caps.tpsl && v.kind !== "STOP_MARKET" && !closingOrder(v, swap, hedge);
+  const tpslHere = p.caps.tpslOnEntry ? p.caps.tpslOnEntry.includes(p.marketType) : p.caps.tpsl;
+  const entryTpSl = tpslHere && v.kind !== "STOP_MARKET" && !closingOrder(v, swap, hedge);
 
   return (
     <Form form={form} onSubmit={submit} className="order-form" aria-label={t`Place order`} data-testid="order-form">
@@ -410,7 +414,7 @@ function OrderFacts({ avail, availAsset, max, base, step }: { avail?: string; av
     <dl className="order-facts" data-testid="order-facts">
       <div>
         <dt>{t`Available`}</dt>
-        <dd data-testid="available" title={`${avail ? f.decimal(avail, 8) : "—"} ${availAsset}`}>
+        <dd data-testid="available">
           {avail ? f.decimal(avail, 8) : "—"} {availAsset}
         </dd>
       </div>

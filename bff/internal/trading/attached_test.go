@@ -1,0 +1,145 @@
+package trading
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/exhub/exhub/bff/internal/pluginhost"
+	"github.com/exhub/exhub/bff/internal/store"
+	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
+)
+
+// waitingAlgos counts member a's waiting algo orders on binance's SWAP symbol by client id.
+func (e *env) waitingAlgos(t *testing.T, m market) map[string]int {
+	t.Helper()
+	sup, _ := e.host.Get("binance")
+	acct, _ := e.acc.AccountRef(ctxT(t), "a", "binance")
+	out := map[string]int{}
+	err := sup.Call(ctxT(t), "ListAlgoOrders", func(ctx context.Context, c exchangev1.ExchangeClient) error {
+		r, err := c.ListAlgoOrders(ctx, &exchangev1.ListAlgoOrdersRequest{Account: acct, MarketType: exchangev1.MarketType_MARKET_TYPE_SWAP, Symbol: m.symbol})
+		for _, a := range r.GetAlgoOrders() {
+			if a.GetStatus() == exchangev1.AlgoOrderStatus_ALGO_ORDER_STATUS_WAITING {
+				out[a.GetClientAlgoId()]++
+			}
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatalf("ListAlgoOrders: %v", err)
+	}
+	return out
+}
+
+// TestAttachedTpSlArmedOnce: Binance USD-M futures takes no TP/SL on the order, so exhub sends the entry without
+// them and, once it fills, places a reduce-only take-profit and stop-loss for the filled size through the algo
+// journal, with client ids derived from the entry's; further looks and a new service (a restart) never place them
+// again; an entry cancelled without a fill arms nothing.
+func TestAttachedTpSlArmedOnce(t *testing.T) {
+	e := newEnv(t, false)
+	ctx := ctxT(t)
+	m := e.market(t, "binance", "SWAP")
+	qty := m.qty(m.price(1), 1)
+	tp, sl := &TpSl{TriggerPrice: m.price(1.5), TriggerPriceType: "MARK"}, &TpSl{TriggerPrice: m.price(0.5)}
+	entry, err := e.svc.Place(ctx, "a", newKey(), PlaceRequest{Exchange: "binance", MarketType: "SWAP", Symbol: m.symbol,
+		Side: "BUY", Type: "MARKET", Qty: qty, TakeProfit: tp, StopLoss: sl})
+	if err != nil {
+		t.Fatalf("entry: %v", err)
+	}
+	if entry.TakeProfit == "" || entry.StopLoss == "" {
+		t.Fatalf("the entry's TP/SL are not journaled: %+v", entry)
+	}
+	entry = e.waitStatus(t, entry.ID, StatusFilled)
+
+	legs := map[string]store.Order{}
+	eventually(t, "both legs armed and waiting", func() (string, bool) {
+		for _, leg := range []string{"tp", "sl"} {
+			o, err := e.st.OrderByKey(ctx, "a", AttachedKey(entry.ID, leg))
+			if err != nil {
+				return leg + ": " + err.Error(), false
+			}
+			if StatusOf(o) != StatusWaiting {
+				return leg + ": " + StatusOf(o), false
+			}
+			legs[leg] = o
+		}
+		return "", true
+	})
+	for leg, want := range map[string]struct{ typ, trig, tt string }{
+		"tp": {"TAKE_PROFIT_MARKET", tp.TriggerPrice, "MARK"}, "sl": {"STOP_MARKET", sl.TriggerPrice, ""},
+	} {
+		o := legs[leg]
+		if o.Kind != store.OrderKindAlgo || o.Side != "SELL" || o.Type != want.typ || !o.ReduceOnly ||
+			!dec(o.Qty).Equal(dec(entry.FilledQty)) || !dec(o.TriggerPrice).Equal(dec(want.trig)) || (want.tt != "" && o.TriggerType != want.tt) {
+			t.Fatalf("%s leg %+v (entry filled %s)", leg, o, entry.FilledQty)
+		}
+	}
+	for leg, o := range legs {
+		if v := View(o); v.AttachedTo != entry.ID {
+			t.Fatalf("%s leg shown attached to %q, want %q", leg, v.AttachedTo, entry.ID)
+		}
+	}
+	d, _ := describe(mustSup(t, e, "binance"))
+	for _, leg := range []string{"tp", "sl"} {
+		if cid, _ := e.svc.attachedClientID(d, entry.ClientOrderID, leg); legs[leg].ClientOrderID != cid {
+			t.Fatalf("%s client id %q, want %q derived from the entry's", leg, legs[leg].ClientOrderID, cid)
+		}
+	}
+	wantOnce := func(when string) {
+		t.Helper()
+		got := e.waitingAlgos(t, m)
+		if len(got) != 2 || got[legs["tp"].ClientOrderID] != 1 || got[legs["sl"].ClientOrderID] != 1 {
+			t.Fatalf("%s: waiting algo orders %v, want the two legs once each", when, got)
+		}
+	}
+	wantOnce("armed")
+
+	// More looks, by this service and by a new one (a restart), with no time bound: nothing more is placed.
+	e.stopLoop()
+	e.svc.armAttached(ctx, time.Time{})
+	svc, err := New(e.svc.cfg, e.st, e.host, e.acc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.svc = svc
+	e.svc.armAttachedDue(ctx)
+	e.svc.armAttached(ctx, time.Time{})
+	wantOnce("after a restart")
+
+	// An entry cancelled before any fill arms nothing.
+	price := m.price(0.7)
+	rest, err := e.svc.Place(ctx, "a", newKey(), PlaceRequest{Exchange: "binance", MarketType: "SWAP", Symbol: m.symbol,
+		Side: "BUY", Type: "LIMIT", Price: price, Qty: m.qty(price, 1), TakeProfit: &TpSl{TriggerPrice: m.price(0.9)},
+		StopLoss: &TpSl{TriggerPrice: m.price(0.6)}})
+	if err != nil || StatusOf(rest) != StatusOpen {
+		t.Fatalf("resting entry: %+v %v", rest, err)
+	}
+	if _, _, err := e.svc.Cancel(ctx, "a", rest.ID); err != nil {
+		t.Fatalf("cancel: %v", err)
+	}
+	e.waitStatus(t, rest.ID, StatusCancelled)
+	e.svc.armAttached(ctx, time.Time{})
+	for _, leg := range []string{"tp", "sl"} {
+		if o, err := e.st.OrderByKey(ctx, "a", AttachedKey(rest.ID, leg)); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("a cancelled entry armed its %s: %+v %v", leg, o, err)
+		}
+	}
+	wantOnce("after the cancelled entry")
+
+	// A TP/SL closing at a limit price is not offered where exhub arms them.
+	_, err = e.svc.Place(ctx, "a", newKey(), PlaceRequest{Exchange: "binance", MarketType: "SWAP", Symbol: m.symbol,
+		Side: "BUY", Type: "MARKET", Qty: qty, TakeProfit: &TpSl{TriggerPrice: m.price(1.5), Price: m.price(1.5)}})
+	if ex := wantCode(t, err, "not_supported"); ex.Field != "take_profit.price" {
+		t.Fatalf("field %q", ex.Field)
+	}
+}
+
+func mustSup(t *testing.T, e *env, slug string) *pluginhost.Supervisor {
+	t.Helper()
+	sup, ok := e.host.Get(slug)
+	if !ok {
+		t.Fatalf("no plugin %s", slug)
+	}
+	return sup
+}
