@@ -34,6 +34,7 @@ import (
 	"github.com/exhub/exhub/bff/internal/member"
 	"github.com/exhub/exhub/bff/internal/metrics"
 	"github.com/exhub/exhub/bff/internal/pluginhost"
+	"github.com/exhub/exhub/bff/internal/servicegate"
 )
 
 func init() {
@@ -122,7 +123,7 @@ func New(d Deps) (http.Handler, huma.API) {
 		}
 	}
 	if d.Auth != nil {
-		trade.Register(api, trade.Deps{Guard: d.Auth, Trading: d.Trading, Logger: d.Logger})
+		trade.Register(api, trade.Deps{Guard: d.Auth, Trading: d.Trading, Logger: d.Logger, Gates: serviceGates(d)})
 		account.Register(api, account.Deps{Auth: d.Auth, Members: d.Members, KYC: d.KYC, Accounts: d.Accounts, Logger: d.Logger,
 			Exchanges: exchangeSlugs(d.Config)})
 	}
@@ -342,4 +343,17 @@ func (s *server) middleware(next http.Handler) http.Handler {
 			slog.String("route", route), slog.Int("status", rec.status), slog.Int("bytes", rec.bytes),
 			slog.Float64("duration_ms", float64(d.Microseconds())/1000), slog.String("remote", r.RemoteAddr))
 	})
+}
+
+// serviceGates are the exchanges' gated services (exchanges[].gates) over the members' per-exchange KYC flags.
+func serviceGates(d Deps) *servicegate.Checker {
+	if d.Config == nil {
+		return nil
+	}
+	rules, names := config.GateRules(d.Config.Exchanges)
+	var kyc servicegate.KYCSource
+	if d.Members != nil {
+		kyc = d.Members.Store()
+	}
+	return servicegate.New(rules, names, kyc)
 }

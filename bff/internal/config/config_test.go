@@ -174,6 +174,8 @@ func TestValidationNamesTheKey(t *testing.T) {
 		{yaml: "exchanges:\n  - {key: 0, slug: Bad_Slug, name: \"\", status: soon, sha256: zz}\n",
 			want: []string{"exchanges[0].key", "exchanges[0].slug", "exchanges[0].name", "exchanges[0].status", "exchanges[0].sha256"}},
 		{yaml: "exchanges:\n  - {key: 3, slug: bybit, name: Bybit}\n", want: []string{"exchanges[0].status", "needs a status"}},
+		{yaml: "exchanges:\n  - {key: 1, slug: a, name: A, plugin: a, gates: {trading: [two_factor, kycc], lending: [kyc]}}\n",
+			want: []string{"exchanges[0].gates", "kycc", "lending"}},
 		{yaml: "", env: map[string]string{"EXHUB_PLUGINS_STREAM_BUFFER": "many"}, want: []string{"plugins.stream_buffer", "EXHUB_PLUGINS_STREAM_BUFFER"}},
 		{yaml: "", env: map[string]string{"EXHUB_VALKEY_ADDR": "", "EXHUB_VALKEY_REQUIRED": "true"}, want: []string{"valkey.required"}},
 		{yaml: "stream:\n  max_subscriptions: 0\n  max_message_bytes: 10\n  ping_interval: 0s\n  lease_ttl: 10ms\n",
@@ -256,5 +258,20 @@ func TestStreamOverrides(t *testing.T) {
 		if !strings.Contains(keys, k) {
 			t.Errorf("EnvKeys lacks %s", k)
 		}
+	}
+}
+
+func TestExchangeGates(t *testing.T) {
+	p := write(t, t.TempDir(), "exhub.yaml", "exchanges:\n  - {key: 1, slug: binance, name: Binance, plugin: binance, gates: {trading: [two_factor], withdraw: [two_factor, kyc]}}\n  - {key: 2, slug: okx, name: OKX, plugin: okx}\n")
+	cfg, err := LoadWith(p, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules, names := GateRules(cfg.Exchanges)
+	if len(rules) != 1 || len(rules["binance"]["trading"]) != 1 || len(rules["binance"]["withdraw"]) != 2 || names["okx"] != "OKX" {
+		t.Fatalf("rules %+v names %+v", rules, names)
+	}
+	if r, _ := GateRules(Default().Exchanges); len(r) != 0 {
+		t.Fatalf("the default (demo) exchanges gate nothing: %+v", r)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/exhub/exhub/bff/internal/market"
+	"github.com/exhub/exhub/bff/internal/servicegate"
 	"github.com/exhub/exhub/plugin-sdk/sdk"
 )
 
@@ -39,6 +40,21 @@ type Exchange struct {
 	// EnvAllow names more host variables passed through to this plugin (besides plugins.env_allow). Env override:
 	// EXHUB_EXCHANGE_<SLUG>_ENV_ALLOW, comma separated.
 	EnvAllow []string `yaml:"env_allow"`
+	// Gates: the services (trading, withdraw, transfer) that need two-factor authentication and/or a verified KYC
+	// on this exchange, e.g. {trading: [two_factor], withdraw: [two_factor, kyc]}. Empty (the demo default): none.
+	Gates servicegate.Rules `yaml:"gates"`
+}
+
+// GateRules are the exchanges' gates and display names by slug, for servicegate.New.
+func GateRules(list []Exchange) (map[string]servicegate.Rules, map[string]string) {
+	rules, names := map[string]servicegate.Rules{}, map[string]string{}
+	for _, e := range list {
+		names[e.Slug] = e.Name
+		if len(e.Gates) > 0 {
+			rules[e.Slug] = e.Gates
+		}
+	}
+	return rules, names
 }
 
 // DefaultExchanges are the demo exchanges, each plugin pointed at its local emulator.
@@ -104,6 +120,9 @@ func validateExchanges(list []Exchange) error {
 			} else if err := sdk.CheckEnvName(name); err != nil {
 				p.Add(fmt.Sprintf("%s.env[%d]", k, j), "%v", err)
 			}
+		}
+		for _, bad := range e.Gates.Validate() {
+			p.Add(k+".gates", "%s", bad)
 		}
 		if e.SHA256 != "" {
 			if b, err := hex.DecodeString(e.SHA256); err != nil || len(b) != 32 {

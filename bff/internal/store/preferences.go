@@ -30,6 +30,54 @@ type PreferencesDoc struct {
 	SoundVolume string `json:"sound_volume,omitempty"`
 	// SubPages remembers the last sub-page per page, such as {"dashboard": "security"}.
 	SubPages map[string]string `json:"sub_pages,omitempty"`
+	// Trade is the trade screen's chart layout and state.
+	Trade *TradePrefs `json:"trade,omitempty"`
+}
+
+// TradePrefs is the trade screen's saved state: the chart's type, interval and indicators and the account tabs'
+// "all symbols" switches.
+type TradePrefs struct {
+	// ChartType is the spec's chart type key (Bars 0, Candles 1, ... HLCArea 16).
+	ChartType *int `json:"chart_type,omitempty"`
+	// Interval is a resolution code such as "1m", "4h", "1D".
+	Interval string `json:"interval,omitempty"`
+	// Indicators are the chart's indicator names (such as "MA", "VOL"); empty is none, absent the default.
+	Indicators *[]string `json:"indicators,omitempty"`
+	// PositionsAll and OpenOrdersAll: the positions / open orders tabs list every symbol, not only the shown one.
+	PositionsAll  bool `json:"positions_all,omitempty"`
+	OpenOrdersAll bool `json:"open_orders_all,omitempty"`
+}
+
+// Limits of the trade preferences.
+const (
+	maxTradeChartType  = 16
+	maxTradeIndicators = 16
+	maxTradeNameLen    = 16
+)
+
+// Validate checks the trade preferences' values and sizes.
+func (t *TradePrefs) Validate() error {
+	if t == nil {
+		return nil
+	}
+	if t.ChartType != nil && (*t.ChartType < 0 || *t.ChartType > maxTradeChartType) {
+		return fmt.Errorf("%w: trade.chart_type %d is not a chart type key (0 to %d)", ErrInvalid, *t.ChartType, maxTradeChartType)
+	}
+	if len(t.Interval) > maxTradeNameLen {
+		return fmt.Errorf("%w: trade.interval %q", ErrInvalid, t.Interval)
+	}
+	if t.Indicators == nil {
+		return nil
+	}
+	if len(*t.Indicators) > maxTradeIndicators {
+		return fmt.Errorf("%w: at most %d trade.indicators", ErrInvalid, maxTradeIndicators)
+	}
+	for _, n := range *t.Indicators {
+		if n == "" || len(n) > maxTradeNameLen {
+			return fmt.Errorf("%w: trade indicator %q", ErrInvalid, n)
+		}
+	}
+	return nil
 }
 
 // Limits on a preferences document.
@@ -68,7 +116,7 @@ func (d PreferencesDoc) Validate() error {
 			return fmt.Errorf("%w: sub-page %q", ErrInvalid, k)
 		}
 	}
-	return nil
+	return d.Trade.Validate()
 }
 
 // DecodePreferences parses a document strictly (unknown keys and trailing data refused) and validates it.

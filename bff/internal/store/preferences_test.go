@@ -76,6 +76,12 @@ func TestPreferencesValidation(t *testing.T) {
 		`{"unknown":1}`,
 		`{"theme":"dark"} {}`,
 		`[]`,
+		`{"trade":{"chart_type":17}}`,
+		`{"trade":{"chart_type":-1}}`,
+		`{"trade":{"interval":"a-very-long-interval"}}`,
+		`{"trade":{"indicators":[""]}}`,
+		`{"trade":{"indicators":["1","2","3","4","5","6","7","8","9","10","11","12","13","14","15","16","17"]}}`,
+		`{"trade":{"layout":"x"}}`,
 	} {
 		if _, err := DecodePreferences([]byte(bad)); !isInvalid(err) {
 			t.Errorf("DecodePreferences(%s) = %v, want ErrInvalid", bad, err)
@@ -84,5 +90,28 @@ func TestPreferencesValidation(t *testing.T) {
 	d, err := DecodePreferences([]byte(`{"theme":"dark","language":"en","sound_volume":"1","alerts":{"price":true}}`))
 	if err != nil || d.Theme != "dark" || d.SoundVolume != "1" || !d.Alerts["price"] {
 		t.Fatalf("good document: %+v %v", d, err)
+	}
+}
+
+// The trade screen's layout round-trips, an empty indicator list (none) included.
+func TestTradePreferences(t *testing.T) {
+	engines(t, func(t *testing.T, s *Store) {
+		ctx := ctxT(t)
+		mustMember(t, s, "m")
+		bars, none := 0, []string{}
+		doc := PreferencesDoc{Theme: "dark", Trade: &TradePrefs{ChartType: &bars, Interval: "4h", Indicators: &none, PositionsAll: true}}
+		if _, err := s.PutPreferences(ctx, "m", doc, 0); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Preferences(ctx, "m")
+		tr := got.Doc.Trade
+		if err != nil || tr == nil || tr.ChartType == nil || *tr.ChartType != 0 || tr.Interval != "4h" || tr.Indicators == nil ||
+			len(*tr.Indicators) != 0 || !tr.PositionsAll || tr.OpenOrdersAll {
+			t.Fatalf("read back %+v %v", tr, err)
+		}
+	})
+	d, err := DecodePreferences([]byte(`{"trade":{"chart_type":13,"interval":"1D","indicators":["MA","VOL"],"open_orders_all":true}}`))
+	if err != nil || d.Trade == nil || *d.Trade.ChartType != 13 || len(*d.Trade.Indicators) != 2 || !d.Trade.OpenOrdersAll || d.Trade.Indicators == nil {
+		t.Fatalf("decode: %+v %v", d.Trade, err)
 	}
 }

@@ -249,6 +249,20 @@ func TestProfileFavoritesPreferencesAreOwn(t *testing.T) {
 		if p.Version != 2 || p.Preferences.Theme != "dark" || p.Preferences.SoundVolume != "" {
 			t.Fatalf("put by body version %+v", p)
 		}
+		// The trade screen's layout: chart type Bars (0) and no indicators are kept, not dropped as empty.
+		tradeDoc := map[string]any{"theme": "dark", "trade": map[string]any{"chart_type": 0, "interval": "4h", "indicators": []string{}, "positions_all": true}}
+		expect(t, b.api.Put("/api/v1/me/preferences", with(alice.write(), `If-Match: "v2"`, map[string]any{"preferences": tradeDoc})...), 200, "", &p)
+		if tr := p.Preferences.Trade; p.Version != 3 || tr == nil || tr.ChartType == nil || *tr.ChartType != 0 || tr.Interval != "4h" ||
+			tr.Indicators == nil || len(*tr.Indicators) != 0 || !tr.PositionsAll {
+			t.Fatalf("trade layout %+v", p.Preferences.Trade)
+		}
+		for _, badTrade := range []map[string]any{{"chart_type": 99}, {"indicators": []string{""}}, {"layout": "x"}} {
+			expect(t, b.api.Put("/api/v1/me/preferences", with(alice.write(), `If-Match: "v3"`, map[string]any{"preferences": map[string]any{"trade": badTrade}})...), 422, "", nil)
+		}
+		expect(t, b.api.Put("/api/v1/me/preferences", with(alice.write(), `If-Match: "v3"`, map[string]any{"preferences": map[string]any{"theme": "dark"}})...), 200, "", &p)
+		if p.Version != 4 || p.Preferences.Trade != nil {
+			t.Fatalf("after dropping the trade layout %+v", p)
+		}
 		resp = b.api.Get("/api/v1/me/preferences", bob.read())
 		expect(t, resp, 200, "", &p)
 		if p.Version != 0 || p.Preferences.Theme != "" {
@@ -257,7 +271,7 @@ func TestProfileFavoritesPreferencesAreOwn(t *testing.T) {
 		// Bob's write with alice's version is stale for his own document, and never reaches hers.
 		expect(t, b.api.Put("/api/v1/me/preferences", with(bob.write(), `If-Match: "v2"`, map[string]any{"preferences": doc})...), 412, "", nil)
 		expect(t, b.api.Get("/api/v1/me/preferences", alice.read()), 200, "", &p)
-		if p.Version != 2 || p.Preferences.Theme != "dark" {
+		if p.Version != 4 || p.Preferences.Theme != "dark" {
 			t.Fatalf("alice's preferences after bob: %+v", p)
 		}
 

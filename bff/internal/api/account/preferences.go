@@ -20,16 +20,36 @@ type PreferencesDoc struct {
 	Alerts      map[string]bool   `json:"alerts,omitempty" doc:"Alert switches by name (at most 64)"`
 	SoundVolume string            `json:"sound_volume,omitempty" pattern:"^(0(\\.[0-9]{1,4})?|1(\\.0{1,4})?)$" doc:"A decimal from 0 to 1, as a string"`
 	SubPages    map[string]string `json:"sub_pages,omitempty" doc:"The sub-page last shown per page (at most 64)"`
+	Trade       *TradePrefs       `json:"trade,omitempty" doc:"The trade screen's chart layout and account-tab switches"`
+}
+
+// TradePrefs is the trade screen's saved state.
+type TradePrefs struct {
+	ChartType     *int     `json:"chart_type,omitempty" minimum:"0" maximum:"16" doc:"The spec's chart type key (Bars 0, Candles 1, Line 2, Area 3, HeikinAshi 8, HollowCandles 9, Baseline 10, HighLow 12, Columns 13, LineWithMarkers 14, StepLine 15, HLCArea 16)"`
+	Interval      string   `json:"interval,omitempty" maxLength:"16" doc:"The chart's resolution code, such as 1m, 4h or 1D"`
+	Indicators    *[]string `json:"indicators,omitempty" maxItems:"16" doc:"The chart's indicators (such as MA, VOL); empty is none, absent the default"`
+	PositionsAll  bool     `json:"positions_all,omitempty" doc:"The positions tab lists every symbol"`
+	OpenOrdersAll bool     `json:"open_orders_all,omitempty" doc:"The open orders tab lists every symbol"`
 }
 
 func (d PreferencesDoc) store() store.PreferencesDoc {
-	return store.PreferencesDoc{Theme: d.Theme, Language: d.Language, Alerts: d.Alerts, SoundVolume: d.SoundVolume,
+	out := store.PreferencesDoc{Theme: d.Theme, Language: d.Language, Alerts: d.Alerts, SoundVolume: d.SoundVolume,
 		SubPages: d.SubPages}
+	if t := d.Trade; t != nil {
+		out.Trade = &store.TradePrefs{ChartType: t.ChartType, Interval: t.Interval, Indicators: t.Indicators,
+			PositionsAll: t.PositionsAll, OpenOrdersAll: t.OpenOrdersAll}
+	}
+	return out
 }
 
 func prefsOf(d store.PreferencesDoc) PreferencesDoc {
-	return PreferencesDoc{Theme: d.Theme, Language: d.Language, Alerts: d.Alerts, SoundVolume: d.SoundVolume,
+	out := PreferencesDoc{Theme: d.Theme, Language: d.Language, Alerts: d.Alerts, SoundVolume: d.SoundVolume,
 		SubPages: d.SubPages}
+	if t := d.Trade; t != nil {
+		out.Trade = &TradePrefs{ChartType: t.ChartType, Interval: t.Interval, Indicators: t.Indicators,
+			PositionsAll: t.PositionsAll, OpenOrdersAll: t.OpenOrdersAll}
+	}
+	return out
 }
 
 // Preferences is the stored document with its version (0: never saved).
@@ -66,7 +86,7 @@ func parseETag(s string) (int64, bool) {
 func (r *routes) registerPreferences(api huma.API) {
 	const path = "/api/v1/me/preferences"
 	huma.Register(api, r.op("get-preferences", http.MethodGet, path, "The member's preferences",
-		"Theme, language, alerts, sound volume and remembered sub-pages, with the version as ETag."), r.getPrefs)
+		"Theme, language, alerts, sound volume, remembered sub-pages and the trade screen's chart layout, with the version as ETag."), r.getPrefs)
 	huma.Register(api, r.op("put-preferences", http.MethodPut, path, "Save the member's preferences",
 		"Replaces the document. Optimistic concurrency: send If-Match with the ETag of the version the change is "+
 			"based on (or version in the body; \"v0\" / 0 before the first save). 412 when another change came "+

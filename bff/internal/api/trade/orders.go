@@ -117,6 +117,9 @@ func (r *routes) place(ctx context.Context, in *placeInput) (*statusReply[tradin
 		return nil, err
 	}
 	b := in.Body
+	if err := r.gate(ctx, b.Exchange); err != nil {
+		return nil, err
+	}
 	prior, _ := r.Trading.OrderByKey(ctx, member, in.IdempotencyKey)
 	o, err := r.Trading.Place(ctx, member, in.IdempotencyKey, trading.PlaceRequest{Exchange: b.Exchange, MarketType: b.MarketType,
 		Symbol: b.Symbol, Side: b.Side, Type: b.Type, TimeInForce: b.TimeInForce, Price: b.Price, Qty: b.Qty,
@@ -144,6 +147,15 @@ func (r *routes) amend(ctx context.Context, in *amendInput) (*statusReply[tradin
 	member, err := r.member(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if r.Gates != nil {
+		cur, err := r.Trading.Order(ctx, member, in.ID)
+		if err != nil {
+			return nil, r.fail(ctx, err)
+		}
+		if err := r.gate(ctx, cur.Exchange); err != nil {
+			return nil, err
+		}
 	}
 	o, pending, err := r.Trading.Amend(ctx, member, in.ID, in.IdempotencyKey, trading.AmendRequest{Price: in.Body.Price, Qty: in.Body.Qty})
 	if err != nil {

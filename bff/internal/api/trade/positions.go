@@ -149,6 +149,9 @@ func (r *routes) placeAlgo(ctx context.Context, in *algoInput) (*statusReply[tra
 		return nil, err
 	}
 	b := in.Body
+	if err := r.gate(ctx, b.Exchange); err != nil {
+		return nil, err
+	}
 	prior, _ := r.Trading.OrderByKey(ctx, member, in.IdempotencyKey)
 	o, err := r.Trading.PlaceAlgo(ctx, member, in.IdempotencyKey, trading.AlgoRequest{Exchange: b.Exchange,
 		MarketType: b.MarketType, Symbol: b.Symbol, Side: b.Side, Type: b.Type, TriggerPrice: b.TriggerPrice,
@@ -214,6 +217,9 @@ func (r *routes) setLeverage(ctx context.Context, in *leverageInput) (*reply[tra
 		return nil, err
 	}
 	b := in.Body
+	if err := r.gate(ctx, b.Exchange); err != nil {
+		return nil, err
+	}
 	l, err := r.Trading.SetLeverage(ctx, member, trading.Scope{Exchange: b.Exchange, Symbol: b.Symbol}, b.Leverage, b.MarginMode, b.PositionSide)
 	if err != nil {
 		return nil, r.fail(ctx, err)
@@ -227,6 +233,9 @@ func (r *routes) setMarginMode(ctx context.Context, in *marginModeInput) (*empty
 		return nil, err
 	}
 	b := in.Body
+	if err := r.gate(ctx, b.Exchange); err != nil {
+		return nil, err
+	}
 	if err := r.Trading.SetMarginMode(ctx, member, trading.Scope{Exchange: b.Exchange, Symbol: b.Symbol}, b.MarginMode); err != nil {
 		return nil, r.fail(ctx, err)
 	}
@@ -248,6 +257,9 @@ func (r *routes) getPositionMode(ctx context.Context, in *ExchangeParam) (*reply
 func (r *routes) setPositionMode(ctx context.Context, in *positionModeInput) (*reply[PositionMode], error) {
 	member, err := r.member(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if err := r.gate(ctx, in.Body.Exchange); err != nil {
 		return nil, err
 	}
 	if err := r.Trading.SetPositionMode(ctx, member, trading.Scope{Exchange: in.Body.Exchange}, in.Body.Mode); err != nil {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/exhub/exhub/bff/internal/api/apiutil"
 	"github.com/exhub/exhub/bff/internal/auth"
+	"github.com/exhub/exhub/bff/internal/servicegate"
 	"github.com/exhub/exhub/bff/internal/trading"
 )
 
@@ -37,6 +38,10 @@ type Deps struct {
 	Trading *trading.Service
 	// Logger logs failures the member only sees as a 500.
 	Logger *slog.Logger
+	// Gates refuses trading on an exchange whose config needs two-factor authentication or a verified KYC the
+	// member lacks (placing, amending, conditional orders, leverage and modes; cancelling, closing and reading stay
+	// open). Nil gates nothing.
+	Gates *servicegate.Checker
 }
 
 type routes struct{ Deps }
@@ -47,7 +52,7 @@ type Problem struct {
 	Title        string `json:"title"`
 	Status       int    `json:"status"`
 	Detail       string `json:"detail" doc:"A sentence a trader understands"`
-	Code         string `json:"code" doc:"Why: the typed reason (insufficient_funds, position_mode_mismatch, precision, min_size, order_not_found, idempotency_key_reused, ...)"`
+	Code         string `json:"code" doc:"Why: the typed reason (insufficient_funds, position_mode_mismatch, precision, min_size, order_not_found, idempotency_key_reused, two_factor_required, kyc_required, ...)"`
 	ExchangeCode string `json:"exchange_code,omitempty" doc:"The exchange's own error code, when the exchange refused"`
 	Field        string `json:"field,omitempty" doc:"The request field at fault"`
 }
@@ -96,6 +101,7 @@ func Register(api huma.API, d Deps) {
 	r.registerOrders(api)
 	r.registerAlgo(api)
 	r.registerPositions(api)
+	r.registerGates(api)
 }
 
 func (r *routes) op(id, method, path, summary, description string, errs ...int) huma.Operation {

@@ -29,6 +29,7 @@ import (
 	"github.com/exhub/exhub/bff/internal/config/secret"
 	"github.com/exhub/exhub/bff/internal/config/setting"
 	"github.com/exhub/exhub/bff/internal/pluginhost"
+	"github.com/exhub/exhub/bff/internal/servicegate"
 	"github.com/exhub/exhub/bff/internal/store"
 	"github.com/exhub/exhub/bff/internal/store/storetest"
 	"github.com/exhub/exhub/bff/internal/trading"
@@ -74,7 +75,7 @@ func (guard) Huma() func(huma.Context, func(huma.Context)) {
 			_, _ = ctx.BodyWriter().Write([]byte(`{"status":401,"title":"Unauthorized","code":"session_required"}`))
 			return
 		}
-		next(huma.WithContext(ctx, auth.WithMember(ctx.Context(), &auth.Member{ID: id})))
+		next(huma.WithContext(ctx, auth.WithMember(ctx.Context(), &auth.Member{ID: id, TOTP: ctx.Header("X-Test-2FA") == "on"})))
 	}
 }
 
@@ -95,6 +96,8 @@ type env struct {
 	faults string
 	next   atomic.Value // the next client order id (empty: random)
 	svc    *trading.Service
+	// twoFactor: members whose session says an authenticator app is enrolled.
+	twoFactor map[string]bool
 }
 
 func newEnv(t *testing.T, pg bool) *env {
@@ -104,6 +107,12 @@ func newEnv(t *testing.T, pg bool) *env {
 
 // newEnvWith serves the trade API behind g with the members' accounts from acc.
 func newEnvWith(t *testing.T, pg bool, g apiutil.Guard, acc trading.AccountSource) *env {
+	t.Helper()
+	return newEnvGated(t, pg, g, acc, nil)
+}
+
+// newEnvGated is newEnvWith with service gates.
+func newEnvGated(t *testing.T, pg bool, g apiutil.Guard, acc trading.AccountSource, gates *servicegate.Checker) *env {
 	t.Helper()
 	cfg := store.DefaultConfig(t.TempDir())
 	if pg {
@@ -150,7 +159,7 @@ func newEnvWith(t *testing.T, pg bool, g apiutil.Guard, acc trading.AccountSourc
 
 	mux := http.NewServeMux()
 	api := humago.New(mux, huma.DefaultConfig("exhub test", "0.0.0"))
-	trade.Register(api, trade.Deps{Guard: g, Trading: svc})
+	trade.Register(api, trade.Deps{Guard: g, Trading: svc, Gates: gates})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	e.url = srv.URL
@@ -176,6 +185,9 @@ func (e *env) do(member, method, path, key string, body any) answer {
 	req, _ := http.NewRequest(method, e.url+path, rd)
 	if member != "" {
 		req.Header.Set("X-Test-Member", member)
+		if e.twoFactor[member] {
+			req.Header.Set("X-Test-2FA", "on")
+		}
 	}
 	if key != "" {
 		req.Header.Set("Idempotency-Key", key)
