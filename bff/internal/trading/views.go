@@ -226,6 +226,8 @@ type Position struct {
 	Margin            string    `json:"margin,omitempty"`
 	MaintenanceMargin string    `json:"maintenance_margin,omitempty"`
 	Notional          string    `json:"notional,omitempty"`
+	BreakEvenPrice    string    `json:"break_even_price,omitempty" doc:"The price at which closing the whole position nets zero after the fees of opening and closing it"`
+	MarginRatio       string    `json:"margin_ratio,omitempty" doc:"Maintenance margin over margin balance as a fraction (0.0315 is 3.15%); liquidation at 1. Isolated: the position's own; cross: the account's cross margin ratio"`
 	TakeProfit        *TpSl     `json:"take_profit,omitempty"`
 	StopLoss          *TpSl     `json:"stop_loss,omitempty"`
 	UpdatedAt         time.Time `json:"updated_at,omitzero"`
@@ -238,6 +240,7 @@ func positionOf(p *exchangev1.Position) Position {
 		LiquidationPrice: p.GetLiquidationPrice(), UnrealizedPnl: p.GetUnrealizedPnl(), RealizedPnl: p.GetRealizedPnl(),
 		Leverage: p.GetLeverage(), MarginMode: enumName(exchangev1.MarginMode_name, p.GetMarginMode(), "MARGIN_MODE_"),
 		Margin: p.GetMargin(), MaintenanceMargin: p.GetMaintenanceMargin(), Notional: p.GetNotional(),
+		BreakEvenPrice: p.GetBreakEvenPrice(), MarginRatio: p.GetMarginRatio(),
 		TakeProfit: tpslView(p.GetTakeProfit()), StopLoss: tpslView(p.GetStopLoss())}
 	if p.GetUpdatedTime() > 0 {
 		v.UpdatedAt = time.UnixMilli(p.GetUpdatedTime()).UTC()

@@ -426,7 +426,16 @@ func (e *env) positions() {
 	if b := e.want(e.do("b", http.MethodGet, "/api/v1/positions?exchange=reference", "", nil), 200); strings.Contains(b.raw, `"symbol":"BTCUSDT"`) {
 		t.Fatalf("b sees a position: %s", b.raw)
 	}
-	side, _ := list[0].(map[string]any)["position_side"].(string)
+	first := list[0].(map[string]any)
+	// The break-even price (entry moved by the fees) and the margin ratio pass through.
+	entry := decimal.RequireFromString(first["entry_price"].(string))
+	be, _ := first["break_even_price"].(string)
+	ratio, _ := first["margin_ratio"].(string)
+	if be == "" || ratio == "" || !decimal.RequireFromString(be).Sub(entry).Abs().Equal(entry.Mul(decimal.RequireFromString("0.001"))) ||
+		!decimal.RequireFromString(ratio).IsPositive() || !decimal.RequireFromString(ratio).LessThan(decimal.NewFromInt(1)) {
+		t.Fatalf("break-even / margin ratio: %s", pos.raw)
+	}
+	side, _ := first["position_side"].(string)
 	closed := e.do("a", http.MethodPost, "/api/v1/positions/close", key(), map[string]any{"exchange": "reference", "symbol": "BTCUSDT", "position_side": side})
 	if closed.status != 201 || closed.str("kind") != "close" {
 		t.Fatalf("close: %d %s", closed.status, closed.raw)
