@@ -42,3 +42,19 @@ func (s *Store) EntriesToArm(ctx context.Context, exchanges []string, since time
 	args = append(args, from, AttachedKeyPrefix, AttachedKeyPrefix, limit)
 	return s.orders(ctx, query, args...)
 }
+
+// AttachedToCancel lists the waiting legs exhub armed for an entry ("attached:<entry>:tp|sl") whose other leg has
+// triggered: the position it protected is being closed, so the leg left would only act on a later position.
+// Oldest first, at most limit.
+func (s *Store) AttachedToCancel(ctx context.Context, limit int) ([]Order, error) {
+	if limit <= 0 || limit > MaxOrderList {
+		limit = MaxOrderList
+	}
+	query := `SELECT ` + orderColumns + ` FROM orders w WHERE w.kind = ? AND w.state = ? AND w.order_status = 'WAITING'
+		AND w.idempotency_key LIKE ? AND EXISTS (SELECT 1 FROM orders t WHERE t.member_id = w.member_id
+			AND t.kind = ? AND t.order_status = 'TRIGGERED'
+			AND t.idempotency_key = substr(w.idempotency_key, 1, length(w.idempotency_key) - 2) ||
+				CASE WHEN w.idempotency_key LIKE '%:tp' THEN 'sl' ELSE 'tp' END)
+		ORDER BY w.updated_at, w.id LIMIT ?`
+	return s.orders(ctx, query, OrderKindAlgo, OrderAcknowledged, AttachedKeyPrefix+"%", OrderKindAlgo, limit)
+}

@@ -70,3 +70,48 @@ func TestEntriesToArm(t *testing.T) {
 		}
 	})
 }
+
+// TestAttachedToCancel: a waiting leg is listed once its sibling triggered, not before, and never another waiting
+// algo order.
+func TestAttachedToCancel(t *testing.T) {
+	engines(t, func(t *testing.T, s *Store) {
+		ctx := ctxT(t)
+		leg := func(key, cid, status string) Order {
+			t.Helper()
+			o := intent("a", key, cid, cid)
+			o.Kind = OrderKindAlgo
+			o, _, err := s.CreateOrder(ctx, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o, err = s.AcknowledgeOrder(ctx, o.ID, OrderOutcome{ExchangeOrderID: "x-" + cid, OrderStatus: status}); err != nil {
+				t.Fatal(err)
+			}
+			return o
+		}
+		tp := leg(AttachedKeyPrefix+"e1:tp", "t1", "WAITING")
+		sl := leg(AttachedKeyPrefix+"e1:sl", "s1", "WAITING")
+		leg("plain", "p1", "WAITING")
+		list := func() []string {
+			t.Helper()
+			got, err := s.AttachedToCancel(ctx, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, o := range got {
+				ids = append(ids, o.ID)
+			}
+			return ids
+		}
+		if got := list(); len(got) != 0 {
+			t.Fatalf("nothing triggered yet: %v", got)
+		}
+		if _, err := s.UpdateOrderStatus(ctx, tp.ID, OrderOutcome{OrderStatus: "TRIGGERED"}); err != nil {
+			t.Fatal(err)
+		}
+		if got := list(); len(got) != 1 || got[0] != sl.ID {
+			t.Fatalf("the take-profit triggered: %v, want the stop-loss %s", got, sl.ID)
+		}
+	})
+}

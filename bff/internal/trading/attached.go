@@ -8,7 +8,8 @@ package trading
 // entry's position side), the trigger price type asked. Each has the Idempotency-Key "attached:<entry>:tp|sl" and a
 // client id derived from the entry's, so a repeated scan, a repeated event or a restart never places it twice. An
 // entry cancelled without a fill arms nothing. A partial fill arms for the filled size once the entry ends
-// (cancelled or expired with a fill); while a partly filled entry still rests, nothing is armed yet.
+// (cancelled or expired with a fill); while a partly filled entry still rests, nothing is armed yet. Once one leg
+// triggers, the loop cancels the other (they are two orders, not an OCO pair).
 
 import (
 	"context"
@@ -123,6 +124,28 @@ func (s *Service) armAttachedDue(ctx context.Context) {
 	}
 	s.attached.started, s.attached.last = true, now
 	s.armAttached(ctx, since)
+	s.cancelAttachedSiblings(ctx)
+}
+
+// cancelAttachedSiblings cancels a waiting leg once the other leg of its entry triggered (the two are separate
+// orders, not an OCO pair): left waiting, it would act on whatever position the member holds later.
+func (s *Service) cancelAttachedSiblings(ctx context.Context) {
+	legs, err := s.st.AttachedToCancel(ctx, armBatch)
+	if err != nil {
+		s.log.Warn("trading: reading TP/SL legs to cancel", "err", err)
+		return
+	}
+	for _, o := range legs {
+		if ctx.Err() != nil {
+			return
+		}
+		got, pending, err := s.Cancel(ctx, o.MemberID, o.ID)
+		if err != nil {
+			s.log.Warn("trading: the other TP/SL leg not cancelled yet", "leg", o.ID, "err", err)
+			continue
+		}
+		s.log.Info("trading: the other TP/SL leg cancelled", "leg", o.ID, "status", StatusOf(got), "pending", pending)
+	}
 }
 
 // armAttached arms the TP/SL of the entries (updated since, zero: any time) that filled and have none journaled.

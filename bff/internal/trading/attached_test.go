@@ -3,6 +3,7 @@ package trading
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -142,4 +143,42 @@ func mustSup(t *testing.T, e *env, slug string) *pluginhost.Supervisor {
 		t.Fatalf("no plugin %s", slug)
 	}
 	return sup
+}
+
+// TestAttachedSiblingCancelled: once the mark price crosses the armed take-profit and the journal sees it triggered,
+// the loop cancels the stop-loss left waiting.
+func TestAttachedSiblingCancelled(t *testing.T) {
+	e := newVenueEnv(t)
+	ctx := ctxT(t)
+	m := e.market(t, "binance", "SWAP")
+	v := e.venues["binance"]
+	if err := v.SetMarkPrice(e.perp["binance"], m.last); err != nil {
+		t.Fatal(err)
+	}
+	entry, err := e.svc.Place(ctx, "a", newKey(), PlaceRequest{Exchange: "binance", MarketType: "SWAP", Symbol: m.symbol,
+		Side: "BUY", Type: "MARKET", Qty: m.qty(m.price(1), 1), TakeProfit: &TpSl{TriggerPrice: m.price(1.2), TriggerPriceType: "MARK"},
+		StopLoss: &TpSl{TriggerPrice: m.price(0.5), TriggerPriceType: "MARK"}})
+	if err != nil {
+		t.Fatalf("entry: %v", err)
+	}
+	e.waitStatus(t, entry.ID, StatusFilled)
+	var tp, sl store.Order
+	eventually(t, "both legs waiting", func() (string, bool) {
+		var err1, err2 error
+		tp, err1 = e.st.OrderByKey(ctx, "a", AttachedKey(entry.ID, "tp"))
+		sl, err2 = e.st.OrderByKey(ctx, "a", AttachedKey(entry.ID, "sl"))
+		if err1 != nil || err2 != nil {
+			return fmt.Sprint(err1, err2), false
+		}
+		return StatusOf(tp) + " " + StatusOf(sl), StatusOf(tp) == StatusWaiting && StatusOf(sl) == StatusWaiting
+	})
+	if err := v.SetMarkPrice(e.perp["binance"], dec(m.price(1.25))); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the take-profit triggered and the stop-loss cancelled", func() (string, bool) {
+		e.svc.Reconcile("binance")
+		a, _ := e.st.Order(ctx, tp.ID)
+		b, _ := e.st.Order(ctx, sl.ID)
+		return StatusOf(a) + " " + StatusOf(b), StatusOf(a) == StatusTriggered && StatusOf(b) == StatusCancelled
+	})
 }
