@@ -96,6 +96,21 @@ export type Position = {
   margin?: string;
   maintenance_margin?: string;
   notional?: string;
+  // The price at which closing the whole position nets zero after the fees.
+  break_even_price?: string;
+  // Maintenance margin over margin balance as a fraction ("0.0315" is 3.15%);
+  // liquidation at 1. Cross positions share the account's.
+  margin_ratio?: string;
+};
+
+// A service (trading, withdraw, transfer) the operator gates on an exchange:
+// what it requires (two_factor, kyc), what the member still lacks, and the
+// refusal's code (two_factor_required or kyc_required) when refused.
+export type ServiceGate = {
+  service: "trading" | "withdraw" | "transfer";
+  required: string[];
+  missing: string[];
+  code?: "two_factor_required" | "kyc_required";
 };
 
 export type Leverage = { leverage: string; max_leverage?: string; margin_mode?: MarginMode };
@@ -259,6 +274,9 @@ export const tradingApi = {
     q: Scope & { symbol: string; price?: string; position_side?: PositionSide; margin_mode?: MarginMode },
     signal?: AbortSignal,
   ) => (await call<MaxOrderSize>("GET", "/api/v1/max-order-size", { query: q, signal })).data,
+  serviceGates: async (exchange: string, signal?: AbortSignal) =>
+    (await call<{ exchange: string; services: ServiceGate[] | null }>("GET", "/api/v1/service-gates", { query: { exchange }, signal })).data
+      .services ?? [],
 };
 
 // Query keys: everything of the trading side starts with "trading", so one
@@ -313,6 +331,12 @@ export const tradingQueries = {
       queryKey: [...TRADING_KEY, "fills", s],
       queryFn: async ({ signal }) => (await tradingApi.fills(s, signal)).fills ?? [],
       staleTime: 0,
+    }),
+  serviceGates: (exchange: string) =>
+    queryOptions({
+      queryKey: [...TRADING_KEY, "service-gates", exchange],
+      queryFn: ({ signal }) => tradingApi.serviceGates(exchange, signal),
+      staleTime: 30_000,
     }),
   positions: (exchange: string, symbol?: string) =>
     queryOptions({

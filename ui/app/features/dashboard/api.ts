@@ -67,6 +67,16 @@ export type PreferencesDoc = {
   alerts?: Record<string, boolean>;
   sound_volume?: string;
   sub_pages?: Record<string, string>;
+  // The trade screen's chart layout and account-tab switches
+  // (features/trade/trade-layout.ts).
+  trade?: TradePrefsDoc;
+};
+export type TradePrefsDoc = {
+  chart_type?: number;
+  interval?: string;
+  indicators?: string[];
+  positions_all?: boolean;
+  open_orders_all?: boolean;
 };
 
 export const ME = "/api/v1/me";

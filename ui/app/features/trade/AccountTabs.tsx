@@ -20,9 +20,10 @@ import { ApiError } from "~/lib/errors";
 import { useFormat } from "~/lib/format";
 import type { Instrument } from "./api";
 import { codeText, outcome } from "./messages";
-import { checkOrderRules, roiPercent, roundToStep } from "./order-math";
+import { checkOrderRules, marginRatioRisky, ratioPercent, roiPercent, roundToStep } from "./order-math";
 import PositionTpSl, { isLong } from "./PositionTpSl";
 import { pushToast } from "./toasts";
+import { useTradeLayout } from "./trade-layout";
 import { TradeTable, type TradeColumn } from "./TradeTable";
 
 // The tabs under the chart: Positions, Open orders (with conditional orders
@@ -40,17 +41,6 @@ type Props = {
   triggerTypes?: string[];
 };
 
-const ALL_KEY = "exhub.trade.allSymbols";
-
-function readAll(): { positions: boolean; orders: boolean } {
-  try {
-    const v = JSON.parse(window.localStorage.getItem(ALL_KEY) ?? "null") as { positions?: unknown; orders?: unknown } | null;
-    return { positions: v?.positions === true, orders: v?.orders === true };
-  } catch {
-    return { positions: false, orders: false };
-  }
-}
-
 function time(s: string | undefined, locale: string): string {
   if (!s) return "—";
   const d = new Date(s);
@@ -63,17 +53,12 @@ function byTime(a?: string, b?: string): number {
 
 export function AccountTabs(p: Props) {
   const { t } = useLingui();
-  const [all, setAll] = useState(readAll);
+  // The "all symbols" switches are part of the saved trade layout.
+  const [layout, changeLayout] = useTradeLayout();
+  const all = { positions: layout.positionsAll, orders: layout.openOrdersAll };
   const [tab, setTab] = useState<string>(p.marketType === "SWAP" ? "positions" : "open");
-  const toggle = (which: "positions" | "orders", on: boolean) => {
-    const next = { ...all, [which]: on };
-    setAll(next);
-    try {
-      window.localStorage.setItem(ALL_KEY, JSON.stringify(next));
-    } catch {
-      // not persisted
-    }
-  };
+  const toggle = (which: "positions" | "orders", on: boolean) =>
+    changeLayout(which === "positions" ? { positionsAll: on } : { openOrdersAll: on });
   const which = tab === "positions" ? "positions" : "orders";
   const allOn = all[which];
   const scope: Scope = { exchange: p.exchange, market_type: p.marketType, symbol: allOn ? undefined : p.instrument.symbol };
@@ -256,8 +241,19 @@ function Positions({
     },
     { id: "qty", header: t`Size`, numeric: true, cell: (x) => f.decimal(dec(x.qty).abs().toFixed(), 8), sort: (a, b) => compareDecimals(a.qty, b.qty) },
     { id: "entry", header: t`Entry price`, numeric: true, cell: (x) => f.decimal(x.entry_price, 8) },
+    { id: "breakeven", header: t`Break-even price`, numeric: true, cell: (x) => f.decimal(x.break_even_price, 8) },
     { id: "mark", header: t`Mark price`, numeric: true, cell: (x) => f.decimal(x.mark_price, 8) },
     { id: "liq", header: t`Liq. price`, numeric: true, cell: (x) => f.decimal(x.liquidation_price, 8) },
+    {
+      id: "ratio",
+      header: t`Margin ratio`,
+      numeric: true,
+      cell: (x) => {
+        const r = ratioPercent(x.margin_ratio);
+        return r === null ? "—" : <span className={marginRatioRisky(x.margin_ratio) ? "down" : undefined}>{`${f.decimal(r, 2)}%`}</span>;
+      },
+      sort: (a, b) => compareDecimals(a.margin_ratio ?? "", b.margin_ratio ?? ""),
+    },
     { id: "margin", header: t`Margin`, numeric: true, cell: (x) => f.decimal(x.margin, 4) },
     {
       id: "pnl",

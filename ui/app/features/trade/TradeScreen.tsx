@@ -17,6 +17,7 @@ import { PairList } from "./PairList";
 import { RulesPanel } from "./RulesPanel";
 import { sharedStream, type ConnectionState, type StreamClient, type StreamMessage } from "./stream";
 import { nextTickDirection, type TickDirection } from "~/lib/tick";
+import { INDICATORS, useTradeLayout } from "./trade-layout";
 import { TradesPanel } from "./Trades";
 import type { MarketQuote } from "./OrderForm";
 import "./trade.css";
@@ -31,25 +32,7 @@ export type Area = "spot" | "futures";
 export const StreamContext = createContext<() => StreamClient>(sharedStream);
 
 const TICKER_POLL_MS = 10_000;
-const CHART_PREFS_KEY = "exhub.trade.chart";
-export const INDICATORS = ["MA", "EMA", "BOLL", "VOL", "MACD", "RSI"];
-
-type ChartPrefs = { interval: string | null; chartType: ChartTypeId; indicators: string[] };
-
-function readChartPrefs(): ChartPrefs {
-  const d: ChartPrefs = { interval: null, chartType: "Candles", indicators: ["MA", "VOL"] };
-  try {
-    const v = JSON.parse(window.localStorage.getItem(CHART_PREFS_KEY) ?? "null") as Partial<ChartPrefs> | null;
-    if (!v) return d;
-    return {
-      interval: typeof v.interval === "string" ? v.interval : null,
-      chartType: parseChartType(v.chartType) ?? d.chartType,
-      indicators: Array.isArray(v.indicators) ? v.indicators.filter((x) => INDICATORS.includes(x)) : d.indicators,
-    };
-  } catch {
-    return d;
-  }
-}
+export { INDICATORS } from "./trade-layout";
 
 const MOBILE_PANELS = ["book", "trades", "pairs", "rules"] as const;
 type MobilePanel = (typeof MOBILE_PANELS)[number];
@@ -292,19 +275,12 @@ function Market({ area, ex, marketType, instrument, initialTicker, onTickers, mo
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [ex.slug, marketType, symbol]);
 
-  const prefs = useMemo(readChartPrefs, []);
+  // The chart layout: this browser's, or the member's saved one (trade-layout.ts).
+  const [layout, changeLayout] = useTradeLayout();
   const resolutions = useMemo(() => availableResolutions(ex.capabilities.intervals), [ex.capabilities.intervals]);
-  const [interval, setIntervalCode] = useState<string | null>(prefs.interval);
-  const resolution = pickResolution(resolutions, interval);
-  const [chartType, setChartType] = useState<ChartTypeId>(prefs.chartType);
-  const [indicators, setIndicators] = useState<string[]>(prefs.indicators);
-  useEffect(() => {
-    try {
-      window.localStorage.setItem(CHART_PREFS_KEY, JSON.stringify({ interval: resolution?.code ?? null, chartType: CHART_TYPES[chartType], indicators }));
-    } catch {
-      // not persisted
-    }
-  }, [resolution?.code, chartType, indicators]);
+  const resolution = pickResolution(resolutions, layout.interval);
+  const chartType = layout.chartType;
+  const indicators = layout.indicators;
 
   // Ready = chart drawn with its first page and the book filled.
   const [chartReady, setChartReady] = useState(false);
@@ -364,7 +340,7 @@ function Market({ area, ex, marketType, instrument, initialTicker, onTickers, mo
           <div className="chart-toolbar">
             <div role="group" aria-label={t`Resolution`} className="chart-intervals" data-testid="resolutions">
               {resolutions.map((r) => (
-                <button key={r.code} type="button" aria-pressed={r.code === resolution?.code} onClick={() => setIntervalCode(r.code)}>
+                <button key={r.code} type="button" aria-pressed={r.code === resolution?.code} onClick={() => changeLayout({ interval: r.code })}>
                   {r.label}
                 </button>
               ))}
@@ -373,7 +349,7 @@ function Market({ area, ex, marketType, instrument, initialTicker, onTickers, mo
               <span className="visually-hidden">{t`Chart type`}</span>
               <select
                 value={String(CHART_TYPES[chartType])}
-                onChange={(e) => setChartType(parseChartType(e.target.value) ?? "Candles")}
+                onChange={(e) => changeLayout({ chartType: parseChartType(e.target.value) ?? "Candles" })}
                 data-testid="chart-type"
               >
                 {CHART_TYPE_IDS.map((c) => (
@@ -389,7 +365,7 @@ function Market({ area, ex, marketType, instrument, initialTicker, onTickers, mo
                   key={name}
                   type="button"
                   aria-pressed={indicators.includes(name)}
-                  onClick={() => setIndicators((l) => (l.includes(name) ? l.filter((x) => x !== name) : [...l, name]))}
+                  onClick={() => changeLayout({ indicators: indicators.includes(name) ? indicators.filter((x) => x !== name) : [...indicators, name] })}
                 >
                   {name}
                 </button>

@@ -10,6 +10,8 @@ import { resetMemberSync } from "~/features/dashboard/sync";
 import { resetAlertAudio } from "./alerts";
 import { clearToasts } from "./toasts";
 import TradingSide from "./TradingSide";
+import { queryClient } from "~/api/queries";
+import type { ServiceGate } from "~/api/trading";
 
 class FakeSocket implements SocketLike {
   readyState = 0;
@@ -228,6 +230,56 @@ describe("trading side", { timeout: 30_000 }, () => {
     const subs = ws.sent.filter((m) => m.op === "subscribe" && m.channel === "account").length;
     ws.push({ type: "order", channel: "account", exchange: "reference", seq: 9, prevSeq: 7, order: { orderId: "1" } });
     await waitFor(() => expect(ws.sent.filter((m) => m.op === "subscribe" && m.channel === "account").length).toBe(subs + 1));
+  });
+
+  it("shows why trading is gated, with links to fix it, instead of the order form", async () => {
+    let gates: ServiceGate[] = [
+      { service: "trading", required: ["two_factor", "kyc"], missing: ["two_factor", "kyc"], code: "two_factor_required" },
+      { service: "withdraw", required: [], missing: [] },
+    ];
+    fakeBff({
+      ...base,
+      "GET /api/v1/accounts": () => jsonResponse({ accounts: [active], broker: true }),
+      "GET /api/v1/service-gates": () => jsonResponse({ exchange: "reference", services: gates }),
+    });
+    setup();
+    const gate = await screen.findByTestId("trading-gate", undefined, { timeout: 20_000 });
+    expect(gate.dataset.code).toBe("two_factor_required");
+    expect(gate.textContent).toContain("Trading on Reference Exchange needs two-factor authentication.");
+    expect(gate.textContent).toContain("Trading on Reference Exchange needs a verified identity (KYC).");
+    expect(within(gate).getByRole("link", { name: "Turn on Google Authenticator" }).getAttribute("href")).toBe("/dashboard?page=security");
+    expect(within(gate).getByRole("link", { name: "Verify your identity" }).getAttribute("href")).toBe("/dashboard?page=profile");
+    expect(screen.queryByTestId("order-form")).toBeNull();
+    // The account tabs stay: positions can still be seen and closed.
+    expect(screen.getByTestId("account-tabs")).toBeTruthy();
+    // Once the member has both, the form is back (gates are read again, e.g. on focus).
+    gates = [{ service: "trading", required: ["two_factor", "kyc"], missing: [] }];
+    await act(async () => {
+      await queryClient.invalidateQueries({ queryKey: ["trading", "service-gates"] });
+    });
+    await screen.findByTestId("order-form", undefined, { timeout: 20_000 });
+    expect(screen.queryByTestId("trading-gate")).toBeNull();
+  });
+
+  it("shows a position's break-even price and margin ratio", async () => {
+    fakeBff({
+      ...base,
+      "GET /api/v1/accounts": () => jsonResponse({ accounts: [active], broker: true }),
+      "GET /api/v1/positions": () =>
+        jsonResponse({
+          positions: [
+            { symbol: "BTCUSDT", position_side: "LONG", qty: "0.02", entry_price: "60000", break_even_price: "60060", mark_price: "61000", margin: "120", margin_ratio: "0.031549" },
+            { symbol: "BTCUSDT", position_side: "SHORT", qty: "0.01", entry_price: "62000", mark_price: "61000", margin: "60", margin_ratio: "0.85" },
+          ],
+        }),
+    });
+    setup();
+    const pos = await screen.findByTestId("positions-table");
+    await within(pos).findByText("60,060");
+    expect(within(pos).getByRole("columnheader", { name: "Break-even price" })).toBeTruthy();
+    expect(within(pos).getByRole("columnheader", { name: /Margin ratio/ })).toBeTruthy();
+    expect(within(pos).getByText("3.15%")).toBeTruthy();
+    expect(within(pos).getByText("85%").className).toBe("down");
   });
 
   it("amends and cancels an open order, and closes a position at market", async () => {

@@ -10,6 +10,7 @@ import { alertFor, alertOn, playAlert, volumeOf } from "./alerts";
 import { useAccountStream, type AccountStream } from "./account-stream";
 import type { Exchange, Instrument, MarketType } from "./api";
 import { OrderForm, type MarketQuote } from "./OrderForm";
+import { TradingGate } from "./ServiceGate";
 import { DEFAULT_MAX_LEVERAGE } from "./order-math";
 import type { SettingsKind } from "./SettingsDialog";
 import type { StreamClient } from "./stream";
@@ -113,7 +114,11 @@ export default function TradingSide(p: TradingSideProps) {
             {t`Preferences`}
           </button>
         </header>
-        {gate ?? <ActiveTrading {...p} acct={acct} />}
+        {gate ?? (
+          <TradingGate exchange={p.ex.slug} name={name}>
+            <ActiveTrading {...p} acct={acct} />
+          </TradingGate>
+        )}
         {prefsOpen ? (
           <Suspense fallback={null}>
             <SettingsDialog

@@ -60,6 +60,8 @@ const codeMessages: Record<string, MessageDescriptor> = {
   precision: msg`The price or size does not fit the instrument's grid.`,
   min_size: msg`Cannot be less than the minimum amount`,
   min_notional: msg`The order value is below the exchange's minimum.`,
+  two_factor_required: msg`Trading on this exchange needs two-factor authentication: turn on Google Authenticator under Security.`,
+  kyc_required: msg`Trading on this exchange needs a verified identity: complete KYC first.`,
 };
 
 export function codeText(i18n: I18n, code: string | undefined): string | undefined {

@@ -3,8 +3,10 @@ import {
   checkOrderRules,
   checkTpSl,
   isOnGrid,
+  marginRatioRisky,
   qtyFromPercent,
   qtyFromQuote,
+  ratioPercent,
   roiPercent,
   roundToStep,
   tpslTrigger,
@@ -135,5 +137,18 @@ describe("ROI of a position", () => {
     expect(roiPercent("25", "500")).toBe("5");
     expect(roiPercent("-12.5", undefined, "-6000", "10")).toBe("-2.08");
     expect(roiPercent(undefined, "500")).toBeNull();
+  });
+});
+
+describe("margin ratio of a position", () => {
+  it("shows the fraction as a percentage and flags it near liquidation", () => {
+    expect(ratioPercent("0.031549")).toBe("3.15");
+    expect(ratioPercent("0.00416667")).toBe("0.42");
+    expect(ratioPercent("1")).toBe("100");
+    expect(ratioPercent("")).toBeNull();
+    expect(ratioPercent(undefined)).toBeNull();
+    expect(marginRatioRisky("0.79999999")).toBe(false);
+    expect(marginRatioRisky("0.8")).toBe(true);
+    expect(marginRatioRisky(undefined)).toBe(false);
   });
 });

@@ -177,6 +177,18 @@ export function roiPercent(pnl: string | undefined, margin: string | undefined, 
   return decimalString(dec(pnl).times(100).div(m).round(2, ROUND_HALF_UP));
 }
 
+// A fraction as a percentage with two decimals ("0.031549" -> "3.15"); null
+// when it is not a decimal (the margin ratio is unknown).
+export function ratioPercent(r: string | undefined): string | null {
+  if (!isDecimal(r)) return null;
+  return decimalString(dec(r).times(100).round(2, ROUND_HALF_UP));
+}
+
+// A margin ratio at or above 80% of the liquidation level.
+export function marginRatioRisky(r: string | undefined): boolean {
+  return isDecimal(r) && dec(r).gte("0.8");
+}
+
 // The leverage ceiling when the exchange gives none (the spec's default).
 export const DEFAULT_MAX_LEVERAGE = "5";
 
