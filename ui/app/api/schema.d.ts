@@ -534,7 +534,7 @@ export interface paths {
         };
         /**
          * The member's preferences
-         * @description Theme, language, alerts, sound volume and remembered sub-pages, with the version as ETag.
+         * @description Theme, language, alerts, sound volume, remembered sub-pages and the trade screen's chart layout, with the version as ETag.
          */
         get: operations["get-preferences"];
         /**
@@ -767,6 +767,26 @@ export interface paths {
          * @description Closes a whole position with a market order, journaled like an order (Idempotency-Key required). 201 placed; 202 pending when the exchange's answer was lost.
          */
         post: operations["close-position"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/service-gates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Gated services of an exchange
+         * @description Which services (trading, withdraw, transfer) of the exchange need two-factor authentication or a verified KYC by the operator's config, and which of those the member still lacks. A gated call without them is 403 problem+json with code two_factor_required or kyc_required.
+         */
+        get: operations["get-service-gates"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1777,12 +1797,16 @@ export interface components {
             type: "LIMIT" | "MARKET";
         };
         Position: {
+            /** @description The price at which closing the whole position nets zero after the fees of opening and closing it */
+            break_even_price?: string;
             entry_price?: string;
             leverage?: string;
             liquidation_price?: string;
             maintenance_margin?: string;
             margin?: string;
             margin_mode?: string;
+            /** @description Maintenance margin over margin balance as a fraction (0.0315 is 3.15%); liquidation at 1. Isolated: the position's own; cross: the account's cross margin ratio */
+            margin_ratio?: string;
             mark_price?: string;
             notional?: string;
             /** @description NET (one-way mode: qty signed, negative is short), LONG or SHORT */
@@ -1834,6 +1858,8 @@ export interface components {
             };
             /** @enum {string} */
             theme?: "dark" | "light";
+            /** @description The trade screen's chart layout and account-tab switches */
+            trade?: components["schemas"]["TradePrefs"];
         };
         PreferencesPut: {
             preferences: components["schemas"]["PreferencesDoc"];
@@ -1912,6 +1938,24 @@ export interface components {
             ip?: string;
             /** @enum {string} */
             kind: "password" | "email" | "mobile" | "totp" | "recovery_codes" | "otp_reset";
+        };
+        ServiceGates: {
+            exchange: string;
+            /** @description trading, withdraw and transfer: what each needs and what the member still lacks */
+            services: components["schemas"]["Status"][];
+        };
+        Status: {
+            /**
+             * @description Why the service is refused (the first missing requirement); empty when allowed
+             * @enum {string}
+             */
+            code?: "two_factor_required" | "kyc_required";
+            /** @description The requirements the member does not meet yet */
+            missing: string[];
+            /** @description two_factor and/or kyc; empty when the service is not gated */
+            required: string[];
+            /** @enum {string} */
+            service: "trading" | "withdraw" | "transfer";
         };
         StreamCapabilities: {
             account: boolean;
@@ -2106,6 +2150,21 @@ export interface components {
              * @example 1767200000000
              */
             time: number;
+        };
+        TradePrefs: {
+            /**
+             * Format: int64
+             * @description The spec's chart type key (Bars 0, Candles 1, Line 2, Area 3, HeikinAshi 8, HollowCandles 9, Baseline 10, HighLow 12, Columns 13, LineWithMarkers 14, StepLine 15, HLCArea 16)
+             */
+            chart_type?: number;
+            /** @description The chart's indicators (such as MA, VOL); empty is none, absent the default */
+            indicators?: string[];
+            /** @description The chart's resolution code, such as 1m, 4h or 1D */
+            interval?: string;
+            /** @description The open orders tab lists every symbol */
+            open_orders_all?: boolean;
+            /** @description The positions tab lists every symbol */
+            positions_all?: boolean;
         };
         TradesOutputBody: {
             /**
@@ -5892,6 +5951,84 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "get-service-gates": {
+        parameters: {
+            query: {
+                /** @description Exchange slug */
+                exchange: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceGates"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
