@@ -13,8 +13,8 @@ import (
 )
 
 // TestTpSlOnEntryNotSupported: Binance has no take-profit/stop-loss attached to an order, so no market claims
-// TP_SL_KIND_ON_ORDER (the UI hides the fields), and an order that carries one answers NOT_SUPPORTED without
-// placing anything, on spot and on futures.
+// TP_SL_KIND_ON_ORDER (on futures the BFF arms them itself after the fill, decision 0022), and an order that carries
+// one answers NOT_SUPPORTED without placing anything, on spot and on futures.
 func TestTpSlOnEntryNotSupported(t *testing.T) {
 	s, v, _ := manualEmuCfg(t, emulator.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
