@@ -88,10 +88,12 @@ func TestParseUserEvents(t *testing.T) {
 		t.Fatalf("account update (positions only): %v", au.Events)
 	}
 	p0, p1 := au.Events[0].GetPosition(), au.Events[1].GetPosition()
-	if p0.Qty != "4" || p0.EntryPrice != "182.4" || p0.MarginMode != exchangev1.MarginMode_MARGIN_MODE_CROSS || p0.Margin != "" || p0.RealizedPnl != "12.5" {
+	if p0.Qty != "4" || p0.EntryPrice != "182.4" || p0.MarginMode != exchangev1.MarginMode_MARGIN_MODE_CROSS || p0.Margin != "" || p0.RealizedPnl != "12.5" ||
+		p0.BreakEvenPrice != "182.47" {
 		t.Fatalf("cross position: %+v", p0)
 	}
-	if p1.Qty != "0.3" || p1.PositionSide != exchangev1.PositionSide_POSITION_SIDE_SHORT || p1.Margin != "88.5" || p1.UpdatedTime != 1761000500099 {
+	if p1.Qty != "0.3" || p1.PositionSide != exchangev1.PositionSide_POSITION_SIDE_SHORT || p1.Margin != "88.5" || p1.UpdatedTime != 1761000500099 ||
+		p1.BreakEvenPrice != "" {
 		t.Fatalf("short position: %+v", p1)
 	}
 	if ex := parseUser(t, Futures, f["expired"]); !ex.KeyExpired || len(ex.Events) != 0 {
