@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -53,7 +54,23 @@ type Store struct {
 	now  func() time.Time
 
 	rebound sync.Map // query text -> PostgreSQL text with $n placeholders
+
+	// stmts caches SQLite prepared statements per pool and query text (see prepared); nStmts bounds it.
+	stmts  sync.Map // stmtKey -> *sql.Stmt
+	nStmts atomic.Int32
+	// txWant holds queries first run inside a transaction: they are prepared on the writer once it is free (the
+	// transaction holds its only connection).
+	txWant sync.Map // query text -> struct{}
 }
+
+// stmtKey names one cached statement: the pool it is prepared on and its text.
+type stmtKey struct {
+	db    *sql.DB
+	query string
+}
+
+// maxStmts bounds the statement cache (the package's queries are a fixed set plus a few filter combinations).
+const maxStmts = 256
 
 // Option adjusts Open.
 type Option func(*Store)
@@ -179,6 +196,10 @@ func (s *Store) openSQLite(ctx context.Context, cfg Config) error {
 
 // Close closes the connections.
 func (s *Store) Close() {
+	s.stmts.Range(func(_, v any) bool {
+		_ = v.(*sql.Stmt).Close()
+		return true
+	})
 	if s.read != nil && s.read != s.write {
 		_ = s.read.Close()
 	}
@@ -217,15 +238,70 @@ func (s *Store) r() q { return q{s, s.read} }
 func (s *Store) w() q { return q{s, s.write} }
 
 func (x q) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if st := x.prepared(ctx, query); st != nil {
+		return st.ExecContext(ctx, args...)
+	}
 	return x.db.ExecContext(ctx, x.s.rebind(query), args...)
 }
 
 func (x q) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if st := x.prepared(ctx, query); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
 	return x.db.QueryContext(ctx, x.s.rebind(query), args...)
 }
 
 func (x q) row(ctx context.Context, query string, args ...any) *sql.Row {
+	if st := x.prepared(ctx, query); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
 	return x.db.QueryRowContext(ctx, x.s.rebind(query), args...)
+}
+
+// prepared is the cached prepared statement of query on SQLite (nil: run the text). modernc's driver parses and
+// plans every statement it is given as text, which cost more CPU than running it on the order path; a statement
+// prepared once per pool is reused on each of its connections (database/sql prepares it on a connection the first
+// time it runs there), and inside a transaction through Tx.StmtContext (closed with the transaction). PostgreSQL
+// needs none of this: pgx caches prepared statements per connection itself.
+func (x q) prepared(ctx context.Context, query string) *sql.Stmt {
+	if x.s.pg {
+		return nil
+	}
+	var db *sql.DB
+	var tx *sql.Tx
+	switch v := x.db.(type) {
+	case *sql.DB:
+		db = v
+	case *sql.Tx:
+		db, tx = x.s.write, v
+	default:
+		return nil
+	}
+	k := stmtKey{db, query}
+	st, ok := x.s.stmts.Load(k)
+	if !ok {
+		if tx != nil {
+			x.s.txWant.Store(query, struct{}{})
+			return nil
+		}
+		if x.s.nStmts.Load() >= maxStmts {
+			return nil
+		}
+		p, err := db.PrepareContext(ctx, query)
+		if err != nil {
+			return nil // the plain call reports the error
+		}
+		var loaded bool
+		if st, loaded = x.s.stmts.LoadOrStore(k, p); loaded {
+			_ = p.Close()
+		} else {
+			x.s.nStmts.Add(1)
+		}
+	}
+	if tx != nil {
+		return tx.StmtContext(ctx, st.(*sql.Stmt))
+	}
+	return st.(*sql.Stmt)
 }
 
 // rebind turns "?" placeholders into PostgreSQL's $1, $2... Queries in this package hold no "?" inside literals.
@@ -266,7 +342,17 @@ func (s *Store) tx(ctx context.Context, fn func(x q) error) error {
 	if err := t.Commit(); err != nil {
 		return fmt.Errorf("store: commit: %w", err)
 	}
+	s.prepareWanted(ctx)
 	return nil
+}
+
+// prepareWanted prepares on the writer the queries a transaction ran as text (SQLite), for the next transactions.
+func (s *Store) prepareWanted(ctx context.Context) {
+	s.txWant.Range(func(k, _ any) bool {
+		s.txWant.Delete(k)
+		_ = s.w().prepared(ctx, k.(string))
+		return true
+	})
 }
 
 // lockMember takes the member's row for the rest of the transaction (PostgreSQL; SQLite's single writer already
