@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"os"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -131,6 +133,9 @@ type StepResult struct {
 	// ProcessCPUms is the CPU time of each of the stack's processes during the step, by command name (with
 	// --stack), and of this load tool ("bench-load").
 	ProcessCPUms map[string]float64 `json:"processCpuMs,omitempty"`
+	// MachineCores is the CPU the whole machine used during the step (all processes, from /proc/stat), in cores:
+	// beside the stack's share it shows what else ran.
+	MachineCores float64 `json:"machineCores,omitempty"`
 }
 
 type job struct {
@@ -193,7 +198,7 @@ func runStep(ctx context.Context, members []*Member, mk market, rate float64, d 
 		}()
 	}
 	cpu0, _ := cpuMs(bffPID)
-	tree0, self0 := treeCPU(stackPID), selfCPU()
+	tree0, self0, mach0 := treeCPU(stackPID), selfCPU(), machineBusyMs()
 	start := time.Now()
 	sendCtx, stopSending := context.WithDeadline(ctx, start.Add(d*3/2))
 	sched := Schedule{Start: start, Rate: rate, N: n}
@@ -210,7 +215,10 @@ func runStep(ctx context.Context, members []*Member, mk market, rate float64, d 
 	wg.Wait()
 	end := time.Now()
 	cpu1, _ := cpuMs(bffPID)
-	tree1, self1 := treeCPU(stackPID), selfCPU()
+	tree1, self1, mach1 := treeCPU(stackPID), selfCPU(), machineBusyMs()
+	if mach0 > 0 && mach1 > mach0 {
+		res.MachineCores = (mach1 - mach0) / 1000 / end.Sub(start).Seconds()
+	}
 	if stackPID > 0 {
 		res.ProcessCPUms = map[string]float64{"bench-load": self1 - self0}
 		for k, v := range tree1 {
@@ -237,6 +245,31 @@ func runStep(ctx context.Context, members []*Member, mk market, rate float64, d 
 	}
 	res.Load1After = loadAvg1()
 	return res
+}
+
+// machineBusyMs is the CPU time all CPUs spent busy so far (the first line of /proc/stat: every field but idle and
+// iowait), in milliseconds; 0 where it cannot be read.
+func machineBusyMs() float64 {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 8 || f[0] != "cpu" {
+		return 0
+	}
+	var busy int64
+	for i, v := range f[1:8] { // user nice system idle iowait irq softirq
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0
+		}
+		if i != 3 && i != 4 {
+			busy += n
+		}
+	}
+	return float64(busy) * 1000 / clockTicks
 }
 
 // selfCPU is this process's CPU time so far in milliseconds.

@@ -208,16 +208,22 @@ func runJournal(ctx context.Context, o options, journal string, pg *benchDB) Jou
 	edge := o.edge
 	bffPID, stackPID := o.bffPID, 0
 	if o.stack {
-		addrs := []string{envOr("EXHUB_EDGE_ADDR", "127.0.0.1:8080"), envOr("EXHUB_HTTP_ADDR", "127.0.0.1:8090")}
-		if err := waitPorts(ctx, addrs, o.waitPort); err != nil {
+		// The stack listens on free loopback ports of its own (the usual 8080 and friends may be another stack's,
+		// e.g. the e2e one); a port named in the environment is used as named, waited for when taken.
+		ports, named, err := stackPorts()
+		if err != nil {
 			r.Error = err.Error()
 			return r
 		}
-		var extra []string
+		if err := waitPorts(ctx, named, o.waitPort); err != nil {
+			r.Error = err.Error()
+			return r
+		}
+		extra := ports
 		if journal == "postgres" {
-			extra = []string{"EXHUB_STORE_DRIVER=postgres", "EXHUB_STORE_DSN=" + pg.dsn}
+			extra = append(extra, "EXHUB_STORE_DRIVER=postgres", "EXHUB_STORE_DSN="+pg.dsn)
 		} else {
-			extra = []string{"EXHUB_STORE_DRIVER=sqlite"}
+			extra = append(extra, "EXHUB_STORE_DRIVER=sqlite")
 		}
 		st, err := startStack(ctx, o.root, journal, extra)
 		if err != nil {
@@ -408,7 +414,16 @@ func verdicts(runs []JournalRun) []Verdict {
 }
 
 // coresList is each process's CPU over the step in cores, busiest first (those under 0.01 core left out).
-func coresList(cpu map[string]float64, secs float64) string {
+func total(m map[string]float64) float64 {
+	t := 0.0
+	for _, v := range m {
+		t += v
+	}
+	return t
+}
+
+// coresList names the processes by CPU used, most first: cores and, when orders were acknowledged, CPU ms per order.
+func coresList(cpu map[string]float64, secs float64, orders int) string {
 	names := make([]string, 0, len(cpu))
 	for k, v := range cpu {
 		if v/1000/secs >= 0.01 {
@@ -419,6 +434,9 @@ func coresList(cpu map[string]float64, secs float64) string {
 	parts := make([]string, len(names))
 	for i, k := range names {
 		parts[i] = fmt.Sprintf("%s %.2f", k, cpu[k]/1000/secs)
+		if orders > 0 {
+			parts[i] += fmt.Sprintf(" (%.2f)", cpu[k]/float64(orders))
+		}
 	}
 	return strings.Join(parts, ", ")
 }
@@ -454,7 +472,11 @@ func printTable(w io.Writer, rep Report) {
 			for _, s := range r.Steps {
 				fmt.Fprintf(w, "  %.0f/s errors by problem code: place: %s; cancel: %s\n", s.TargetRate, errorList(s.Errors), errorList(s.CancelErrors))
 				if len(s.ProcessCPUms) > 0 {
-					fmt.Fprintf(w, "  %.0f/s CPU cores by process: %s\n", s.TargetRate, coresList(s.ProcessCPUms, s.Seconds))
+					fmt.Fprintf(w, "  %.0f/s CPU by process, cores (ms per order): %s\n", s.TargetRate, coresList(s.ProcessCPUms, s.Seconds, s.Acked))
+					if s.MachineCores > 0 {
+						fmt.Fprintf(w, "  %.0f/s whole machine %.2f of %d cores busy, %.2f of them outside this stack and load tool\n", s.TargetRate,
+							s.MachineCores, rep.CPUs, max(0, s.MachineCores-total(s.ProcessCPUms)/1000/s.Seconds))
+					}
 				}
 			}
 		}

@@ -128,3 +128,21 @@ func TestProblemCode(t *testing.T) {
 		}
 	}
 }
+
+// TestMachineBusy: the machine's busy CPU time from /proc/stat is read and grows while this test computes.
+func TestMachineBusy(t *testing.T) {
+	a := machineBusyMs()
+	if a <= 0 {
+		t.Fatalf("machine busy time %v", a)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	x := 0
+	for machineBusyMs() <= a {
+		for i := range 1_000_000 {
+			x += i
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the machine's busy time did not grow in 30 s of computing (%d)", x)
+		}
+	}
+}

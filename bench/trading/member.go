@@ -85,9 +85,21 @@ func Register(ctx context.Context, edge string, transport http.RoundTripper, tag
 
 // readCSRF calls GET /api/v1/me, which sets the exhub_csrf cookie the UI echoes in X-CSRF-Token.
 func (m *Member) readCSRF(ctx context.Context) error {
-	status, raw, err := m.do(ctx, http.MethodGet, "/api/v1/me", nil, nil, nil)
-	if err != nil {
-		return fmt.Errorf("GET /api/v1/me: %w", err)
+	// A 503 (the identity service slow to answer on a busy machine) is asked again, a few times at most.
+	var status int
+	var raw []byte
+	var err error
+	for try := 0; ; try++ {
+		status, raw, err = m.do(ctx, http.MethodGet, "/api/v1/me", nil, nil, nil)
+		if err != nil {
+			return fmt.Errorf("GET /api/v1/me: %w", err)
+		}
+		if status != http.StatusServiceUnavailable || try == 4 {
+			break
+		}
+		if err := sleepCtx(ctx, time.Second); err != nil {
+			return err
+		}
 	}
 	if status != http.StatusOK {
 		return fmt.Errorf("GET /api/v1/me: status %d: %.300s", status, raw)

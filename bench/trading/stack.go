@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -39,6 +40,38 @@ func stackEnv(dataDir string, store []string) []string {
 		"EXHUB_GATE_LIMITS_LOGIN_IP_N=100000",
 	}
 	return append(env, store...)
+}
+
+// stackAddrs are the stack's listen addresses (bff/cmd/exhub-stack's Config) and stackPortVars its bare ports.
+var (
+	stackAddrs = []string{"EXHUB_EDGE_ADDR", "EXHUB_HTTP_ADDR", "EXHUB_KRATOS_PUBLIC_ADDR", "EXHUB_KRATOS_ADMIN_ADDR",
+		"EXHUB_MAILPIT_SMTP_ADDR", "EXHUB_MAILPIT_ADDR", "EXHUB_EMULATOR_BINANCE_ADDR", "EXHUB_EMULATOR_OKX_ADDR"}
+	stackPortVars = []string{"EXHUB_CLICKHOUSE_TCP_PORT", "EXHUB_CLICKHOUSE_HTTP_PORT", "EXHUB_VALKEY_PORT"}
+)
+
+// stackPorts gives every stack listener not named in the environment a free loopback port (env entries), and
+// lists the addresses that are named (to wait for when another process holds them).
+func stackPorts() (env, named []string, err error) {
+	for _, k := range append(append([]string{}, stackAddrs...), stackPortVars...) {
+		if v := os.Getenv(k); v != "" {
+			if !slices.Contains(stackPortVars, k) {
+				named = append(named, v)
+			}
+			continue
+		}
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, nil, fmt.Errorf("a free port for %s: %w", k, err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if slices.Contains(stackPortVars, k) {
+			env = append(env, fmt.Sprintf("%s=%d", k, port))
+		} else {
+			env = append(env, fmt.Sprintf("%s=127.0.0.1:%d", k, port))
+		}
+	}
+	return env, named, nil
 }
 
 // waitPorts waits (up to wait) until none of addrs accepts connections: another stack may be running there (the
