@@ -34,8 +34,8 @@ type PreferencesDoc struct {
 	Trade *TradePrefs `json:"trade,omitempty"`
 }
 
-// TradePrefs is the trade screen's saved state: the chart's type, interval and indicators and the account tabs'
-// "all symbols" switches.
+// TradePrefs is the trade screen's saved state: the chart's type, interval and indicators, the account tabs'
+// "all symbols" switches and the order book's grouping.
 type TradePrefs struct {
 	// ChartType is the spec's chart type key (Bars 0, Candles 1, ... HLCArea 16).
 	ChartType *int `json:"chart_type,omitempty"`
@@ -46,6 +46,8 @@ type TradePrefs struct {
 	// PositionsAll and OpenOrdersAll: the positions / open orders tabs list every symbol, not only the shown one.
 	PositionsAll  bool `json:"positions_all,omitempty"`
 	OpenOrdersAll bool `json:"open_orders_all,omitempty"`
+	// DepthSteps is the order book's price grouping in ticks (the spec's depth decimal): 1, 10, 100 or 1000.
+	DepthSteps int `json:"depth_steps,omitempty"`
 }
 
 // Limits of the trade preferences.
@@ -62,6 +64,11 @@ func (t *TradePrefs) Validate() error {
 	}
 	if t.ChartType != nil && (*t.ChartType < 0 || *t.ChartType > maxTradeChartType) {
 		return fmt.Errorf("%w: trade.chart_type %d is not a chart type key (0 to %d)", ErrInvalid, *t.ChartType, maxTradeChartType)
+	}
+	switch t.DepthSteps {
+	case 0, 1, 10, 100, 1000:
+	default:
+		return fmt.Errorf("%w: trade.depth_steps %d is not 1, 10, 100 or 1000", ErrInvalid, t.DepthSteps)
 	}
 	if len(t.Interval) > maxTradeNameLen {
 		return fmt.Errorf("%w: trade.interval %q", ErrInvalid, t.Interval)

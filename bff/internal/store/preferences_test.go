@@ -82,6 +82,7 @@ func TestPreferencesValidation(t *testing.T) {
 		`{"trade":{"indicators":[""]}}`,
 		`{"trade":{"indicators":["1","2","3","4","5","6","7","8","9","10","11","12","13","14","15","16","17"]}}`,
 		`{"trade":{"layout":"x"}}`,
+		`{"trade":{"depth_steps":5}}`,
 	} {
 		if _, err := DecodePreferences([]byte(bad)); !isInvalid(err) {
 			t.Errorf("DecodePreferences(%s) = %v, want ErrInvalid", bad, err)
@@ -99,14 +100,14 @@ func TestTradePreferences(t *testing.T) {
 		ctx := ctxT(t)
 		mustMember(t, s, "m")
 		bars, none := 0, []string{}
-		doc := PreferencesDoc{Theme: "dark", Trade: &TradePrefs{ChartType: &bars, Interval: "4h", Indicators: &none, PositionsAll: true}}
+		doc := PreferencesDoc{Theme: "dark", Trade: &TradePrefs{ChartType: &bars, Interval: "4h", Indicators: &none, PositionsAll: true, DepthSteps: 100}}
 		if _, err := s.PutPreferences(ctx, "m", doc, 0); err != nil {
 			t.Fatal(err)
 		}
 		got, err := s.Preferences(ctx, "m")
 		tr := got.Doc.Trade
 		if err != nil || tr == nil || tr.ChartType == nil || *tr.ChartType != 0 || tr.Interval != "4h" || tr.Indicators == nil ||
-			len(*tr.Indicators) != 0 || !tr.PositionsAll || tr.OpenOrdersAll {
+			len(*tr.Indicators) != 0 || !tr.PositionsAll || tr.OpenOrdersAll || tr.DepthSteps != 100 {
 			t.Fatalf("read back %+v %v", tr, err)
 		}
 	})

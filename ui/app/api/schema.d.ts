@@ -2157,6 +2157,12 @@ export interface components {
              * @description The spec's chart type key (Bars 0, Candles 1, Line 2, Area 3, HeikinAshi 8, HollowCandles 9, Baseline 10, HighLow 12, Columns 13, LineWithMarkers 14, StepLine 15, HLCArea 16)
              */
             chart_type?: number;
+            /**
+             * Format: int64
+             * @description The order book's price grouping in ticks (the depth decimal)
+             * @enum {integer}
+             */
+            depth_steps?: 1 | 10 | 100 | 1000;
             /** @description The chart's indicators (such as MA, VOL); empty is none, absent the default */
             indicators?: string[];
             /** @description The chart's resolution code, such as 1m, 4h or 1D */

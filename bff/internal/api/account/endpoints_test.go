@@ -250,13 +250,13 @@ func TestProfileFavoritesPreferencesAreOwn(t *testing.T) {
 			t.Fatalf("put by body version %+v", p)
 		}
 		// The trade screen's layout: chart type Bars (0) and no indicators are kept, not dropped as empty.
-		tradeDoc := map[string]any{"theme": "dark", "trade": map[string]any{"chart_type": 0, "interval": "4h", "indicators": []string{}, "positions_all": true}}
+		tradeDoc := map[string]any{"theme": "dark", "trade": map[string]any{"chart_type": 0, "interval": "4h", "indicators": []string{}, "positions_all": true, "depth_steps": 10}}
 		expect(t, b.api.Put("/api/v1/me/preferences", with(alice.write(), `If-Match: "v2"`, map[string]any{"preferences": tradeDoc})...), 200, "", &p)
 		if tr := p.Preferences.Trade; p.Version != 3 || tr == nil || tr.ChartType == nil || *tr.ChartType != 0 || tr.Interval != "4h" ||
-			tr.Indicators == nil || len(*tr.Indicators) != 0 || !tr.PositionsAll {
+			tr.Indicators == nil || len(*tr.Indicators) != 0 || !tr.PositionsAll || tr.DepthSteps != 10 {
 			t.Fatalf("trade layout %+v", p.Preferences.Trade)
 		}
-		for _, badTrade := range []map[string]any{{"chart_type": 99}, {"indicators": []string{""}}, {"layout": "x"}} {
+		for _, badTrade := range []map[string]any{{"chart_type": 99}, {"indicators": []string{""}}, {"layout": "x"}, {"depth_steps": 7}} {
 			expect(t, b.api.Put("/api/v1/me/preferences", with(alice.write(), `If-Match: "v3"`, map[string]any{"preferences": map[string]any{"trade": badTrade}})...), 422, "", nil)
 		}
 		expect(t, b.api.Put("/api/v1/me/preferences", with(alice.write(), `If-Match: "v3"`, map[string]any{"preferences": map[string]any{"theme": "dark"}})...), 200, "", &p)

@@ -25,11 +25,12 @@ type PreferencesDoc struct {
 
 // TradePrefs is the trade screen's saved state.
 type TradePrefs struct {
-	ChartType     *int     `json:"chart_type,omitempty" minimum:"0" maximum:"16" doc:"The spec's chart type key (Bars 0, Candles 1, Line 2, Area 3, HeikinAshi 8, HollowCandles 9, Baseline 10, HighLow 12, Columns 13, LineWithMarkers 14, StepLine 15, HLCArea 16)"`
-	Interval      string   `json:"interval,omitempty" maxLength:"16" doc:"The chart's resolution code, such as 1m, 4h or 1D"`
+	ChartType     *int      `json:"chart_type,omitempty" minimum:"0" maximum:"16" doc:"The spec's chart type key (Bars 0, Candles 1, Line 2, Area 3, HeikinAshi 8, HollowCandles 9, Baseline 10, HighLow 12, Columns 13, LineWithMarkers 14, StepLine 15, HLCArea 16)"`
+	Interval      string    `json:"interval,omitempty" maxLength:"16" doc:"The chart's resolution code, such as 1m, 4h or 1D"`
 	Indicators    *[]string `json:"indicators,omitempty" maxItems:"16" doc:"The chart's indicators (such as MA, VOL); empty is none, absent the default"`
-	PositionsAll  bool     `json:"positions_all,omitempty" doc:"The positions tab lists every symbol"`
-	OpenOrdersAll bool     `json:"open_orders_all,omitempty" doc:"The open orders tab lists every symbol"`
+	PositionsAll  bool      `json:"positions_all,omitempty" doc:"The positions tab lists every symbol"`
+	OpenOrdersAll bool      `json:"open_orders_all,omitempty" doc:"The open orders tab lists every symbol"`
+	DepthSteps    int       `json:"depth_steps,omitempty" enum:"1,10,100,1000" doc:"The order book's price grouping in ticks (the depth decimal)"`
 }
 
 func (d PreferencesDoc) store() store.PreferencesDoc {
@@ -37,7 +38,7 @@ func (d PreferencesDoc) store() store.PreferencesDoc {
 		SubPages: d.SubPages}
 	if t := d.Trade; t != nil {
 		out.Trade = &store.TradePrefs{ChartType: t.ChartType, Interval: t.Interval, Indicators: t.Indicators,
-			PositionsAll: t.PositionsAll, OpenOrdersAll: t.OpenOrdersAll}
+			PositionsAll: t.PositionsAll, OpenOrdersAll: t.OpenOrdersAll, DepthSteps: t.DepthSteps}
 	}
 	return out
 }
@@ -47,7 +48,7 @@ func prefsOf(d store.PreferencesDoc) PreferencesDoc {
 		SubPages: d.SubPages}
 	if t := d.Trade; t != nil {
 		out.Trade = &TradePrefs{ChartType: t.ChartType, Interval: t.Interval, Indicators: t.Indicators,
-			PositionsAll: t.PositionsAll, OpenOrdersAll: t.OpenOrdersAll}
+			PositionsAll: t.PositionsAll, OpenOrdersAll: t.OpenOrdersAll, DepthSteps: t.DepthSteps}
 	}
 	return out
 }

@@ -77,6 +77,7 @@ export type TradePrefsDoc = {
   indicators?: string[];
   positions_all?: boolean;
   open_orders_all?: boolean;
+  depth_steps?: number;
 };
 
 export const ME = "/api/v1/me";

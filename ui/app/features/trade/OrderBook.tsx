@@ -6,6 +6,7 @@ import { stepDecimals } from "~/lib/decimal";
 import { useFormat, type Formatters } from "~/lib/format";
 import { useFrameScheduler } from "./frame";
 import { DEFAULT_DEPTH_STEPS, groupingFor, groupingOptions } from "./grouping";
+import { useTradeLayout } from "./trade-layout";
 import type { StreamClient, StreamMessage, Subscription } from "./stream";
 
 export const BOOK_ROWS = 15;
@@ -27,7 +28,9 @@ type Props = {
 
 export function OrderBookPanel(p: Props) {
   const { t } = useLingui();
-  const [steps, setSteps] = useState(DEFAULT_DEPTH_STEPS);
+  // The grouping is part of the saved trade layout (trade-layout.ts).
+  const [layout, changeLayout] = useTradeLayout();
+  const steps = layout.depthSteps;
   const options = useMemo(() => groupingOptions(p.tickSize), [p.tickSize]);
   const grouping = groupingFor(p.tickSize, steps);
   const [view, setView] = useState<BookView | null>(null);
@@ -86,7 +89,7 @@ export function OrderBookPanel(p: Props) {
         {options.length > 0 && (
           <label className="trade-select">
             <span className="visually-hidden">{t`Price grouping`}</span>
-            <select value={grouping?.steps ?? DEFAULT_DEPTH_STEPS} onChange={(e) => setSteps(Number(e.target.value))} data-testid="book-grouping">
+            <select value={grouping?.steps ?? DEFAULT_DEPTH_STEPS} onChange={(e) => changeLayout({ depthSteps: Number(e.target.value) })} data-testid="book-grouping">
               {options.map((o) => (
                 <option key={o.steps} value={o.steps}>
                   {o.size}

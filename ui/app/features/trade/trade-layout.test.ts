@@ -44,20 +44,20 @@ afterEach(() => {
 describe("trade layout", () => {
   it("reads this browser's layout, older keys included, with defaults for what is missing or broken", () => {
     expect(readLocalLayout()).toEqual(DEFAULT_LAYOUT);
-    window.localStorage.setItem(CHART_PREFS_KEY, JSON.stringify({ interval: "4h", chartType: 13, indicators: ["RSI", "nope"] }));
+    window.localStorage.setItem(CHART_PREFS_KEY, JSON.stringify({ interval: "4h", chartType: 13, indicators: ["RSI", "nope"], depthSteps: 10 }));
     window.localStorage.setItem(ALL_SYMBOLS_KEY, JSON.stringify({ positions: true, orders: false }));
-    expect(readLocalLayout()).toEqual({ interval: "4h", chartType: "Columns", indicators: ["RSI"], positionsAll: true, openOrdersAll: false });
+    expect(readLocalLayout()).toEqual({ interval: "4h", chartType: "Columns", indicators: ["RSI"], positionsAll: true, openOrdersAll: false, depthSteps: 10 });
     window.localStorage.setItem(CHART_PREFS_KEY, "{broken");
     expect(readLocalLayout().chartType).toBe("Candles");
   });
 
   it("turns a layout into the preferences document and back, keeping Bars (0) and no indicators", () => {
-    const l = { interval: "1D", chartType: "Bars" as const, indicators: [], positionsAll: false, openOrdersAll: true };
+    const l = { interval: "1D", chartType: "Bars" as const, indicators: [], positionsAll: false, openOrdersAll: true, depthSteps: 100 };
     const doc = toDoc(l);
-    expect(doc).toEqual({ chart_type: 0, interval: "1D", indicators: [], open_orders_all: true });
+    expect(doc).toEqual({ chart_type: 0, interval: "1D", indicators: [], open_orders_all: true, depth_steps: 100 });
     expect(fromDoc(doc, DEFAULT_LAYOUT)).toEqual(l);
     expect(fromDoc(undefined, DEFAULT_LAYOUT)).toBe(DEFAULT_LAYOUT);
-    expect(fromDoc({ chart_type: 99, indicators: ["MA"] }, DEFAULT_LAYOUT)).toEqual({ ...DEFAULT_LAYOUT, indicators: ["MA"] });
+    expect(fromDoc({ chart_type: 99, indicators: ["MA"], depth_steps: 7 }, DEFAULT_LAYOUT)).toEqual({ ...DEFAULT_LAYOUT, indicators: ["MA"] });
   });
 
   it("keeps a visitor's changes in this browser only", () => {
@@ -86,11 +86,11 @@ describe("trade layout", () => {
 
   it("restores the member's saved layout in another browser, over this browser's", async () => {
     window.localStorage.setItem(CHART_PREFS_KEY, JSON.stringify({ interval: "1m", chartType: 1, indicators: ["MA", "VOL"] }));
-    const s = prefsServer({ trade: { chart_type: 3, interval: "4h", indicators: ["BOLL"], positions_all: true } });
+    const s = prefsServer({ trade: { chart_type: 3, interval: "4h", indicators: ["BOLL"], positions_all: true, depth_steps: 1000 } });
     expect(readLayout().chartType).toBe("Candles");
     await readPreferences(member.id);
     applyMemberLayout();
-    expect(readLayout()).toEqual({ interval: "4h", chartType: "Area", indicators: ["BOLL"], positionsAll: true, openOrdersAll: false });
+    expect(readLayout()).toEqual({ interval: "4h", chartType: "Area", indicators: ["BOLL"], positionsAll: true, openOrdersAll: false, depthSteps: 1000 });
     // Written to this browser too, and nothing sent back.
     expect(readLocalLayout().chartType).toBe("Area");
     expect(s.api.calls.filter((c) => c.method === "PUT")).toHaveLength(0);

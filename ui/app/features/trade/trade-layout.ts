@@ -4,9 +4,10 @@ import { preferencesSnapshot, updatePreferences, usePreferencesStatus } from "~/
 import { useMember } from "~/lib/session";
 import { readStored, writeStored } from "~/preferences";
 import { CHART_TYPES, parseChartType, type ChartTypeId } from "./chart-types";
+import { DEFAULT_DEPTH_STEPS, DEPTH_STEP_CHOICES } from "./grouping";
 
-// The trade screen's layout: the chart's type, interval and indicators and the
-// account tabs' "all symbols" switches. A visitor's stays in this browser
+// The trade screen's layout: the chart's type, interval and indicators, the
+// account tabs' "all symbols" switches and the order book's grouping. A visitor's stays in this browser
 // (localStorage); a signed-in member's is also saved in their preferences on
 // the server (preferences.trade) and, once those are read after sign-in,
 // the stored layout replaces this browser's, so it follows the member to
@@ -21,6 +22,8 @@ export type TradeLayout = {
   indicators: string[];
   positionsAll: boolean;
   openOrdersAll: boolean;
+  // The order book's price bucket in ticks (the spec's depth decimal).
+  depthSteps: number;
 };
 
 export const DEFAULT_LAYOUT: TradeLayout = {
@@ -29,6 +32,7 @@ export const DEFAULT_LAYOUT: TradeLayout = {
   indicators: ["MA", "VOL"],
   positionsAll: false,
   openOrdersAll: false,
+  depthSteps: DEFAULT_DEPTH_STEPS,
 };
 
 export const CHART_PREFS_KEY = "exhub.trade.chart";
@@ -42,6 +46,10 @@ function parseJSON(raw: string | null): Record<string, unknown> | null {
   } catch {
     return null;
   }
+}
+
+function depthSteps(v: unknown): number | null {
+  return typeof v === "number" && (DEPTH_STEP_CHOICES as readonly number[]).includes(v) ? v : null;
 }
 
 function indicatorList(v: unknown): string[] | null {
@@ -58,11 +66,12 @@ export function readLocalLayout(): TradeLayout {
     indicators: indicatorList(chart?.indicators) ?? DEFAULT_LAYOUT.indicators,
     positionsAll: all?.positions === true,
     openOrdersAll: all?.orders === true,
+    depthSteps: depthSteps(chart?.depthSteps) ?? DEFAULT_LAYOUT.depthSteps,
   };
 }
 
 function writeLocalLayout(l: TradeLayout): void {
-  writeStored(CHART_PREFS_KEY, JSON.stringify({ interval: l.interval, chartType: CHART_TYPES[l.chartType], indicators: l.indicators }));
+  writeStored(CHART_PREFS_KEY, JSON.stringify({ interval: l.interval, chartType: CHART_TYPES[l.chartType], indicators: l.indicators, depthSteps: l.depthSteps }));
   writeStored(ALL_SYMBOLS_KEY, JSON.stringify({ positions: l.positionsAll, orders: l.openOrdersAll }));
 }
 
@@ -76,6 +85,7 @@ export function fromDoc(doc: TradePrefsDoc | undefined, base: TradeLayout): Trad
     indicators: indicators ?? base.indicators,
     positionsAll: typeof doc.positions_all === "boolean" ? doc.positions_all : base.positionsAll,
     openOrdersAll: typeof doc.open_orders_all === "boolean" ? doc.open_orders_all : base.openOrdersAll,
+    depthSteps: depthSteps(doc.depth_steps) ?? base.depthSteps,
   };
 }
 
@@ -84,6 +94,7 @@ export function toDoc(l: TradeLayout): TradePrefsDoc {
   if (l.interval) doc.interval = l.interval;
   if (l.positionsAll) doc.positions_all = true;
   if (l.openOrdersAll) doc.open_orders_all = true;
+  if (l.depthSteps !== DEFAULT_DEPTH_STEPS) doc.depth_steps = l.depthSteps;
   return doc;
 }
 
@@ -94,6 +105,7 @@ function sameDoc(a: TradePrefsDoc | undefined, b: TradePrefsDoc): boolean {
     (a.interval ?? "") === (b.interval ?? "") &&
     (a.positions_all ?? false) === (b.positions_all ?? false) &&
     (a.open_orders_all ?? false) === (b.open_orders_all ?? false) &&
+    (a.depth_steps ?? DEFAULT_DEPTH_STEPS) === (b.depth_steps ?? DEFAULT_DEPTH_STEPS) &&
     JSON.stringify(a.indicators ?? null) === JSON.stringify(b.indicators ?? null)
   );
 }
