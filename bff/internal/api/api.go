@@ -351,9 +351,11 @@ func serviceGates(d Deps) *servicegate.Checker {
 		return nil
 	}
 	rules, names := config.GateRules(d.Config.Exchanges)
-	var kyc servicegate.KYCSource
+	var kyc servicegate.KYCSource // nil: a KYC gate refuses
 	if d.Members != nil {
-		kyc = d.Members.Store()
+		if st := d.Members.Store(); st != nil {
+			kyc = st
+		}
 	}
 	return servicegate.New(rules, names, kyc)
 }
