@@ -575,6 +575,7 @@ func (s *Service) SetLeverage(ctx context.Context, memberID string, sc Scope, le
 		out = Leverage{Leverage: resp.GetLeverage(), MarginMode: marginMode}
 		return err
 	})
+	s.marginModes.forget(marginKey{sup.Slug(), acct.GetAccountId(), sc.Symbol}) // it may have set the margin mode
 	if err != nil {
 		return Leverage{}, readError(ctx, err)
 	}
@@ -595,6 +596,8 @@ func (s *Service) SetMarginMode(ctx context.Context, memberID string, sc Scope, 
 		_, err := c.SetMarginMode(ctx, &exchangev1.SetMarginModeRequest{Account: acct, Symbol: sc.Symbol, MarginMode: mm})
 		return err
 	})
+	// Forgotten after the call too (whatever it answered): an order placed meanwhile may have read the old mode.
+	s.marginModes.forget(marginKey{sup.Slug(), acct.GetAccountId(), sc.Symbol})
 	if err != nil {
 		return readError(ctx, err)
 	}

@@ -469,6 +469,8 @@ func (s *Service) send(ctx context.Context, sup *pluginhost.Supervisor, acct *ex
 		return next, nil
 	default:
 		pe := pluginError(err)
+		// The margin mode it was sent with may be the cause: the next order reads the symbol's mode again.
+		s.marginModes.forget(marginKey{o.Exchange, o.AccountID, o.Symbol})
 		if pe.Code == sdk.ReasonName(exchangev1.ErrorReason_ERROR_REASON_POSITION_MODE_MISMATCH) {
 			pe.Message = s.explainPositionMode(ctx, sup, acct)
 		}
@@ -497,8 +499,13 @@ func (s *Service) marginModeFor(ctx context.Context, sup *pluginhost.Supervisor,
 	return mm
 }
 
-// currentMarginMode reads a symbol's margin mode on the account (UNSPECIFIED when the exchange does not say).
+// currentMarginMode reads a symbol's margin mode on the account (UNSPECIFIED when the exchange does not say),
+// reusing one read in the last marginModeTTL (see marginModes).
 func (s *Service) currentMarginMode(ctx context.Context, sup *pluginhost.Supervisor, acct *exchangev1.AccountRef, symbol string) exchangev1.MarginMode {
+	k := marginKey{sup.Slug(), acct.GetAccountId(), symbol}
+	if mm, ok := s.marginModes.get(k, s.now()); ok {
+		return mm
+	}
 	var mm exchangev1.MarginMode
 	err := s.call(ctx, sup, "GetLeverage", func(ctx context.Context, c exchangev1.ExchangeClient) error {
 		resp, err := c.GetLeverage(ctx, &exchangev1.GetLeverageRequest{Account: acct, Symbol: symbol})
@@ -507,7 +514,9 @@ func (s *Service) currentMarginMode(ctx context.Context, sup *pluginhost.Supervi
 	})
 	if err != nil {
 		s.log.Warn("reading the margin mode", "exchange", sup.Slug(), "err", err)
+		return mm
 	}
+	s.marginModes.put(k, mm, s.now())
 	return mm
 }
 

@@ -132,6 +132,8 @@ type Service struct {
 	reconcile map[string]bool // exchange slug -> pending
 	attached  attachedState   // TP/SL on entry armed by exhub (attached.go; the loop's)
 	instr     map[instrKey]instrEntry
+	// marginModes caches the symbols' margin modes read for SWAP orders sent without one (marginmode.go).
+	marginModes marginModes
 	// feed, when set, is the private account stream the loop follows; feedQ holds its updates for the loop.
 	feed  feed.Subscriber
 	feedQ *feedQueue
