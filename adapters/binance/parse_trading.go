@@ -113,8 +113,8 @@ func ParseOrder(m Market, body []byte) (*exchangev1.Order, error) {
 	return w.toOrder(m)
 }
 
-// ParseOrders parses an array of orders (openOrders, allOrders); conditional futures orders are left out unless
-// conditional is true, in which case only they are kept (as algo orders).
+// ParseOrders parses an array of orders (openOrders, allOrders); conditional futures orders are left out (they are
+// algo orders). Spot's conditional orders (STOP_LOSS, TAKE_PROFIT, e.g. an order list's legs) are orders.
 func ParseOrders(m Market, body []byte) ([]*exchangev1.Order, error) {
 	var ws []wireOrder
 	if err := decodeJSON(body, &ws, "orders"); err != nil {
@@ -122,7 +122,7 @@ func ParseOrders(m Market, body []byte) ([]*exchangev1.Order, error) {
 	}
 	out := make([]*exchangev1.Order, 0, len(ws))
 	for i := range ws {
-		if isConditional(ws[i].Type) {
+		if m == Futures && isConditional(ws[i].Type) {
 			continue
 		}
 		o, err := ws[i].toOrder(m)

@@ -141,7 +141,10 @@ func marketCapabilities() []*exchangev1.MarketTradingCapabilities {
 		exchangev1.TimeInForce_TIME_IN_FORCE_FOK, exchangev1.TimeInForce_TIME_IN_FORCE_POST_ONLY}
 	basic := []exchangev1.OrderType{exchangev1.OrderType_ORDER_TYPE_LIMIT, exchangev1.OrderType_ORDER_TYPE_MARKET}
 	return []*exchangev1.MarketTradingCapabilities{
-		{MarketType: exchangev1.MarketType_MARKET_TYPE_SPOT, OrderTypes: basic, TimeInForce: tifs, IdempotentClientOrderId: true},
+		// Spot TP/SL on entry: a LIMIT entry with both a take-profit and a stop-loss is an OTOCO order list (orderlist.go).
+		{MarketType: exchangev1.MarketType_MARKET_TYPE_SPOT, OrderTypes: basic, TimeInForce: tifs, IdempotentClientOrderId: true,
+			TpslKinds:         []exchangev1.TpSlKind{exchangev1.TpSlKind_TP_SL_KIND_ON_ORDER},
+			TriggerPriceTypes: []exchangev1.TriggerPriceType{exchangev1.TriggerPriceType_TRIGGER_PRICE_TYPE_LAST}},
 		{MarketType: exchangev1.MarketType_MARKET_TYPE_SWAP, OrderTypes: basic,
 			TimeInForce: append(slices.Clone(tifs), exchangev1.TimeInForce_TIME_IN_FORCE_GTD), Amend: true,
 			AlgoOrderTypes: []exchangev1.OrderType{exchangev1.OrderType_ORDER_TYPE_STOP_MARKET, exchangev1.OrderType_ORDER_TYPE_TAKE_PROFIT_MARKET},

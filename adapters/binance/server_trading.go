@@ -54,6 +54,9 @@ func (s *Server) PlaceOrder(ctx context.Context, req *exchangev1.PlaceOrderReque
 	if err != nil {
 		return nil, err
 	}
+	if m == Spot && (req.GetTakeProfit() != nil || req.GetStopLoss() != nil) {
+		return s.placeOTOCO(ctx, req) // orderlist.go
+	}
 	q, err := orderParams(m, req)
 	if err != nil {
 		return nil, err
@@ -616,7 +619,7 @@ func (s *Server) ListOrderHistory(ctx context.Context, req *exchangev1.ListOrder
 		var got []wireOrder
 		got, next = newestPage(cur, ws, full, wireOrderTime, wireOrderID)
 		for _, r := range got {
-			if !isConditional(r.Type) {
+			if m == Spot || !isConditional(r.Type) {
 				rows = append(rows, r)
 			}
 		}
@@ -634,7 +637,7 @@ func (s *Server) ListOrderHistory(ctx context.Context, req *exchangev1.ListOrder
 	} // else every row down to the last call's cursor was read: that cursor continues
 	out := make([]*exchangev1.Order, 0, len(page))
 	for i := range page {
-		if isConditional(page[i].Type) {
+		if m == Futures && isConditional(page[i].Type) {
 			continue
 		}
 		o, err := page[i].toOrder(m)

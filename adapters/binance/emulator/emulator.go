@@ -98,6 +98,7 @@ type Server struct {
 	subTags map[string]string // sub-account venue id -> its Binance tag (guarded by mu)
 	tm      timers
 	pm      priceMatches // orders placed or amended with priceMatch (pricematch.go)
+	lists   orderLists   // spot order lists (orderlist.go)
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -165,10 +166,12 @@ func New(cfg Config) (*Server, error) {
 	// The hubs subscribe to the venue here, not in their goroutines: a client that connects right after New
 	// returns must get every book delta from then on.
 	spotSub, futSub := s.spotHub.subscribe(s.ctx), s.futHub.subscribe(s.ctx)
-	s.wg.Add(3)
+	listSub := s.v.Subscribe(s.ctx, venue.Filter{Kinds: []venue.EventKind{venue.EvOrder}}, 1<<16)
+	s.wg.Add(4)
 	go func() { defer s.wg.Done(); s.spotHub.run(s.ctx, spotSub) }()
 	go func() { defer s.wg.Done(); s.futHub.run(s.ctx, futSub) }()
 	go func() { defer s.wg.Done(); s.janitor(s.ctx) }()
+	go func() { defer s.wg.Done(); s.watchOrderLists(s.ctx, listSub) }()
 	s.mux = s.routes()
 	return s, nil
 }

@@ -312,6 +312,7 @@ func (s *Server) routes() *http.ServeMux {
 	s.handle(mux, "GET /futures/data/topLongShortPositionRatio", f(0, s.statHandler(statTopPosition)))
 	s.handle(mux, "GET /futures/data/takerlongshortRatio", f(0, s.statHandler(statTaker)))
 	s.tradingRoutes(mux)
+	s.orderListRoutes(mux)
 	mux.Handle("POST "+faults.Path, s.faults)
 	// WebSocket: spot under /ws and /stream, futures under /fws (with optional /public, /market, /private).
 	mux.HandleFunc("GET /ws/{rest...}", func(w http.ResponseWriter, r *http.Request) { s.serveWS(w, r, false, r.PathValue("rest")) })

@@ -182,3 +182,43 @@ func TestAttachedSiblingCancelled(t *testing.T) {
 		return StatusOf(a) + " " + StatusOf(b), StatusOf(a) == StatusTriggered && StatusOf(b) == StatusCancelled
 	})
 }
+
+// TestSpotTpSlByExchange: on Binance spot the exchange arms TP/SL itself (an OTOCO order list), so the entry is
+// sent with them and exhub arms nothing; a market entry with TP/SL there is refused.
+func TestSpotTpSlByExchange(t *testing.T) {
+	e := newEnv(t, false)
+	ctx := ctxT(t)
+	m := e.market(t, "binance", "SPOT")
+	price := m.price(1.02) // crosses the ask: the working order fills
+	entry, err := e.svc.Place(ctx, "a", newKey(), PlaceRequest{Exchange: "binance", MarketType: "SPOT", Symbol: m.symbol,
+		Side: "BUY", Type: "LIMIT", Price: price, Qty: m.qty(price, 3), TakeProfit: &TpSl{TriggerPrice: m.price(1.5)},
+		StopLoss: &TpSl{TriggerPrice: m.price(0.5)}})
+	if err != nil {
+		t.Fatalf("entry: %v", err)
+	}
+	e.waitStatus(t, entry.ID, StatusFilled)
+	eventually(t, "the order list's pending pair rests on the exchange", func() (string, bool) {
+		list, err := e.svc.OpenOrders(ctx, "a", Scope{Exchange: "binance", MarketType: "SPOT", Symbol: m.symbol})
+		if err != nil {
+			return err.Error(), false
+		}
+		n := 0
+		for _, o := range list {
+			if o.ClientOrderID == entry.ClientOrderID+"-tp" || o.ClientOrderID == entry.ClientOrderID+"-sl" {
+				n++
+			}
+		}
+		return fmt.Sprint(n, " legs"), n == 2
+	})
+	e.stopLoop()
+	e.svc.armAttached(ctx, time.Time{})
+	for _, leg := range []string{"tp", "sl"} {
+		if _, err := e.st.OrderByKey(ctx, "a", AttachedKey(entry.ID, leg)); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("exhub armed a spot %s: %v", leg, err)
+		}
+	}
+	_, err = e.svc.Place(ctx, "a", newKey(), PlaceRequest{Exchange: "binance", MarketType: "SPOT", Symbol: m.symbol,
+		Side: "BUY", Type: "MARKET", Qty: m.qty(price, 1), TakeProfit: &TpSl{TriggerPrice: m.price(1.5)},
+		StopLoss: &TpSl{TriggerPrice: m.price(0.5)}})
+	wantCode(t, err, "not_supported")
+}
