@@ -414,7 +414,7 @@ function OrderFacts({ avail, availAsset, max, base, step }: { avail?: string; av
     <dl className="order-facts" data-testid="order-facts">
       <div>
         <dt>{t`Available`}</dt>
-        <dd data-testid="available">
+        <dd data-testid="available" title={`${avail ? f.decimal(avail, 8) : "—"} ${availAsset}`}>
           {avail ? f.decimal(avail, 8) : "—"} {availAsset}
         </dd>
       </div>
