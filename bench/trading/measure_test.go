@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -144,5 +145,34 @@ func TestMachineBusy(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the machine's busy time did not grow in 30 s of computing (%d)", x)
 		}
+	}
+}
+
+// TestStackPorts: every listener of the bench's stack gets a loopback port of its own (none of the usual ones such
+// as 8080), and the BFF is told ClickHouse's HTTP address on the port given to ClickHouse.
+func TestStackPorts(t *testing.T) {
+	for _, k := range append(append([]string{"EXHUB_CLICKHOUSE_HTTP_ADDR"}, stackAddrs...), stackPortVars...) {
+		t.Setenv(k, "")
+	}
+	env, named, err := stackPorts()
+	if err != nil || len(named) != 0 {
+		t.Fatalf("%v %v", named, err)
+	}
+	got := map[string]string{}
+	for _, e := range env {
+		k, v, _ := strings.Cut(e, "=")
+		got[k] = v
+	}
+	for _, k := range stackAddrs {
+		if !strings.HasPrefix(got[k], "127.0.0.1:") || got[k] == "127.0.0.1:8080" {
+			t.Fatalf("%s=%q", k, got[k])
+		}
+	}
+	if got["EXHUB_CLICKHOUSE_HTTP_ADDR"] != "127.0.0.1:"+got["EXHUB_CLICKHOUSE_HTTP_PORT"] || got["EXHUB_CLICKHOUSE_HTTP_PORT"] == "" {
+		t.Fatalf("clickhouse http addr %q, port %q", got["EXHUB_CLICKHOUSE_HTTP_ADDR"], got["EXHUB_CLICKHOUSE_HTTP_PORT"])
+	}
+	t.Setenv("EXHUB_EDGE_ADDR", "127.0.0.1:18080")
+	if _, named, _ := stackPorts(); len(named) != 1 || named[0] != "127.0.0.1:18080" {
+		t.Fatalf("named %v", named)
 	}
 }
