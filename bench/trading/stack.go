@@ -71,18 +71,6 @@ func stackPorts() (env, named []string, err error) {
 			env = append(env, fmt.Sprintf("%s=127.0.0.1:%d", k, port))
 		}
 	}
-	// The stack tells the BFF where ClickHouse's native port is but not its HTTP port, which the BFF's readiness
-	// probes (default 127.0.0.1:8123): name it, or the BFF would wait for another stack's ClickHouse.
-	if os.Getenv("EXHUB_CLICKHOUSE_HTTP_ADDR") == "" {
-		for _, e := range env {
-			if p, ok := strings.CutPrefix(e, "EXHUB_CLICKHOUSE_HTTP_PORT="); ok {
-				env = append(env, "EXHUB_CLICKHOUSE_HTTP_ADDR=127.0.0.1:"+p)
-			}
-		}
-		if p := os.Getenv("EXHUB_CLICKHOUSE_HTTP_PORT"); p != "" {
-			env = append(env, "EXHUB_CLICKHOUSE_HTTP_ADDR=127.0.0.1:"+p)
-		}
-	}
 	return env, named, nil
 }
 

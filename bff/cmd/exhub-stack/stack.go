@@ -129,6 +129,8 @@ func (s *Stack) services() ([]*service, error) {
 			"EXHUB_HTTP_ADDR=" + c.BFFAddr,
 			"EXHUB_VALKEY_ADDR=" + valkeyAddr,
 			"EXHUB_CLICKHOUSE_ADDR=" + c.chNative(),
+			// The HTTP port too: the BFF's readiness probes it (else the default 127.0.0.1:8123, another stack's).
+			"EXHUB_CLICKHOUSE_HTTP_ADDR=" + c.chHTTP(),
 			"EXHUB_KRATOS_PUBLIC_URL=http://" + c.KratosPublicAddr,
 			"EXHUB_KRATOS_ADMIN_URL=http://" + c.KratosAdminAddr,
 			"EXHUB_AUTH_ALLOWED_ORIGINS=" + strings.Join(c.Origins(), ","),

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -271,4 +273,35 @@ func TestReadyFileAppearsWhole(t *testing.T) {
 	if _, err := os.Stat(path + ".tmp"); !os.IsNotExist(err) {
 		t.Errorf("temporary file left behind: %v", err)
 	}
+}
+
+// TestBFFIsToldEveryClickHousePort: moved ClickHouse ports reach the BFF, the HTTP one included (its readiness probes
+// it; left out, the BFF would probe the default port: another stack's ClickHouse, or nothing).
+func TestBFFIsToldEveryClickHousePort(t *testing.T) {
+	t.Setenv("EXHUB_CLICKHOUSE_TCP_PORT", "19000")
+	t.Setenv("EXHUB_CLICKHOUSE_HTTP_PORT", "18123")
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "ui", "build", "client"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "ui", "build", "client", "index.html"), []byte("<html></html>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := &Stack{cfg: defaultConfig(root)}
+	svcs, err := s.services()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, svc := range svcs {
+		if svc.name != "bff" {
+			continue
+		}
+		for _, want := range []string{"EXHUB_CLICKHOUSE_ADDR=127.0.0.1:19000", "EXHUB_CLICKHOUSE_HTTP_ADDR=127.0.0.1:18123"} {
+			if !slices.Contains(svc.env, want) {
+				t.Errorf("the BFF's environment lacks %s: %v", want, svc.env)
+			}
+		}
+		return
+	}
+	t.Fatal("no bff service")
 }
