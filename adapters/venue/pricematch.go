@@ -80,20 +80,9 @@ func (v *Venue) PlaceMatched(ctx context.Context, req OrderRequest, m PriceMatch
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	defer v.flushLocked()
-	a, err := v.userAccount(req.Account)
+	a, st, dup, err := v.placeTargetLocked(req)
 	if err != nil {
-		return Order{}, err
-	}
-	st, err := v.inst(req.Instrument)
-	if err != nil {
-		return Order{}, err
-	}
-	if req.ClientID != "" {
-		if o, ok := a.clientIDs[req.ClientID]; ok {
-			if _, open := a.open[o.id]; open {
-				return o.view(), fmt.Errorf("%w: %q", ErrDuplicateClientID, req.ClientID)
-			}
-		}
+		return dup, err
 	}
 	px, err := matchTicks(st, req.Side, m, depth)
 	if err != nil {

@@ -12,6 +12,27 @@ import (
 // feeScale is the number of decimals fees and funding payments are rounded up to.
 const feeScale = 8
 
+// placeTargetLocked resolves a new order's account and instrument. A client id whose order is still open answers
+// that order with an error wrapping ErrDuplicateClientID (see Place).
+func (v *Venue) placeTargetLocked(req OrderRequest) (*account, *instState, Order, error) {
+	a, err := v.userAccount(req.Account)
+	if err != nil {
+		return nil, nil, Order{}, err
+	}
+	st, err := v.inst(req.Instrument)
+	if err != nil {
+		return nil, nil, Order{}, err
+	}
+	if req.ClientID != "" {
+		if o, ok := a.clientIDs[req.ClientID]; ok {
+			if _, open := a.open[o.id]; open {
+				return nil, nil, o.view(), fmt.Errorf("%w: %q", ErrDuplicateClientID, req.ClientID)
+			}
+		}
+	}
+	return a, st, Order{}, nil
+}
+
 // Place validates and places an order for a user account. A repeated non-empty ClientID of an order that is still
 // open (resting or untriggered) returns that order and an error wrapping ErrDuplicateClientID, without placing
 // anything. An id whose order has ended may be used again and places a new order, as on the real exchanges: a
@@ -23,20 +44,9 @@ func (v *Venue) Place(ctx context.Context, req OrderRequest) (Order, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	defer v.flushLocked()
-	a, err := v.userAccount(req.Account)
+	a, st, dup, err := v.placeTargetLocked(req)
 	if err != nil {
-		return Order{}, err
-	}
-	st, err := v.inst(req.Instrument)
-	if err != nil {
-		return Order{}, err
-	}
-	if req.ClientID != "" {
-		if o, ok := a.clientIDs[req.ClientID]; ok {
-			if _, open := a.open[o.id]; open {
-				return o.view(), fmt.Errorf("%w: %q", ErrDuplicateClientID, req.ClientID)
-			}
-		}
+		return dup, err
 	}
 	o, err := v.buildOrder(a, st, req)
 	if err != nil {
