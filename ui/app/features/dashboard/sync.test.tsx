@@ -376,6 +376,28 @@ describe("member sync", () => {
   });
 });
 
+// The member's stored preferences on a fake server that checks If-Match like
+// the BFF; held (optional) delays the read.
+function storedPreferences(doc: Record<string, unknown>, version: number, held?: Promise<void>) {
+  const stored = { doc, version };
+  const routes = {
+    "GET /api/v1/me": () => jsonResponse(member),
+    "GET /api/v1/me/favorites": () => jsonResponse({ favorites: [] }),
+    "GET /api/v1/me/preferences": async () => {
+      await held;
+      return jsonResponse({ version: stored.version, preferences: stored.doc });
+    },
+    "PUT /api/v1/me/preferences": (c: { headers: Headers; body: unknown }) => {
+      if (c.headers.get("If-Match") !== `"v${stored.version}"`)
+        return jsonResponse({ title: "Precondition Failed", status: 412 }, 412);
+      stored.version++;
+      stored.doc = (c.body as { preferences: Record<string, unknown> }).preferences;
+      return jsonResponse({ version: stored.version, preferences: stored.doc });
+    },
+  };
+  return { stored, api: fakeApi(routes) };
+}
+
 describe("a choice made before the stored preferences arrive", () => {
   afterEach(async () => {
     await changeLocale("en");
@@ -384,26 +406,10 @@ describe("a choice made before the stored preferences arrive", () => {
   it("keeps the language chosen right after sign-in and writes it back with If-Match", async () => {
     document.documentElement.setAttribute("data-theme", "dark");
     await changeLocale("en");
-    let doc: Record<string, unknown> = { theme: "light", language: "en" };
-    let version = 4;
     let answer!: () => void;
+    // The member's stored preferences are read slowly.
     const held = new Promise<void>((resolve) => (answer = resolve));
-    const api = fakeApi({
-      "GET /api/v1/me": () => jsonResponse(member),
-      "GET /api/v1/me/favorites": () => jsonResponse({ favorites: [] }),
-      // The member's stored preferences are read slowly.
-      "GET /api/v1/me/preferences": async () => {
-        await held;
-        return jsonResponse({ version, preferences: doc });
-      },
-      "PUT /api/v1/me/preferences": (c) => {
-        if (c.headers.get("If-Match") !== `"v${version}"`)
-          return jsonResponse({ title: "Precondition Failed", status: 412 }, 412);
-        version++;
-        doc = (c.body as { preferences: Record<string, unknown> }).preferences;
-        return jsonResponse({ version, preferences: doc });
-      },
-    });
+    const { stored, api } = storedPreferences({ theme: "light", language: "en" }, 4, held);
     setMember(member);
     render(
       <I18nProvider i18n={i18n}>
@@ -423,11 +429,11 @@ describe("a choice made before the stored preferences arrive", () => {
     await act(() => changeLocale("ja"));
     // ...then the stored preferences (English, light) arrive.
     answer();
-    await waitFor(() => expect(version).toBe(5));
+    await waitFor(() => expect(stored.version).toBe(5));
     const put = api.calls.find((c) => c.method === "PUT")!;
     expect(put.headers.get("If-Match")).toBe('"v4"');
     // The stored theme applies; the language chosen here wins and is saved.
-    expect(doc).toEqual({ theme: "light", language: "ja" });
+    expect(stored.doc).toEqual({ theme: "light", language: "ja" });
     expect(i18n.locale).toBe("ja");
     expect(document.documentElement.lang).toBe("ja");
     expect(document.documentElement.getAttribute("data-theme")).toBe("light");
@@ -437,20 +443,7 @@ describe("a choice made before the stored preferences arrive", () => {
   it("keeps a language chosen after the member was seen but before this code mounted", async () => {
     document.documentElement.setAttribute("data-theme", "dark");
     await changeLocale("en");
-    let doc: Record<string, unknown> = { theme: "dark", language: "en" };
-    let version = 7;
-    const api = fakeApi({
-      "GET /api/v1/me": () => jsonResponse(member),
-      "GET /api/v1/me/favorites": () => jsonResponse({ favorites: [] }),
-      "GET /api/v1/me/preferences": () => jsonResponse({ version, preferences: doc }),
-      "PUT /api/v1/me/preferences": (c) => {
-        if (c.headers.get("If-Match") !== `"v${version}"`)
-          return jsonResponse({ title: "Precondition Failed", status: 412 }, 412);
-        version++;
-        doc = (c.body as { preferences: Record<string, unknown> }).preferences;
-        return jsonResponse({ version, preferences: doc });
-      },
-    });
+    const { stored, api } = storedPreferences({ theme: "dark", language: "en" }, 7);
     setMember(member);
     // The app saw the member (its providers took the count), then the member
     // chose Japanese while this component's code was still loading.
@@ -465,7 +458,7 @@ describe("a choice made before the stored preferences arrive", () => {
     );
     await waitFor(() => expect(usePreferencesStatusValue()).toBe("ready"));
     expect(i18n.locale).toBe("ja");
-    expect(doc).toEqual({ theme: "dark", language: "ja" });
+    expect(stored.doc).toEqual({ theme: "dark", language: "ja" });
     expect(api.calls.filter((c) => c.method === "PUT")).toHaveLength(1);
   });
 
