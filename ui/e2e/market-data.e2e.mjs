@@ -7,62 +7,10 @@
 // EXHUB_URL (default http://127.0.0.1:8080) is the edge; CHROMIUM_PATH
 // overrides /usr/bin/chromium.
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { before, test } from "node:test";
-import { chromium } from "playwright-core";
-import { TIMEOUT, baseURL, chromiumArgs, executablePath, outDir } from "./browser.mjs";
+import { TIMEOUT, baseURL, withBrowser } from "./session.mjs";
 
 const PANELS = ["open-interest", "long-short", "taker-volume", "funding-rate"];
-
-async function withBrowser(name, { locale = "en", theme = "dark", width = 1280 } = {}, fn) {
-  const profile = await mkdtemp(path.join(tmpdir(), "exhub-md-e2e-"));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath,
-    headless: true,
-    args: chromiumArgs,
-    locale: locale === "ja" ? "ja-JP" : "en-US",
-    timezoneId: "UTC",
-    viewport: { width, height: 900 },
-    baseURL,
-  });
-  context.setDefaultTimeout(TIMEOUT);
-  await context.addInitScript(
-    ([l, t]) => {
-      if (!localStorage.getItem("exhub.e2e")) {
-        localStorage.setItem("exhub.locale", l);
-        localStorage.setItem("exhub.theme", t);
-        localStorage.setItem("exhub.e2e", "1");
-      }
-    },
-    [locale, theme],
-  );
-  const page = context.pages()[0] ?? (await context.newPage());
-  const problems = [];
-  page.on("pageerror", (err) => problems.push(`page error: ${err.message}`));
-  page.on("console", (msg) => {
-    if (msg.type() === "error") problems.push(`console error: ${msg.text()}`);
-  });
-  const shot = async (label) => {
-    await mkdir(outDir, { recursive: true });
-    await page.screenshot({ path: path.join(outDir, `${name}-${label}.png`), fullPage: true });
-  };
-  try {
-    await fn(page, shot);
-    assert.deepEqual(problems, [], "the page logged errors");
-  } catch (err) {
-    await mkdir(outDir, { recursive: true });
-    const file = path.join(outDir, `${name}-failure-${Date.now()}.png`);
-    await page.screenshot({ path: file, fullPage: true }).catch(() => undefined);
-    console.error(`screenshot: ${file}`);
-    if (problems.length) console.error(problems.join("\n"));
-    throw err;
-  } finally {
-    await context.close();
-    await rm(profile, { recursive: true, force: true });
-  }
-}
 
 const T = {
   en: {
@@ -165,7 +113,7 @@ for (const [locale, theme] of [
 ]) {
   const s = T[locale];
   test(`market data (${locale}, ${theme})`, async () => {
-    await withBrowser(`market-data-${locale}-${theme}`, { locale, theme }, async (page, shot) => {
+    await withBrowser(`market-data-${locale}-${theme}`, { locale, theme, height: 800, consoleErrors: true }, async (page, _context, shot) => {
       const res = await page.goto("/marketData", { waitUntil: "domcontentloaded" });
       assert.ok(res && res.ok(), `GET /marketData answered ${res?.status()}`);
       await page.getByRole("heading", { name: s.title, level: 1 }).waitFor();
@@ -281,7 +229,7 @@ test("market data: a symbol without history says so", async () => {
     }
   }
   assert.ok(bare, "every binance perpetual has open interest history: none left for the empty state");
-  await withBrowser("market-data-empty", {}, async (page, shot) => {
+  await withBrowser("market-data-empty", { height: 800, consoleErrors: true }, async (page, _context, shot) => {
     await page.goto(`/marketData?exchange=binance&symbol=${bare}&period=1d`, { waitUntil: "domcontentloaded" });
     await page.waitForFunction(
       () => document.querySelector("[data-testid=panel-open-interest]")?.getAttribute("data-state") === "empty",
@@ -292,7 +240,7 @@ test("market data: a symbol without history says so", async () => {
 });
 
 test("market data at phone width", async () => {
-  await withBrowser("market-data-phone", { width: 360 }, async (page, shot) => {
+  await withBrowser("market-data-phone", { width: 360, height: 800, consoleErrors: true }, async (page, _context, shot) => {
     await page.goto("/marketData?exchange=binance&symbol=BTCUSDT&period=1d", { waitUntil: "domcontentloaded" });
     await panelsReady(page);
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);

@@ -18,10 +18,16 @@ export { TIMEOUT, baseURL, outDir };
 
 const BROWSER_LOCALES = { ja: "ja-JP", ko: "ko-KR" };
 
-// Runs fn(page, context) in a fresh browser profile. locale and theme are stored as the app stores a choice, once
-// per profile ("ko" is a Korean browser with no stored choice: the app falls back to English). On failure a
-// full-page screenshot is written to e2e/out/<name>-failure-<time>.png.
-export async function withBrowser(name, { locale = "en", theme = "dark", width = 1280, height = 900 } = {}, fn) {
+// Runs fn(page, context, shot) in a fresh browser profile. locale and theme are stored as the app stores a choice,
+// once per profile (store: false stores none; "ko" is a Korean browser with no stored choice: the app falls back to
+// English). Page errors fail the test, and console errors too with consoleErrors. shot(label) writes a screenshot
+// to e2e/out/<name>-<label>.png (the whole page unless fullPageShots is false). On failure a full-page screenshot
+// is written to e2e/out/<name>-failure-<time>.png.
+export async function withBrowser(
+  name,
+  { locale = "en", theme = "dark", width = 1280, height = 900, store = true, consoleErrors = false, fullPageShots = true } = {},
+  fn,
+) {
   const profile = await mkdtemp(path.join(tmpdir(), "exhub-e2e-"));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath,
@@ -32,22 +38,33 @@ export async function withBrowser(name, { locale = "en", theme = "dark", width =
     baseURL,
   });
   context.setDefaultTimeout(TIMEOUT);
-  await context.addInitScript(
-    ([l, t]) => {
-      if (!localStorage.getItem("exhub.e2e")) {
-        if (l !== "ko") localStorage.setItem("exhub.locale", l);
-        localStorage.setItem("exhub.theme", t);
-        localStorage.setItem("exhub.e2e", "1");
-      }
-    },
-    [locale, theme],
-  );
+  if (store) {
+    await context.addInitScript(
+      ([l, t]) => {
+        if (!localStorage.getItem("exhub.e2e")) {
+          if (l !== "ko") localStorage.setItem("exhub.locale", l);
+          localStorage.setItem("exhub.theme", t);
+          localStorage.setItem("exhub.e2e", "1");
+        }
+      },
+      [locale, theme],
+    );
+  }
   const page = context.pages()[0] ?? (await context.newPage());
   const problems = [];
   page.on("pageerror", (err) => problems.push(`page error: ${err.message}`));
+  if (consoleErrors) {
+    page.on("console", (msg) => {
+      if (msg.type() === "error") problems.push(`console error: ${msg.text()}`);
+    });
+  }
+  const shot = async (label) => {
+    await mkdir(outDir, { recursive: true });
+    await page.screenshot({ path: path.join(outDir, `${name}-${label}.png`), fullPage: fullPageShots });
+  };
   try {
-    await fn(page, context);
-    assert.deepEqual(problems, [], "the page threw");
+    await fn(page, context, shot);
+    assert.deepEqual(problems, [], consoleErrors ? "the page logged errors" : "the page threw");
   } catch (err) {
     await mkdir(outDir, { recursive: true });
     const file = path.join(outDir, `${name}-failure-${Date.now()}.png`);

@@ -5,59 +5,8 @@
 // EXHUB_URL (default http://127.0.0.1:8080) is the edge; CHROMIUM_PATH
 // overrides /usr/bin/chromium.
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { test } from "node:test";
-import { chromium } from "playwright-core";
-import { TIMEOUT, baseURL, chromiumArgs, executablePath, outDir } from "./browser.mjs";
-
-async function withBrowser(name, { locale = "en", theme = "dark", width = 1280 } = {}, fn) {
-  const profile = await mkdtemp(path.join(tmpdir(), "exhub-e2e-"));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath,
-    headless: true,
-    args: chromiumArgs,
-    locale: locale === "ja" ? "ja-JP" : "en-US",
-    viewport: { width, height: 800 },
-    baseURL,
-  });
-  context.setDefaultTimeout(TIMEOUT);
-  await context.addInitScript(
-    ([l, t]) => {
-      if (!localStorage.getItem("exhub.e2e")) {
-        localStorage.setItem("exhub.locale", l);
-        localStorage.setItem("exhub.theme", t);
-        localStorage.setItem("exhub.e2e", "1");
-      }
-    },
-    [locale, theme],
-  );
-  const page = context.pages()[0] ?? (await context.newPage());
-  const problems = [];
-  page.on("pageerror", (err) => problems.push(`page error: ${err.message}`));
-  page.on("console", (msg) => {
-    if (msg.type() === "error") problems.push(`console error: ${msg.text()}`);
-  });
-  const shot = async (label) => {
-    await mkdir(outDir, { recursive: true });
-    await page.screenshot({ path: path.join(outDir, `${name}-${label}.png`), fullPage: false });
-  };
-  try {
-    await fn(page, shot);
-    assert.deepEqual(problems, [], "the page logged errors");
-  } catch (err) {
-    await mkdir(outDir, { recursive: true });
-    const file = path.join(outDir, `${name}-failure-${Date.now()}.png`);
-    await page.screenshot({ path: file, fullPage: true }).catch(() => undefined);
-    console.error(`screenshot: ${file}`);
-    if (problems.length) console.error(problems.join("\n"));
-    throw err;
-  } finally {
-    await context.close();
-    await rm(profile, { recursive: true, force: true });
-  }
-}
+import { TIMEOUT, withBrowser } from "./session.mjs";
 
 async function waitForTitle(page, title) {
   await page.waitForFunction((t) => document.title === t, title, { timeout: TIMEOUT });
@@ -100,7 +49,7 @@ for (const [locale, theme] of [
 ]) {
   const s = T[locale];
   test(`home, markets and placeholders (${locale}, ${theme})`, async () => {
-    await withBrowser(`shell-${locale}-${theme}`, { locale, theme }, async (page, shot) => {
+    await withBrowser(`shell-${locale}-${theme}`, { locale, theme, height: 800, consoleErrors: true, fullPageShots: false }, async (page, _context, shot) => {
       const res = await page.goto("/", { waitUntil: "domcontentloaded" });
       assert.ok(res && res.ok(), `GET / answered ${res?.status()}`);
       assert.equal(await page.evaluate(() => document.documentElement.getAttribute("data-theme")), theme);
@@ -180,7 +129,7 @@ for (const [locale, theme] of [
 }
 
 test("phone width: drawer and no sideways overflow", async () => {
-  await withBrowser("shell-phone", { width: 360 }, async (page, shot) => {
+  await withBrowser("shell-phone", { width: 360, height: 800, consoleErrors: true, fullPageShots: false }, async (page, _context, shot) => {
     await page.goto("/", { waitUntil: "domcontentloaded" });
     await page.getByTestId("movers").waitFor();
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);

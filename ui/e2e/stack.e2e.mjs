@@ -6,45 +6,8 @@
 // http://127.0.0.1:8080) is the edge URL; CHROMIUM_PATH overrides
 // /usr/bin/chromium. On failure a screenshot is saved under e2e/out/.
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { test } from "node:test";
-import { chromium } from "playwright-core";
-import { TIMEOUT, baseURL, chromiumArgs, executablePath, outDir } from "./browser.mjs";
-
-async function withBrowser(name, fn) {
-  const profile = await mkdtemp(path.join(tmpdir(), "exhub-e2e-"));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath,
-    headless: true,
-    args: chromiumArgs,
-    locale: "en-US",
-    viewport: { width: 1280, height: 800 },
-    baseURL,
-  });
-  context.setDefaultTimeout(TIMEOUT);
-  const page = context.pages()[0] ?? (await context.newPage());
-  const problems = [];
-  page.on("pageerror", (err) => problems.push(`page error: ${err.message}`));
-  page.on("console", (msg) => {
-    if (msg.type() === "error") problems.push(`console error: ${msg.text()}`);
-  });
-  try {
-    await fn(page);
-    assert.deepEqual(problems, [], "the page logged errors");
-  } catch (err) {
-    await mkdir(outDir, { recursive: true });
-    const file = path.join(outDir, `${name}-${Date.now()}.png`);
-    await page.screenshot({ path: file, fullPage: true }).catch(() => undefined);
-    console.error(`screenshot: ${file}`);
-    if (problems.length) console.error(problems.join("\n"));
-    throw err;
-  } finally {
-    await context.close();
-    await rm(profile, { recursive: true, force: true });
-  }
-}
+import { TIMEOUT, baseURL, withBrowser } from "./session.mjs";
 
 function card(page, name) {
   return page.locator("li.exchange-card", { has: page.getByRole("heading", { name, exact: true }) });
@@ -59,7 +22,7 @@ async function waitForTitle(page, title) {
 }
 
 test("exchange list in English and Japanese, theme and layout", async () => {
-  await withBrowser("stack", async (page) => {
+  await withBrowser("stack", { store: false, height: 800, consoleErrors: true }, async (page) => {
     const res = await page.goto("/", { waitUntil: "domcontentloaded" });
     assert.ok(res && res.ok(), `GET ${baseURL}/ answered ${res?.status()}`);
     // The boot script has applied the defaults before the app starts.
@@ -125,7 +88,7 @@ test("exchange list in English and Japanese, theme and layout", async () => {
 });
 
 test("unknown paths fall back to the app", async () => {
-  await withBrowser("fallback", async (page) => {
+  await withBrowser("fallback", { store: false, height: 800, consoleErrors: true }, async (page) => {
     const res = await page.goto("/futures/binance/BTCUSDT", { waitUntil: "domcontentloaded" });
     assert.ok(res && res.ok(), `deep link answered ${res?.status()}`);
     await waitForTitle(page, "exhub | BTCUSDT Futures trading");

@@ -67,6 +67,18 @@ async function limitPlacedAndCancelled(page, fig) {
 }
 
 // A market buy of size qty (in the coin) from the form.
+// Submits the order form once it takes a submit, and waits for the outcome: the size is cleared once the order is
+// placed; a refusal fails the test with what the form says.
+async function submitOrder(page) {
+  const submit = page.getByTestId("order-submit");
+  await until(page, async () => submit.isEnabled(), "the order form to take a submit");
+  await press(submit);
+  const size = page.getByTestId("order-size");
+  const refused = page.getByTestId("order-form").getByRole("alert");
+  await until(page, async () => (await size.inputValue()) === "" || (await refused.count()) > 0, "the order's outcome");
+  if ((await size.inputValue()) !== "") assert.fail(`order refused: ${await refused.first().innerText()}`);
+}
+
 async function marketBuy(page, qty) {
   await press(page.getByTestId("kind-market"));
   await press(page.getByTestId("side-buy"));
@@ -226,7 +238,7 @@ for (const exchange of ["binance", "okx"]) {
       await toast(page, "Order successfully");
       await press(page.getByTestId("side-sell"));
       await page.getByTestId("order-size").fill(fig.qtyMarket);
-      await press(page.getByTestId("order-submit"));
+      await submitOrder(page);
       await press(page.getByRole("tab", { name: "Positions" }));
       const table = page.getByTestId("positions-table");
       for (const side of ["Long", "Short"]) {
@@ -242,7 +254,7 @@ for (const exchange of ["binance", "okx"]) {
       ]) {
         await press(page.getByTestId(button));
         await page.getByTestId("order-size").fill(fig.qtyMarket);
-        await press(page.getByTestId("order-submit"));
+        await submitOrder(page);
         await table.locator("tbody tr", { has: page.locator('[data-column="side"]', { hasText: side }) }).waitFor({ state: "detached" });
       }
       await table.getByText("No open positions.").waitFor();
