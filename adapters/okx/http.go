@@ -90,13 +90,13 @@ var nonIdempotent = map[string]bool{
 	pathTradeClosePosition: true,
 	// An amend may change the order again when repeated; a lost cancel is asked again only by a caller that reads the
 	// "filled, cancelled or does not exist" answer right (Server.CancelOrder).
-	pathTradeAmendOrder:   true,
-	pathTradeCancelOrder:  true,
+	pathTradeAmendOrder:  true,
+	pathTradeCancelOrder: true,
 	// Likewise a lost batch cancel (Server.cancelBatch asks once more and reads the orders no longer open).
 	pathTradeCancelBatchOrders: true,
-	pathAssetTransfer:     true,
-	pathAssetWithdrawal:   true,
-	pathAssetConvertTrade: true,
+	pathAssetTransfer:          true,
+	pathAssetWithdrawal:        true,
+	pathAssetConvertTrade:      true,
 	// A sub-account is found by name afterwards; a key's secret is in its answer only.
 	pathBrokerCreateSubAccount: true,
 	pathBrokerSubAccountAPIKey: true,

@@ -217,7 +217,7 @@ func sameRequest(prev Order, hash string) (Order, bool, error) {
 	return prev, false, nil
 }
 
-// byKeyWhere finds a member's row by Idempotency-Key. "idempotency_key <> ''" repeats the condition of the partial
+// byKeyWhere finds a member's row by Idempotency-Key. The non-empty key condition repeats the condition of the partial
 // unique indexes (orders_idempotency, order_actions_idempotency): without it neither SQLite nor PostgreSQL's generic
 // plan can use them for a bound key, and the lookup reads every journal entry of the member (the order path's
 // largest cost once a member had a few thousand orders).
