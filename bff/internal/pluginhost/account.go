@@ -229,26 +229,29 @@ func (a *AccountStream) run() {
 // deliver hands one update to the consumer, waiting up to StuckAfter for room. It returns false when the consumer
 // is stuck or the stream is closing.
 func (a *AccountStream) deliver(u AccountUpdate, timer *time.Timer) bool {
+	// Counted before the hand-over, so that a consumer which has received an update never reads stats without it;
+	// taken back when the update is not delivered.
+	counter := &a.events
+	if u.Resync {
+		counter = &a.resyncs
+	}
+	counter.Add(1)
 	select {
 	case a.updates <- u:
+		return true
 	default:
-		timer.Reset(a.opts.StuckAfter)
-		defer timer.Stop()
-		select {
-		case a.updates <- u:
-		case <-timer.C:
-			a.stuck.Add(1)
-			return false
-		case <-a.ctx.Done():
-			return false
-		}
 	}
-	if u.Resync {
-		a.resyncs.Add(1)
-	} else {
-		a.events.Add(1)
+	timer.Reset(a.opts.StuckAfter)
+	defer timer.Stop()
+	select {
+	case a.updates <- u:
+		return true
+	case <-timer.C:
+		a.stuck.Add(1)
+	case <-a.ctx.Done():
 	}
-	return true
+	counter.Add(^uint64(0))
+	return false
 }
 
 // session reads one plugin stream until it breaks or breaks the contract. healthy says this plugin stream started
