@@ -37,8 +37,9 @@ done
 echo "e2e: stack up at $(cat "$ready")"
 
 code=0
-# --perf runs the performance checks (ui/e2e/perf/) instead, for `make bench` on an idle machine.
-files=(ui/e2e/*.e2e.mjs)
+# --perf runs the performance checks (ui/e2e/perf/) instead, for `make bench` on an idle machine. E2E_FILES (a
+# space-separated list of paths) runs only those files, for working on one screen.
+read -r -a files <<<"${E2E_FILES:-$(echo ui/e2e/*.e2e.mjs)}"
 [ "${1:-}" = "--perf" ] && files=(ui/e2e/perf/*.e2e.mjs)
 EXHUB_URL="$(head -n1 "$ready")" node --test --test-timeout=300000 "${files[@]}" || code=$?
 if [ $code -ne 0 ]; then
