@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"github.com/exhub/exhub/bff/internal/accounts"
 	"github.com/exhub/exhub/bff/internal/api/trade"
+	"github.com/exhub/exhub/bff/internal/api/wallet"
 	"github.com/exhub/exhub/bff/internal/trading"
 	"log/slog"
 	"net"
@@ -126,6 +127,7 @@ func New(d Deps) (http.Handler, huma.API) {
 		trade.Register(api, trade.Deps{Guard: d.Auth, Trading: d.Trading, Logger: d.Logger, Gates: serviceGates(d)})
 		account.Register(api, account.Deps{Auth: d.Auth, Members: d.Members, KYC: d.KYC, Accounts: d.Accounts, Logger: d.Logger,
 			Exchanges: exchangeSlugs(d.Config)})
+		wallet.Register(api, walletDeps(d, s.market))
 	}
 	if d.Members != nil {
 		s.mux.Handle(member.HookPathPrefix, d.Members.Hooks())

@@ -1,0 +1,26 @@
+package api
+
+import (
+	"github.com/exhub/exhub/bff/internal/accounts"
+	"github.com/exhub/exhub/bff/internal/api/wallet"
+	"github.com/exhub/exhub/bff/internal/market"
+)
+
+// walletDeps are the wallet routes' collaborators out of the API's (a nil service stays a nil interface, so the
+// routes that need it answer 503).
+func walletDeps(d Deps, m *market.Service) wallet.Deps {
+	wd := wallet.Deps{Guard: d.Auth, Exchanges: exchangeSlugs(d.Config), NoAccount: accounts.ErrNoAccount, Logger: d.Logger}
+	if d.Accounts != nil {
+		wd.Accounts = d.Accounts
+	}
+	if d.Host != nil {
+		wd.Plugins = d.Host
+	}
+	if m != nil {
+		wd.Prices = m
+	}
+	if d.Members != nil {
+		wd.Store = d.Members.Store()
+	}
+	return wd
+}
