@@ -55,6 +55,7 @@ const (
 	FuturesDataLimit     = 500
 	OrderHistoryLimit    = 1000
 	FillsLimit           = 1000
+	IncomeLimit          = 1000
 	DefaultRecvWindow    = 5000 * time.Millisecond
 	DefaultHTTPTimeout   = 10 * time.Second
 	DefaultWSMaxLifetime = 23*time.Hour + 50*time.Minute

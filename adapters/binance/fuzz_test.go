@@ -117,3 +117,8 @@ func FuzzParseBroker(f *testing.F) {
 		_, _ = ParseSubAccountAssets(b)
 	})
 }
+
+func FuzzParseIncome(f *testing.F) {
+	seed(f, "futures_income.json")
+	f.Fuzz(func(t *testing.T, b []byte) { _, _ = ParseIncome(b) })
+}

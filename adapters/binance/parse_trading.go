@@ -559,3 +559,36 @@ func ParseListenKey(body []byte) (string, error) {
 	}
 	return w.ListenKey, nil
 }
+
+// ParseIncome reads GET /fapi/v1/income rows of incomeType FUNDING_FEE as funding payments, in Binance's order.
+// Other income types in the answer are dropped. Binance says neither the rate nor the position size.
+func ParseIncome(body []byte) ([]*exchangev1.FundingPayment, error) {
+	var rows []struct {
+		Symbol     string   `json:"symbol"`
+		IncomeType string   `json:"incomeType"`
+		Income     flexStr  `json:"income"`
+		Asset      string   `json:"asset"`
+		Time       *flexInt `json:"time"`
+		TranID     *flexInt `json:"tranId"`
+	}
+	if err := decodeJSON(body, &rows, "income"); err != nil {
+		return nil, err
+	}
+	out := make([]*exchangev1.FundingPayment, 0, len(rows))
+	for i, r := range rows {
+		if r.IncomeType != "FUNDING_FEE" {
+			continue
+		}
+		if r.TranID == nil || r.Time == nil || r.Symbol == "" || r.Asset == "" || r.Income == "" {
+			return nil, fmt.Errorf("income row %d: tranId, time, symbol, asset and income are required", i)
+		}
+		var d decs
+		p := &exchangev1.FundingPayment{Id: strconv.FormatInt(int64(*r.TranID), 10), Symbol: r.Symbol,
+			Amount: d.c("income", r.Income), Asset: r.Asset, Time: int64(*r.Time)}
+		if d.err != nil {
+			return nil, fmt.Errorf("income row %d: %w", i, d.err)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}

@@ -89,6 +89,7 @@ const (
 	pathFutAllOpen      = "/fapi/v1/allOpenOrders"
 	pathFutAllOrders    = "/fapi/v1/allOrders"
 	pathFutUserTrades   = "/fapi/v1/userTrades"
+	pathFutIncome       = "/fapi/v1/income"
 	pathFutPositionRisk = "/fapi/v3/positionRisk"
 	pathFutLeverage     = "/fapi/v1/leverage"
 	pathFutMarginType   = "/fapi/v1/marginType"

@@ -48,8 +48,9 @@ type account struct {
 	closed    ring[*order]
 	fills     ring[Fill]
 	ledger    ring[LedgerEntry]
-	master    string       // the master of a sub-account; "" for any other account
-	broker    *brokerState // the sub-accounts of a master, created on first use
+	master    string                // the master of a sub-account; "" for any other account
+	broker    *brokerState          // the sub-accounts of a master, created on first use
+	funding   *ring[FundingPayment] // settled funding payments, created on the first one
 }
 
 func (v *Venue) newAccount(id string, house bool) *account {

@@ -203,9 +203,12 @@ func (v *Venue) settleFunding(st *instState, at int64) {
 				p.margin = p.margin.Sub(take)
 				v.unlockFunds(p.acct, TradingWallet, st.in.Quote, take)
 			}
-			v.payUpTo(p.acct, st.in.Quote, amt, v.house, LedgerFunding, ref)
+			if paid := v.payUpTo(p.acct, st.in.Quote, amt, v.house, LedgerFunding, ref); paid.IsPositive() {
+				v.recordFunding(p, rate, paid.Neg(), at)
+			}
 		} else if amt.IsNegative() {
 			mustOK(v.move(LedgerFunding, v.house, TradingWallet, p.acct, TradingWallet, st.in.Quote, amt.Neg(), false, ref))
+			v.recordFunding(p, rate, amt.Neg(), at)
 		}
 		v.emitPosition(p)
 	}

@@ -29,6 +29,9 @@ type Config struct {
 	Simulate bool
 	// Fees and limits of the wallet.
 	Assets map[string]AssetConfig
+	// FundingInterval between perpetual funding settlements, aligned to multiples of it since the Unix epoch;
+	// default 8h (00/08/16 UTC). Tests and the conformance run shorten it to see settlements without waiting hours.
+	FundingInterval time.Duration
 }
 
 // AssetConfig describes a coin for wallets: withdrawal fee and minimum, and the faucet amount.
@@ -90,6 +93,7 @@ type Venue struct {
 	nextOrderID uint64
 	nextTradeID uint64
 	nextLedger  uint64
+	nextFunding uint64
 	assets      map[string]AssetConfig
 
 	quotes    map[string]*ConvertQuote
@@ -116,6 +120,12 @@ func New(cfg Config) (*Venue, error) {
 	}
 	if cfg.BookLevels <= 0 {
 		cfg.BookLevels = 40
+	}
+	if cfg.FundingInterval <= 0 {
+		cfg.FundingInterval = 8 * time.Hour
+	}
+	if cfg.FundingInterval < time.Second || cfg.FundingInterval%time.Second != 0 {
+		return nil, fmt.Errorf("venue: funding interval %s: whole seconds, at least 1s", cfg.FundingInterval)
 	}
 	ins := cfg.Instruments
 	if ins == nil {
@@ -157,7 +167,7 @@ func New(cfg Config) (*Venue, error) {
 		st.mark = in.RefPrice
 		st.index = in.RefPrice
 		st.funding = decimal.RequireFromString("0.0001")
-		st.nextFund = nextFundingTime(now.UnixMilli())
+		st.nextFund = v.nextFundingTime(now.UnixMilli())
 		st.fundHist = map[int64]decimal.Decimal{}
 		v.instruments[in.ID] = st
 		v.list = append(v.list, st)
@@ -206,11 +216,15 @@ func defaultAsset(asset string, in *Instrument) AssetConfig {
 		Faucet: one.Mul(decimal.NewFromInt(1000)), Scale: 8}
 }
 
-// nextFundingTime is the next 00:00, 08:00 or 16:00 UTC strictly after t (ms).
-func nextFundingTime(t int64) int64 {
-	const eight = 8 * 3600 * 1000
-	return (t/eight + 1) * eight
+// nextFundingTime is the next funding settlement strictly after t (ms): with the default interval the next 00:00,
+// 08:00 or 16:00 UTC.
+func (v *Venue) nextFundingTime(t int64) int64 {
+	iv := v.cfg.FundingInterval.Milliseconds()
+	return (t/iv + 1) * iv
 }
+
+// FundingInterval is the time between funding settlements.
+func (v *Venue) FundingInterval() time.Duration { return v.cfg.FundingInterval }
 
 // Now is the venue clock in Unix milliseconds.
 func (v *Venue) Now() int64 { return v.clock.Now().UnixMilli() }
@@ -417,7 +431,7 @@ func (v *Venue) stepLocked(now time.Time) {
 		v.checkLiquidations(st, ms)
 		if ms >= st.nextFund {
 			v.settleFunding(st, st.nextFund)
-			st.nextFund = nextFundingTime(ms)
+			st.nextFund = v.nextFundingTime(ms)
 		}
 	}
 	for _, st := range v.list {

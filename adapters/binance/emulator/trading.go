@@ -68,6 +68,7 @@ func (s *Server) tradingRoutes(mux *http.ServeMux) {
 	s.handle(mux, "PUT /fapi/v1/listenKey", fu(secAPIKey, 1, s.keepListenKey))
 	s.handle(mux, "DELETE /fapi/v1/listenKey", fu(secAPIKey, 1, s.deleteListenKey))
 	s.walletRoutes(mux)
+	s.incomeRoutes(mux)
 }
 
 // ---- enums
