@@ -26,6 +26,7 @@ import (
 	"github.com/exhub/exhub/bff/internal/api/account"
 	analyticsapi "github.com/exhub/exhub/bff/internal/api/analytics"
 	"github.com/exhub/exhub/bff/internal/api/apiutil"
+	historyapi "github.com/exhub/exhub/bff/internal/api/history"
 	marketapi "github.com/exhub/exhub/bff/internal/api/market"
 	"github.com/exhub/exhub/bff/internal/auth"
 	"github.com/exhub/exhub/bff/internal/cache"
@@ -125,6 +126,7 @@ func New(d Deps) (http.Handler, huma.API) {
 	}
 	if d.Auth != nil {
 		trade.Register(api, trade.Deps{Guard: d.Auth, Trading: d.Trading, Logger: d.Logger, Gates: serviceGates(d)})
+		historyapi.Register(api, historyapi.Deps{Guard: d.Auth, Trading: d.Trading, Prices: s.market, Logger: d.Logger})
 		account.Register(api, account.Deps{Auth: d.Auth, Members: d.Members, KYC: d.KYC, Accounts: d.Accounts, Logger: d.Logger,
 			Exchanges: exchangeSlugs(d.Config)})
 		wallet.Register(api, walletDeps(d, s.market))

@@ -232,6 +232,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/content/announcements": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Announcements
+         * @description Published announcements, newest first, each linking to its help center page, in the reader's language (English fallback).
+         */
+        get: operations["list-announcements"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/content/banners": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Banners
+         * @description The banners of a place whose display window holds now, by the operator's order, in the reader's language (English fallback per banner). The shape of the product's GetBanner: page and page_size (the home carousel asks for page 1 with 2 items) and the items in list.
+         */
+        get: operations["list-banners"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/content/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Events
+         * @description Published events in the reader's language (English where an event has no version in it), by the operator's order; not-ended events first. Paged: page from 1, page_size up to 50. Public and cached (Cache-Control: public, max-age=60, stale-while-revalidate=300).
+         */
+        get: operations["list-events"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/content/events/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One event
+         * @description A published event with its body, in the reader's language or English; ended events stay readable. 404 for an unknown or unpublished id.
+         */
+        get: operations["get-event"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/exchanges": {
         parameters: {
             query?: never;
@@ -281,6 +361,106 @@ export interface paths {
          * @description The member's executions on one market, newest first, paged with cursor.
          */
         get: operations["list-fills"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/history/fills": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Trade details
+         * @description The member's executions (fills) with fee, fee asset and realized PnL, merged newest first like /history/orders, paged with cursor.
+         */
+        get: operations["history-fills"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/history/funding": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Funding payments
+         * @description Funding fees paid (negative) or received (positive) on the member's perpetual positions, merged newest first across exchanges, paged with cursor.
+         */
+        get: operations["history-funding"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/history/orders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Closed orders
+         * @description The member's finished orders (filled, cancelled, rejected, expired) on spot or futures, from each exchange's order history (read page after page by cursor) merged newest first, each with its journal id and source exhub when it was placed through exhub. Without exchange: every exchange where the member has an account (one that fails is named in failed). Paged with cursor (next_cursor).
+         */
+        get: operations["history-orders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/history/rpnl": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Realized PnL and equity
+         * @description The spec's GetRpnl: the realized PnL of futures fills (and funding payments where the exchange reports them) between from and to (Unix ms), and the current equity (every balance valued in USDT at the spot last price, plus unrealized PnL), per exchange and in total.
+         */
+        get: operations["history-rpnl"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/history/subtotal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Sub-totals of the history
+         * @description The spec's OrderHistorySubTotal over the filters' range, from the fills: trades, orders, buys and sells, volume, quote volume, fees per fee asset and realized PnL, per exchange and symbol and overall. Exact decimal arithmetic. truncated: a history longer than the walk's bound was cut.
+         */
+        get: operations["history-subtotal"];
         put?: never;
         post?: never;
         delete?: never;
@@ -833,6 +1013,194 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/wallet/assets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Coins and networks
+         * @description An exchange's coins and, per coin, its networks: deposit and withdrawal enabled, withdrawal fee, minimum and maximum, whether a memo or tag is required, and the precision of amounts.
+         */
+        get: operations["list-wallet-assets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/wallet/coin-history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Recently used coins
+         * @description The last 5 distinct coins the member picked in a kind of wallet form, newest first.
+         */
+        get: operations["get-coin-history"];
+        put?: never;
+        /**
+         * Remember a coin
+         * @description Put a coin at the front of the member's history for a kind (moving it there when it is in already); answers the history afterwards.
+         */
+        post: operations["record-coin-history"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/wallet/converts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Convert history
+         * @description The member's conversions on the exchange, newest first, paged by cursor. With coin, only conversions from or to that coin (a page may then hold fewer rows than limit).
+         */
+        get: operations["list-wallet-converts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/wallet/deposit-address": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Deposit address
+         * @description The member's deposit address for a coin on a network of an exchange, with its memo or tag when the network needs one.
+         */
+        get: operations["get-deposit-address"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/wallet/deposit-exchange": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Deposit exchange
+         * @description The exchange the member chose as their target for deposits (empty when none).
+         */
+        get: operations["get-deposit-exchange"];
+        /**
+         * Set the deposit exchange
+         * @description Choose the exchange deposits go to by default (a configured exchange).
+         */
+        put: operations["put-deposit-exchange"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/wallet/deposits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Deposit history
+         * @description The exchange's deposits into the member's account, newest first, paged by cursor.
+         */
+        get: operations["list-wallet-deposits"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/wallet/overview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Balances on every exchange
+         * @description The member's funding and trading wallets on every configured exchange: per coin available, frozen and total, with the USDT estimate from the exchange's COIN/USDT last price (USDT is 1), per-exchange totals and the total across exchanges. An exchange that cannot be asked is listed with status error (never a 500); one where the member has no account with status no_account.
+         */
+        get: operations["get-wallet-overview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/wallet/transfers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Transfer history
+         * @description Transfers between the member's funding and trading wallets on the exchange, newest first, paged by cursor.
+         */
+        get: operations["list-wallet-transfers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/wallet/withdrawals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Withdrawal history
+         * @description The exchange's withdrawals from the member's account with their statuses, newest first, paged by cursor.
+         */
+        get: operations["list-wallet-withdrawals"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -880,6 +1248,24 @@ export interface components {
             openInterest: boolean;
             periods: string[];
             takerVolume: boolean;
+        };
+        Asset: {
+            /** @example USDT */
+            coin: string;
+            /** @example Tether USD */
+            name: string;
+            networks: components["schemas"]["Network"][];
+            /**
+             * Format: int32
+             * @description Most decimals of an amount of this coin (transfer, convert)
+             * @example 8
+             */
+            precision: number;
+        };
+        AssetsOutput: {
+            /** @description By coin */
+            assets: components["schemas"]["Asset"][];
+            exchange: string;
         };
         Candle: {
             /** @example 65012.3 */
@@ -959,6 +1345,199 @@ export interface components {
              */
             position_side: "LONG" | "SHORT" | "NET";
             symbol: string;
+        };
+        CoinBalance: {
+            /**
+             * @description Free to move or trade
+             * @example 0.5
+             */
+            available: string;
+            /** @example BTC */
+            coin: string;
+            /**
+             * @description Held by open orders, positions or pending withdrawals
+             * @example 0.1
+             */
+            frozen: string;
+            /** @example 0.6 */
+            total: string;
+            /**
+             * @description The coin's last price in USDT on this exchange (1 for USDT); empty when the exchange lists no COIN/USDT market
+             * @example 65000
+             */
+            usdt_price: string;
+            /**
+             * @description total x usdt_price; empty without a price
+             * @example 39000
+             */
+            usdt_value: string;
+        };
+        CoinHistory: {
+            /** @description At most 5 distinct coins, newest first */
+            coins: string[];
+            /** @enum {string} */
+            kind: "OTHER" | "DEPOSIT" | "WITHDRAW" | "EXCHANGE" | "CONVERT";
+        };
+        ContentAnnouncement: {
+            id: string;
+            /** @enum {string} */
+            lang: "en" | "ja";
+            /** @description The help center page: a path on this site or an https URL */
+            link: string;
+            /** Format: date-time */
+            published_at: string;
+            title: string;
+        };
+        ContentAnnouncements: {
+            list: components["schemas"]["ContentAnnouncement"][];
+        };
+        ContentBanner: {
+            id: string;
+            /** @description A path on this site or a data:image URI */
+            image_url: string;
+            /** @enum {string} */
+            lang: "en" | "ja";
+            /** @description Where a click goes: a path on this site, an https URL, or empty for none */
+            link: string;
+            /** @enum {string} */
+            place: "home" | "events";
+            /** @description The image's text alternative */
+            title: string;
+        };
+        ContentEvent: {
+            /**
+             * Format: date-time
+             * @description Absent: open-ended
+             */
+            ends_at?: string;
+            /** @example trading-cup-2026 */
+            id: string;
+            /** @description A path on this site or a data:image URI; may be empty */
+            image_url: string;
+            /**
+             * @description The language of this version: the one asked, or en as the fallback
+             * @enum {string}
+             */
+            lang: "en" | "ja";
+            /** Format: date-time */
+            starts_at: string;
+            /**
+             * @description Where now is in the event's period
+             * @enum {string}
+             */
+            status: "upcoming" | "ongoing" | "ended";
+            /** @description One line for the list's card; may be empty */
+            summary: string;
+            title: string;
+        };
+        ContentEventDetail: {
+            /** @description Plain text or a small Markdown subset (headings, lists, emphasis, links). Show it as text: it is never HTML. */
+            body: string;
+            /**
+             * Format: date-time
+             * @description Absent: open-ended
+             */
+            ends_at?: string;
+            /** @example trading-cup-2026 */
+            id: string;
+            /** @description A path on this site or a data:image URI; may be empty */
+            image_url: string;
+            /**
+             * @description The language of this version: the one asked, or en as the fallback
+             * @enum {string}
+             */
+            lang: "en" | "ja";
+            /** Format: date-time */
+            starts_at: string;
+            /**
+             * @description Where now is in the event's period
+             * @enum {string}
+             */
+            status: "upcoming" | "ongoing" | "ended";
+            /** @description One line for the list's card; may be empty */
+            summary: string;
+            title: string;
+        };
+        ContentPageContentBanner: {
+            list: components["schemas"]["ContentBanner"][];
+            /**
+             * Format: int64
+             * @description The page asked, from 1
+             */
+            page: number;
+            /**
+             * Format: int64
+             * @description The page size asked
+             */
+            page_size: number;
+            /**
+             * Format: int64
+             * @description Items across all pages
+             */
+            total: number;
+        };
+        ContentPageContentEvent: {
+            list: components["schemas"]["ContentEvent"][];
+            /**
+             * Format: int64
+             * @description The page asked, from 1
+             */
+            page: number;
+            /**
+             * Format: int64
+             * @description The page size asked
+             */
+            page_size: number;
+            /**
+             * Format: int64
+             * @description Items across all pages
+             */
+            total: number;
+        };
+        Convert: {
+            from_amount: string;
+            from_coin: string;
+            id: string;
+            /** @description to_amount / from_amount */
+            price: string;
+            quote_id?: string;
+            /** @enum {string} */
+            status: "pending" | "success" | "failed" | "unknown";
+            /**
+             * Format: int64
+             * @description Unix ms
+             */
+            time: number;
+            to_amount: string;
+            to_coin: string;
+        };
+        Deposit: {
+            address: string;
+            amount: string;
+            coin: string;
+            id: string;
+            memo?: string;
+            network: string;
+            /** @enum {string} */
+            status: "pending" | "success" | "failed" | "unknown";
+            /**
+             * Format: int64
+             * @description Unix ms
+             */
+            time: number;
+            tx_id?: string;
+        };
+        DepositAddress: {
+            address: string;
+            coin: string;
+            exchange: string;
+            /** @description Memo or tag to send with the address, when the network needs one */
+            memo?: string;
+            network: string;
+        };
+        DepositExchange: {
+            /** @description Exchange slug; empty when the member chose none */
+            exchange: string;
         };
         ErrorDetail: {
             /** @description Where the error occurred, e.g. 'body.items[3].tags' or 'path.thing-id' */
@@ -1072,6 +1651,28 @@ export interface components {
         ExchangeAccounts: {
             accounts: components["schemas"]["ExchangeAccount"][];
             broker: boolean;
+        };
+        ExchangeBalances: {
+            /** @description Set when status is error */
+            error?: components["schemas"]["ExchangeError"];
+            /** @example binance */
+            exchange: string;
+            /**
+             * @description ok; no_account: the member has no account there (yet); error: the exchange could not be asked
+             * @enum {string}
+             */
+            status: "ok" | "no_account" | "error";
+            /** @description Both wallets' estimate in USDT ("0" unless ok) */
+            total_usdt: string;
+            /** @description Coins held here that have no USDT price (left out of the totals) */
+            unpriced: string[];
+            /** @description funding then trading (empty unless ok) */
+            wallets: components["schemas"]["WalletBalances"][];
+        };
+        ExchangeError: {
+            /** @example exchange_unavailable */
+            code: string;
+            detail: string;
         };
         ExchangeKYC: {
             exchange: string;
@@ -1191,6 +1792,11 @@ export interface components {
              */
             to: number;
         };
+        HistoryAmount: {
+            /** @description Decimal string */
+            amount: string;
+            asset: string;
+        };
         HistoryCandle: {
             /** @example 65012.3 */
             close: string;
@@ -1235,6 +1841,210 @@ export interface components {
              * @enum {string}
              */
             type: "SPOT" | "SWAP";
+        };
+        HistoryExchangePnl: {
+            /** @description Every balance (funding and trading wallets) valued in USDT at the spot last price, plus the unrealized PnL of open positions */
+            equity: string;
+            exchange: string;
+            /** @description Funding payments in the range (USDT; 0 where the exchange does not report them) */
+            funding: string;
+            /** @description The exchange does not report funding payments */
+            funding_missing: boolean;
+            /** @description Realized PnL of the futures fills in the range (USDT) */
+            realized_pnl: string;
+            /** @description realized_pnl + funding */
+            total_rpnl: string;
+            /** @description A history longer than the bound was cut: the sums cover its newest part only */
+            truncated: boolean;
+            /** @description Coins held with no USDT price on the exchange (not in equity) */
+            unvalued: string[];
+        };
+        HistoryFailure: {
+            /** @description The typed reason (exchange_unavailable, ...) */
+            code: string;
+            detail: string;
+            exchange: string;
+        };
+        HistoryFill: {
+            client_order_id?: string;
+            exchange: string;
+            fee?: string;
+            fee_asset?: string;
+            maker: boolean;
+            market_type: string;
+            order_id: string;
+            position_side?: string;
+            price: string;
+            qty: string;
+            quote_qty?: string;
+            realized_pnl?: string;
+            side: string;
+            symbol: string;
+            /** Format: date-time */
+            time: string;
+            trade_id: string;
+        };
+        HistoryFillList: {
+            failed: components["schemas"]["HistoryFailure"][];
+            fills: components["schemas"]["HistoryFill"][];
+            next_cursor?: string;
+        };
+        HistoryFunding: {
+            /** @description Signed decimal: positive received, negative paid */
+            amount: string;
+            asset: string;
+            exchange: string;
+            /** @description The rate applied, where the exchange says */
+            funding_rate?: string;
+            /** @description The exchange's id of the payment */
+            id: string;
+            /** @description LONG, SHORT or NET, where the exchange says */
+            position_side?: string;
+            /** @description The position size the fee was paid on (base units), where the exchange says */
+            position_size?: string;
+            symbol: string;
+            /** Format: date-time */
+            time: string;
+        };
+        HistoryFundingList: {
+            /** @description Exchanges whose funding payments could not be read (not_supported: the exchange's plugin does not offer them) */
+            failed: components["schemas"]["HistoryFailure"][];
+            next_cursor?: string;
+            payments: components["schemas"]["HistoryFunding"][];
+        };
+        HistoryOrder: {
+            /** @description The journal id of the entry whose take-profit or stop-loss exhub armed as this order once the entry filled */
+            attached_to?: string;
+            avg_price?: string;
+            client_order_id?: string;
+            /** Format: date-time */
+            created_at?: string;
+            exchange: string;
+            /** @description The exchange's own error code */
+            exchange_code?: string;
+            exchange_order_id?: string;
+            filled_qty?: string;
+            /** @description Journal id (absent for an order placed outside exhub) */
+            id?: string;
+            /**
+             * @description order, close (a position close) or algo (conditional)
+             * @enum {string}
+             */
+            kind?: "order" | "close" | "algo";
+            /** @enum {string} */
+            market_type: "SPOT" | "SWAP";
+            /** @description LONG or SHORT in hedge mode, NET in one-way mode */
+            position_side?: string;
+            price?: string;
+            /** @description The exchange priced the order from its book: QUEUE (best price on its side), OPPONENT (best opposite price), or _5/_10/_20 levels deep */
+            price_match?: string;
+            /** @description Size in base units */
+            qty?: string;
+            quote_qty?: string;
+            reduce_only?: boolean;
+            /** @description Why it was refused (the typed reason) */
+            reject_code?: string;
+            reject_message?: string;
+            /** @description BUY or SELL (CLOSE for a position close not yet acknowledged) */
+            side?: string;
+            /**
+             * @description exhub: placed through exhub (id is its journal id); exchange: placed elsewhere
+             * @enum {string}
+             */
+            source: "exhub" | "exchange";
+            /** @description pending (outcome being confirmed: not a failure), open, partially_filled, filled, cancelled, rejected, expired, not_placed; algo orders: waiting, triggered, cancelled, failed */
+            status: string;
+            stop_loss?: components["schemas"]["TpSl"];
+            symbol: string;
+            take_profit?: components["schemas"]["TpSl"];
+            time_in_force?: string;
+            trigger_price?: string;
+            type: string;
+            /** Format: date-time */
+            updated_at?: string;
+        };
+        HistoryOrderList: {
+            /** @description Exchanges whose history could not be read (the rows of the others are answered) */
+            failed: components["schemas"]["HistoryFailure"][];
+            /** @description Pass as cursor (with the same filters) for the next older page */
+            next_cursor?: string;
+            orders: components["schemas"]["HistoryOrder"][];
+        };
+        HistoryPageConvert: {
+            exchange: string;
+            items: components["schemas"]["Convert"][];
+            /** @description Pass as cursor for older rows; absent on the last page */
+            next_cursor?: string;
+        };
+        HistoryPageDeposit: {
+            exchange: string;
+            items: components["schemas"]["Deposit"][];
+            /** @description Pass as cursor for older rows; absent on the last page */
+            next_cursor?: string;
+        };
+        HistoryPageTransfer: {
+            exchange: string;
+            items: components["schemas"]["Transfer"][];
+            /** @description Pass as cursor for older rows; absent on the last page */
+            next_cursor?: string;
+        };
+        HistoryPageWithdrawal: {
+            exchange: string;
+            items: components["schemas"]["Withdrawal"][];
+            /** @description Pass as cursor for older rows; absent on the last page */
+            next_cursor?: string;
+        };
+        HistoryRpnl: {
+            /** @description Total current equity in USDT */
+            equity: string;
+            exchanges: components["schemas"]["HistoryExchangePnl"][];
+            failed: components["schemas"]["HistoryFailure"][];
+            /** Format: int64 */
+            from: number;
+            /** Format: int64 */
+            to: number;
+            /** @description Total realized PnL (fills and funding) of every exchange, USDT */
+            total_rpnl: string;
+        };
+        HistorySubTotal: {
+            /**
+             * Format: int64
+             * @description Buy fills
+             */
+            buys: number;
+            exchange?: string;
+            /** @description Fees per fee asset (positive: paid) */
+            fees: components["schemas"]["HistoryAmount"][];
+            /**
+             * Format: int64
+             * @description Distinct orders filled
+             */
+            orders: number;
+            /** @description Filled value in the quote asset (USDT) */
+            quote_volume: string;
+            /** @description Realized PnL of the fills (futures; 0 on spot) */
+            realized_pnl: string;
+            /**
+             * Format: int64
+             * @description Sell fills
+             */
+            sells: number;
+            symbol?: string;
+            /**
+             * Format: int64
+             * @description Fills
+             */
+            trades: number;
+            /** @description Filled size in base units (per symbol only: the overall row mixes assets) */
+            volume?: string;
+        };
+        HistorySubTotals: {
+            failed: components["schemas"]["HistoryFailure"][];
+            /** @description Per exchange and symbol, by exchange then symbol */
+            symbols: components["schemas"]["HistorySubTotal"][];
+            total: components["schemas"]["HistorySubTotal"];
+            /** @description A history longer than the bound was cut: the sums cover its newest part only */
+            truncated: boolean;
         };
         Instrument: {
             /** @example BTC */
@@ -1609,6 +2419,33 @@ export interface components {
              */
             staleReason?: string;
         };
+        Network: {
+            /** Format: int32 */
+            confirmations: number;
+            deposit_enabled: boolean;
+            /** @description A memo or tag must go with the address */
+            memo_required: boolean;
+            /** @example Tron (TRC20) */
+            name: string;
+            /** @example TRC20 */
+            network: string;
+            /**
+             * Format: int32
+             * @description Most decimals of an amount on this network
+             * @example 8
+             */
+            precision: number;
+            withdraw_enabled: boolean;
+            /** @example 1 */
+            withdraw_fee: string;
+            /**
+             * @description Empty when the exchange sets none
+             * @example 1000000
+             */
+            withdraw_max: string;
+            /** @example 10 */
+            withdraw_min: string;
+        };
         OpenInterestOutputBody: {
             /** @example binance */
             exchange: string;
@@ -1738,6 +2575,17 @@ export interface components {
             /** @description Pass as cursor for the next older page (history) */
             next_cursor?: string;
             orders: components["schemas"]["Order"][];
+        };
+        Overview: {
+            /** @description In the configured order */
+            exchanges: components["schemas"]["ExchangeBalances"][];
+            /**
+             * Format: int64
+             * @description When the balances were read (Unix ms)
+             */
+            time: number;
+            /** @description The estimate across every exchange that answered */
+            total_usdt: string;
         };
         PageLimits: {
             /** Format: int64 */
@@ -1883,6 +2731,12 @@ export interface components {
             locale?: string;
             /** @description 1 to 32 characters, no surrounding spaces */
             nickname?: string;
+        };
+        RecordCoinInputBody: {
+            /** @example BTC */
+            coin: string;
+            /** @enum {string} */
+            kind: "OTHER" | "DEPOSIT" | "WITHDRAW" | "EXCHANGE" | "CONVERT";
         };
         Referee: {
             /** Format: date-time */
@@ -2222,11 +3076,36 @@ export interface components {
             /** @description LAST, MARK, INDEX. */
             triggerPriceTypes: string[];
         };
+        Transfer: {
+            amount: string;
+            client_id?: string;
+            coin: string;
+            /** @enum {string} */
+            from: "funding" | "trading" | "";
+            id: string;
+            /** @enum {string} */
+            status: "pending" | "success" | "failed" | "unknown";
+            /**
+             * Format: int64
+             * @description Unix ms
+             */
+            time: number;
+            /** @enum {string} */
+            to: "funding" | "trading" | "";
+        };
         TwoFactor: {
             /** @description Recovery codes (lookup secrets) are enrolled */
             lookup_secret: boolean;
             /** @description An authenticator app (TOTP) is enrolled */
             totp: boolean;
+        };
+        WalletBalances: {
+            /** @description Coins with a non-zero total, by coin */
+            coins: components["schemas"]["CoinBalance"][];
+            /** @description The sum of the coins' usdt_value (coins without a price count 0) */
+            total_usdt: string;
+            /** @enum {string} */
+            wallet: "funding" | "trading";
         };
         WalletCapabilities: {
             balances: boolean;
@@ -2234,6 +3113,25 @@ export interface components {
             deposit: boolean;
             transfer: boolean;
             withdraw: boolean;
+        };
+        Withdrawal: {
+            address: string;
+            /** @description Amount received; the fee came on top */
+            amount: string;
+            client_id?: string;
+            coin: string;
+            fee: string;
+            id: string;
+            memo?: string;
+            network: string;
+            /** @enum {string} */
+            status: "pending" | "success" | "failed" | "unknown";
+            /**
+             * Format: int64
+             * @description Unix ms
+             */
+            time: number;
+            tx_id?: string;
         };
     };
     responses: never;
@@ -3205,6 +4103,232 @@ export interface operations {
             };
         };
     };
+    "list-announcements": {
+        parameters: {
+            query?: {
+                /** @description The reader's language; an item without a version in it comes in English */
+                lang?: "en" | "ja";
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContentAnnouncements"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "list-banners": {
+        parameters: {
+            query?: {
+                /** @description The reader's language; an item without a version in it comes in English */
+                lang?: "en" | "ja";
+                /** @description home: the home page's carousel; events: the banner on top of the events page */
+                place?: "home" | "events";
+                page?: number;
+                /** @description The product asks for 2 banners per page (the spec's GetBanner: page and pageSize, 2 items) */
+                page_size?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContentPageContentBanner"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "list-events": {
+        parameters: {
+            query?: {
+                /** @description The reader's language; an item without a version in it comes in English */
+                lang?: "en" | "ja";
+                /** @description current: not ended yet (ongoing and upcoming); ended; all (not ended first) */
+                status?: "current" | "ended" | "all";
+                page?: number;
+                page_size?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContentPageContentEvent"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "get-event": {
+        parameters: {
+            query?: {
+                /** @description The reader's language; an item without a version in it comes in English */
+                lang?: "en" | "ja";
+            };
+            header?: never;
+            path: {
+                /** @description The event id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContentEventDetail"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
     listExchanges: {
         parameters: {
             query?: never;
@@ -3340,6 +4464,538 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "history-fills": {
+        parameters: {
+            query: {
+                /** @description spot, or futures (USDT-margined perpetuals) */
+                market: "spot" | "futures";
+                /** @description Exchange slug; empty: every exchange where the member has an account */
+                exchange?: string;
+                /** @description Exchange symbol; empty: every symbol */
+                symbol?: string;
+                /** @description Only buys or only sells; empty: both */
+                side?: "BUY" | "SELL";
+                /** @description Oldest time (Unix ms, inclusive); 0: unbounded */
+                from?: number;
+                /** @description Newest time (Unix ms, inclusive); 0: now */
+                to?: number;
+                /** @description next_cursor of the previous page */
+                cursor?: string;
+                /** @description Most rows */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HistoryFillList"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "history-funding": {
+        parameters: {
+            query?: {
+                /** @description Exchange slug; empty: every exchange where the member has an account */
+                exchange?: string;
+                /** @description Perpetual symbol; empty: every one */
+                symbol?: string;
+                /** @description Oldest time (Unix ms, inclusive); 0: unbounded */
+                from?: number;
+                /** @description Newest time (Unix ms, inclusive); 0: now */
+                to?: number;
+                /** @description next_cursor of the previous page */
+                cursor?: string;
+                /** @description Most rows */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HistoryFundingList"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "history-orders": {
+        parameters: {
+            query: {
+                /** @description spot, or futures (USDT-margined perpetuals) */
+                market: "spot" | "futures";
+                /** @description Exchange slug; empty: every exchange where the member has an account */
+                exchange?: string;
+                /** @description Exchange symbol; empty: every symbol */
+                symbol?: string;
+                /** @description Only buys or only sells; empty: both */
+                side?: "BUY" | "SELL";
+                /** @description Oldest time (Unix ms, inclusive); 0: unbounded */
+                from?: number;
+                /** @description Newest time (Unix ms, inclusive); 0: now */
+                to?: number;
+                /** @description next_cursor of the previous page */
+                cursor?: string;
+                /** @description Most rows */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HistoryOrderList"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "history-rpnl": {
+        parameters: {
+            query?: {
+                /** @description Exchange slug; empty: every exchange where the member has an account */
+                exchange?: string;
+                /** @description Oldest time (Unix ms, inclusive); 0: unbounded */
+                from?: number;
+                /** @description Newest time (Unix ms, inclusive); 0: now */
+                to?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HistoryRpnl"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "history-subtotal": {
+        parameters: {
+            query: {
+                /** @description spot, or futures (USDT-margined perpetuals) */
+                market: "spot" | "futures";
+                /** @description Exchange slug; empty: every exchange where the member has an account */
+                exchange?: string;
+                /** @description Exchange symbol; empty: every symbol */
+                symbol?: string;
+                /** @description Only buys or only sells; empty: both */
+                side?: "BUY" | "SELL";
+                /** @description Oldest time (Unix ms, inclusive); 0: unbounded */
+                from?: number;
+                /** @description Newest time (Unix ms, inclusive); 0: now */
+                to?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HistorySubTotals"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Conflict */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6170,6 +7826,1028 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TradesOutputBody"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "list-wallet-assets": {
+        parameters: {
+            query: {
+                /** @description Exchange slug */
+                exchange: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AssetsOutput"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "get-coin-history": {
+        parameters: {
+            query: {
+                kind: "OTHER" | "DEPOSIT" | "WITHDRAW" | "EXCHANGE" | "CONVERT";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoinHistory"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "record-coin-history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecordCoinInputBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CoinHistory"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "list-wallet-converts": {
+        parameters: {
+            query: {
+                /** @description Exchange slug */
+                exchange: string;
+                /** @description Only this coin; empty: every coin */
+                coin?: string;
+                /** @description Oldest time (Unix ms); 0: unbounded */
+                start?: number;
+                /** @description Newest time (Unix ms); 0: unbounded */
+                end?: number;
+                /** @description Most rows (0: the exchange's default) */
+                limit?: number;
+                /** @description next_cursor of the previous page, for older rows */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HistoryPageConvert"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "get-deposit-address": {
+        parameters: {
+            query: {
+                /** @description Exchange slug */
+                exchange: string;
+                coin: string;
+                /** @description Empty: the coin's default network */
+                network?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DepositAddress"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "get-deposit-exchange": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DepositExchange"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "put-deposit-exchange": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DepositExchange"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DepositExchange"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "list-wallet-deposits": {
+        parameters: {
+            query: {
+                /** @description Exchange slug */
+                exchange: string;
+                /** @description Only this coin; empty: every coin */
+                coin?: string;
+                /** @description Oldest time (Unix ms); 0: unbounded */
+                start?: number;
+                /** @description Newest time (Unix ms); 0: unbounded */
+                end?: number;
+                /** @description Most rows (0: the exchange's default) */
+                limit?: number;
+                /** @description next_cursor of the previous page, for older rows */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HistoryPageDeposit"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "get-wallet-overview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Overview"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "list-wallet-transfers": {
+        parameters: {
+            query: {
+                /** @description Exchange slug */
+                exchange: string;
+                /** @description Only this coin; empty: every coin */
+                coin?: string;
+                /** @description Oldest time (Unix ms); 0: unbounded */
+                start?: number;
+                /** @description Newest time (Unix ms); 0: unbounded */
+                end?: number;
+                /** @description Most rows (0: the exchange's default) */
+                limit?: number;
+                /** @description next_cursor of the previous page, for older rows */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HistoryPageTransfer"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "list-wallet-withdrawals": {
+        parameters: {
+            query: {
+                /** @description Exchange slug */
+                exchange: string;
+                /** @description Only this coin; empty: every coin */
+                coin?: string;
+                /** @description Oldest time (Unix ms); 0: unbounded */
+                start?: number;
+                /** @description Newest time (Unix ms); 0: unbounded */
+                end?: number;
+                /** @description Most rows (0: the exchange's default) */
+                limit?: number;
+                /** @description next_cursor of the previous page, for older rows */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HistoryPageWithdrawal"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
                 };
             };
             /** @description Unprocessable Entity */
