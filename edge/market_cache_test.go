@@ -19,6 +19,11 @@ var bffMarketCacheControl = map[string]string{
 	"/api/v1/candles":     "public, max-age=5, stale-while-revalidate=10",
 	"/api/v1/orderbook":   "public, max-age=2",
 	"/api/v1/trades":      "public, max-age=2, stale-while-revalidate=2",
+	// The public content routes (bff/internal/api/content): the language is a query parameter, never a cookie.
+	"/api/v1/content/events":             "public, max-age=60, stale-while-revalidate=300",
+	"/api/v1/content/events/trading-cup": "public, max-age=60, stale-while-revalidate=300",
+	"/api/v1/content/banners":            "public, max-age=60, stale-while-revalidate=300",
+	"/api/v1/content/announcements":      "public, max-age=60, stale-while-revalidate=300",
 }
 
 // newMarketBFF answers every market route with the BFF's Cache-Control and a body naming the caller's cookie and

@@ -10,6 +10,11 @@
 //	exhub-admin accounts list [--status failed] [--limit 100]   exchange accounts in a state (never a credential)
 //	exhub-admin accounts retry <account-id>                    put a failed broker account back into provisioning
 //
+//	exhub-admin content list [event|banner|announcement]        events, banners and announcements in every language
+//	exhub-admin content publish <kind> --file item.yaml         an item in both languages (YAML or JSON)
+//	exhub-admin content publish <kind> --id ID --lang en ...    one language's version from flags
+//	exhub-admin content unpublish|delete <kind> <id>            hide (every language) or remove it
+//
 // A member id stands for that member's latest application. Approving sets the member's KYC flag on the exchanges of
 // kyc.exchanges (every configured exchange when empty).
 //
@@ -45,7 +50,8 @@ const usage = `usage:
   exhub-admin [--config FILE] kyc decline <application-or-member> --reason TEXT [--reviewer NAME]
   exhub-admin [--config FILE] accounts rekey
   exhub-admin [--config FILE] accounts list [--status provisioning|active|failed] [--limit N]
-  exhub-admin [--config FILE] accounts retry <account-id>`
+  exhub-admin [--config FILE] accounts retry <account-id>
+  exhub-admin [--config FILE] content list|publish|unpublish|delete ...   (exhub-admin content help)`
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -70,6 +76,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	rest := global.Args()
 	if len(rest) >= 1 && rest[0] == "accounts" {
 		return accountsCommand(ctx, *configPath, rest[1:], stdout, stderr)
+	}
+	if len(rest) >= 1 && rest[0] == "content" {
+		return contentCommand(ctx, *configPath, rest[1:], stdout, stderr)
 	}
 	if len(rest) < 2 || rest[0] != "kyc" {
 		global.Usage()

@@ -26,6 +26,7 @@ import (
 	"github.com/exhub/exhub/bff/internal/api/account"
 	analyticsapi "github.com/exhub/exhub/bff/internal/api/analytics"
 	"github.com/exhub/exhub/bff/internal/api/apiutil"
+	contentapi "github.com/exhub/exhub/bff/internal/api/content"
 	historyapi "github.com/exhub/exhub/bff/internal/api/history"
 	marketapi "github.com/exhub/exhub/bff/internal/api/market"
 	"github.com/exhub/exhub/bff/internal/auth"
@@ -75,6 +76,8 @@ type Deps struct {
 	Accounts *accounts.Service
 	// Trading serves the trading routes (/api/v1/orders, positions, leverage, ...; nil: they answer 503).
 	Trading *trading.Service
+	// Content serves the public content routes (/api/v1/content/*: events, banners, announcements; nil: 503).
+	Content contentapi.Store
 }
 
 // Analytics is what the analytics routes need (analyticsapi.Analytics); *service.Service implements it.
@@ -117,6 +120,7 @@ func New(d Deps) (http.Handler, huma.API) {
 	marketapi.Register(api, md)
 	s.analytics = d.Analytics
 	analyticsapi.Register(api, analyticsapi.Deps{Analytics: d.Analytics, Exchanges: exchangeSlugs(d.Config), Logger: d.Logger})
+	contentapi.Register(api, contentapi.Deps{Store: d.Content, Logger: d.Logger})
 	if d.Auth == nil && d.Config != nil {
 		if c, err := auth.NewChecker(d.Config.AuthConfig(), auth.WithLogger(d.Logger)); err == nil {
 			d.Auth = c

@@ -102,6 +102,7 @@ func (b *BFF) Components() []Component {
 	return []Component{
 		Func{ID: "listener", OpenFn: b.listen, CloseFn: b.closeListener},
 		Func{ID: "store", OpenFn: b.openStore, CloseFn: func() error { b.store.Close(); return nil }},
+		Func{ID: "content", OpenFn: b.seedContent},
 		Func{ID: "cache", OpenFn: b.openCache, CloseFn: func() error { b.cache.Close(); return nil }},
 		Func{ID: "plugins", OpenFn: b.newHost, RunFn: func(ctx context.Context) error {
 			b.host.Run(ctx)
@@ -347,7 +348,7 @@ func (b *BFF) Accounts() *accounts.Service { return b.accounts }
 func (b *BFF) newServer(context.Context) error {
 	handler, _ := api.New(api.Deps{Config: b.cfg, Host: b.host, Cache: b.cache, Metrics: b.metrics, Logger: b.log,
 		Version: b.version, Market: b.market, Stream: b.gateway, Analytics: b.analytics, Auth: b.checker, Gate: b.gate,
-		Members: b.members, KYC: b.kyc, Accounts: b.accounts, Trading: b.trading})
+		Members: b.members, KYC: b.kyc, Accounts: b.accounts, Trading: b.trading, Content: b.store})
 	b.server = &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: b.cfg.HTTP.ReadHeaderTimeout.D(),

@@ -54,7 +54,7 @@ func TestComponentOrder(t *testing.T) {
 	// The listener binds first (a busy port fails before anything opens); the store opens next (migrations) and so
 	// closes after every component that uses it; the stream gateway needs the session checker and the account
 	// streams (which need the accounts); HTTP serves last and so drains first.
-	want := []string{"listener", "store", "cache", "plugins", "market", "analytics", "auth", "members", "accounts",
+	want := []string{"listener", "store", "content", "cache", "plugins", "market", "analytics", "auth", "members", "accounts",
 		"account-streams", "trading", "stream", "http"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("components %v, want %v", names, want)
