@@ -380,3 +380,57 @@ func marginRatioOf(s string) (string, error) {
 	}
 	return decimal.NewFromInt(1).DivRound(d, marginRatioScale).String(), nil
 }
+
+// rawBill is a row of GET /api/v5/account/bills.
+type rawBill struct {
+	InstType string `json:"instType"`
+	InstID   string `json:"instId"`
+	BillID   string `json:"billId"`
+	Type     string `json:"type"`
+	SubType  string `json:"subType"`
+	Ccy      string `json:"ccy"`
+	BalChg   string `json:"balChg"`
+	Sz       string `json:"sz"`
+	Px       string `json:"px"`
+	Ts       string `json:"ts"`
+}
+
+// billTypeFunding is the bill type of funding fees (sub-types 173 expense, 174 income).
+const billTypeFunding = "8"
+
+// ParseBills reads the data of GET /api/v5/account/bills.
+func ParseBills(data []byte) ([]rawBill, error) { return decodeList[rawBill](data) }
+
+// fundingPaymentProto turns a funding fee bill into a FundingPayment: balChg is the signed amount, sz the position
+// size in contracts (conv turns it into base units), px the funding rate.
+func fundingPaymentProto(r rawBill, conv sizeConv) (*exchangev1.FundingPayment, error) {
+	if r.Type != billTypeFunding || r.BillID == "" || r.InstID == "" || r.Ccy == "" {
+		return nil, fmt.Errorf("%w: funding bill without type 8, billId, instId or ccy", errMalformed)
+	}
+	amt, ok, err := parseDec("balChg", r.BalChg)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("%w: funding bill %s without balChg", errMalformed, r.BillID)
+	}
+	ts, err := parseMs("ts", r.Ts)
+	if err != nil {
+		return nil, err
+	}
+	if ts <= 0 {
+		return nil, fmt.Errorf("%w: funding bill %s without ts", errMalformed, r.BillID)
+	}
+	p := &exchangev1.FundingPayment{Id: r.BillID, Symbol: r.InstID, Amount: canon(amt), Asset: r.Ccy, Time: ts}
+	if p.FundingRate, err = canonStr("px", r.Px); err != nil {
+		return nil, err
+	}
+	sz, ok, err := parseDec("sz", r.Sz)
+	if err != nil {
+		return nil, err
+	}
+	if ok && !sz.IsZero() {
+		p.PositionSize = canon(conv(sz.Abs()))
+	}
+	return p, nil
+}

@@ -143,6 +143,7 @@ func (s *Server) Describe(context.Context, *exchangev1.DescribeRequest) (*exchan
 				Markets:                 marketCapabilities(),
 				ClientOrderIdFormat:     &exchangev1.ClientIdFormat{MaxLength: clientIDMaxLen, Pattern: clientIDPattern},
 				CheckCredentials:        true,
+				FundingPayments:         true,
 			},
 			Wallet:    &exchangev1.WalletCapabilities{Balances: true, Transfer: true, Deposit: true, Withdraw: true, Convert: true},
 			Broker:    brokerCapabilities(),

@@ -22,6 +22,7 @@ func checkBaseURL(key, raw string) error {
 const (
 	// account
 	pathAccountBalance         = "/api/v5/account/balance"
+	pathAccountBills           = "/api/v5/account/bills"
 	pathAccountConfig          = "/api/v5/account/config"
 	pathAccountLeverageInfo    = "/api/v5/account/leverage-info"
 	pathAccountMaxSize         = "/api/v5/account/max-size"

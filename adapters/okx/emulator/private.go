@@ -39,6 +39,7 @@ func (s *Server) privateRoutes() {
 	s.route("POST", "/api/v5/trade/cancel-all-after", 2, true, s.cancelAllAfter)
 	s.route("GET", "/api/v5/account/max-size", 20, true, s.maxSize)
 	s.walletRoutes()
+	s.billRoutes()
 }
 
 // mapErr turns a venue error into OKX's code and message.
