@@ -2,7 +2,7 @@ import { type RouteConfig, index, layout, route } from "@react-router/dev/routes
 
 // Pages that later work fills show a placeholder until then.
 const open = ["about", "event"];
-const protectedPages = ["wallet", "history"];
+const protectedPages = ["wallet"];
 
 export default [
   index("routes/home.tsx"),
@@ -27,6 +27,8 @@ export default [
   // Login required: /api/v1/me decides (routes/protected.tsx).
   layout("routes/protected.tsx", [
     ...protectedPages.map((p) => route(p, "routes/placeholder.tsx", { id: `page-${p}` })),
+    // History: the five sub-pages of features/history, chosen by ?page=.
+    route("history", "routes/history.tsx", { id: "page-history" }),
     // Dashboard: Profile, Security, Reward (features/dashboard); /dashboard/security
     // is Kratos' settings UI URL and opens the Security sub-page.
     route("dashboard", "routes/dashboard.tsx", { id: "page-dashboard" }),

@@ -1,0 +1,5 @@
+import { HistoryScreen } from "~/features/history/History";
+
+export default function History() {
+  return <HistoryScreen />;
+}
