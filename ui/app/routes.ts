@@ -1,7 +1,7 @@
 import { type RouteConfig, index, layout, route } from "@react-router/dev/routes";
 
 // Pages that later work fills show a placeholder until then.
-const open = ["about", "event"];
+const open = ["about"];
 const protectedPages = ["wallet"];
 
 export default [
@@ -23,7 +23,9 @@ export default [
   // Demo mode: the codes sent by e-mail and SMS.
   route("inbox", "routes/inbox.tsx"),
   ...open.map((p) => route(p, "routes/placeholder.tsx", { id: `page-${p}` })),
-  route("eventDetail/:eventId", "routes/placeholder.tsx", { id: "page-eventDetail" }),
+  // Events (features/content): the list and one event.
+  route("event", "features/content/EventsPage.tsx"),
+  route("eventDetail/:eventId", "features/content/EventDetailPage.tsx"),
   // Login required: /api/v1/me decides (routes/protected.tsx).
   layout("routes/protected.tsx", [
     ...protectedPages.map((p) => route(p, "routes/placeholder.tsx", { id: `page-${p}` })),

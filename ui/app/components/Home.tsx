@@ -7,6 +7,27 @@ import { useFormat } from "~/lib/format";
 import { displayState, logoSrc } from "~/api/exchange-state";
 import { links } from "~/lib/links";
 import { storeRegisterAccount } from "~/lib/register";
+import { AnnouncementStrip } from "~/features/content/Announcements";
+import { BannerCarousel, EventsBanner } from "~/features/content/Banners";
+
+// The operator's home banners (a carousel of 2, GET /api/v1/content/banners)
+// and the latest announcements, linking to the help center.
+export { AnnouncementStrip, BannerCarousel };
+
+// The home page's events banner: the events page's banner and a link to
+// every event.
+export function HomeEvents() {
+  return (
+    <div className="home-events" data-testid="home-events">
+      <EventsBanner />
+      <p>
+        <Link to="/event" className="button">
+          <Trans>See all events</Trans>
+        </Link>
+      </p>
+    </div>
+  );
+}
 
 export const CAROUSEL_DELAY_MS = 1500;
 export const CAROUSEL_SLIDES = 3;

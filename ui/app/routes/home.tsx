@@ -3,7 +3,18 @@ import { Suspense } from "react";
 import { Await, useLoaderData } from "react-router";
 import { fetchMovers } from "~/api/queries";
 import { ExchangeList, ExchangeListError, ExchangeListLoading } from "~/components/ExchangeList";
-import { ContactButton, ExchangeCarousel, Faq, Features, Movers, MoversLoading, QuickRegister } from "~/components/Home";
+import {
+  AnnouncementStrip,
+  BannerCarousel,
+  ContactButton,
+  ExchangeCarousel,
+  Faq,
+  Features,
+  HomeEvents,
+  Movers,
+  MoversLoading,
+  QuickRegister,
+} from "~/components/Home";
 import { PageTitle } from "~/components/PageTitle";
 import { loadExchanges } from "~/lib/exchanges";
 
@@ -31,6 +42,8 @@ export default function Home() {
         </h1>
         <QuickRegister />
       </section>
+      <BannerCarousel />
+      <AnnouncementStrip />
       <section aria-labelledby="movers-heading">
         <h2 id="movers-heading" className="section-title">
           <Trans>Top movers (24h)</Trans>
@@ -73,9 +86,7 @@ export default function Home() {
         <h2 id="events-heading" className="section-title">
           <Trans>Events</Trans>
         </h2>
-        <p className="notice">
-          <Trans>No events right now. Announcements and campaigns appear here.</Trans>
-        </p>
+        <HomeEvents />
       </section>
       <section aria-labelledby="faq-heading">
         <h2 id="faq-heading" className="section-title">
