@@ -13,6 +13,7 @@ import (
 	"github.com/exhub/exhub/bff/internal/api/trade"
 	"github.com/exhub/exhub/bff/internal/api/wallet"
 	"github.com/exhub/exhub/bff/internal/trading"
+	walletsvc "github.com/exhub/exhub/bff/internal/wallet"
 	"log/slog"
 	"net"
 	"net/http"
@@ -76,6 +77,8 @@ type Deps struct {
 	Accounts *accounts.Service
 	// Trading serves the trading routes (/api/v1/orders, positions, leverage, ...; nil: they answer 503).
 	Trading *trading.Service
+	// Wallet serves the money movements (/api/v1/wallet/transfers, withdrawals, ..., movements; nil: they answer 503).
+	Wallet *walletsvc.Service
 	// Content serves the public content routes (/api/v1/content/*: events, banners, announcements; nil: 503).
 	Content contentapi.Store
 }

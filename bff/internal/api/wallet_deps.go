@@ -22,5 +22,6 @@ func walletDeps(d Deps, m *market.Service) wallet.Deps {
 	if d.Members != nil {
 		wd.Store = d.Members.Store()
 	}
+	wd.Wallet = d.Wallet
 	return wd
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/exhub/exhub/bff/internal/store"
 	"github.com/exhub/exhub/bff/internal/stream"
 	"github.com/exhub/exhub/bff/internal/trading"
+	"github.com/exhub/exhub/bff/internal/wallet"
 )
 
 // BFF is the assembled backend-for-frontend. Its fields are set by the components' Open steps, in start order, so
@@ -59,6 +60,8 @@ type BFF struct {
 	accountStreams *accountstream.Manager
 	// trading is the order journal and path (nil without accounts).
 	trading *trading.Service
+	// wallet is the money-movement journal and path (nil without accounts).
+	wallet *wallet.Service
 	server  *http.Server
 }
 
@@ -116,6 +119,7 @@ func (b *BFF) Components() []Component {
 		Func{ID: "accounts", OpenFn: b.newAccounts, RunFn: b.runAccounts},
 		Func{ID: "account-streams", OpenFn: b.newAccountStreams, RunFn: b.runAccountStreams},
 		Func{ID: "trading", OpenFn: b.newTrading, RunFn: b.runTrading},
+		Func{ID: "wallet", OpenFn: b.newWallet, RunFn: b.runWallet},
 		Func{ID: "stream", OpenFn: b.newGateway, RunFn: b.runGateway},
 		Func{ID: "http", OpenFn: b.newServer, RunFn: b.serveHTTP},
 	}
@@ -348,7 +352,7 @@ func (b *BFF) Accounts() *accounts.Service { return b.accounts }
 func (b *BFF) newServer(context.Context) error {
 	handler, _ := api.New(api.Deps{Config: b.cfg, Host: b.host, Cache: b.cache, Metrics: b.metrics, Logger: b.log,
 		Version: b.version, Market: b.market, Stream: b.gateway, Analytics: b.analytics, Auth: b.checker, Gate: b.gate,
-		Members: b.members, KYC: b.kyc, Accounts: b.accounts, Trading: b.trading, Content: b.store})
+		Members: b.members, KYC: b.kyc, Accounts: b.accounts, Trading: b.trading, Wallet: b.wallet, Content: b.store})
 	b.server = &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: b.cfg.HTTP.ReadHeaderTimeout.D(),

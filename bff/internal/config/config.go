@@ -53,6 +53,7 @@ import (
 	"github.com/exhub/exhub/bff/internal/ratelimit"
 	"github.com/exhub/exhub/bff/internal/store"
 	"github.com/exhub/exhub/bff/internal/stream"
+	"github.com/exhub/exhub/bff/internal/wallet"
 )
 
 // Config is the whole BFF configuration.
@@ -81,6 +82,8 @@ type Config struct {
 	Accounts accounts.Config `yaml:"accounts"`
 	// Trading is the order journal (trading.Config: plugin call bound, unknown-outcome resolution, reconciliation).
 	Trading trading.Config `yaml:"trading"`
+	// Wallet is the money-movement journal (wallet.Config: plugin call bound, resolution, faucet, fee-free exchange).
+	Wallet wallet.Config `yaml:"wallet"`
 	Demo    Demo           `yaml:"demo"`
 	// RateLimit is the attempt counter the gate's limits run on (ratelimit.Config: Valkey key prefix, size of the
 	// in-process table used without Valkey).
@@ -121,6 +124,7 @@ func Default() Config {
 		KYC:        kyc.DefaultConfig(),
 		Accounts:   accounts.DefaultConfig(),
 		Trading:    trading.Defaults(),
+		Wallet:     wallet.Defaults(),
 		Store:      store.DefaultConfig(""),
 		Demo:       DefaultDemo(),
 		RateLimit:  ratelimit.Defaults(),
@@ -236,7 +240,7 @@ func (c *Config) sections() []section {
 		{"http", c.HTTP}, {"log", c.Log}, {"valkey", c.Valkey}, {"clickhouse", c.ClickHouse}, {"kratos", c.Kratos},
 		{"store", c.Store}, {"member", c.Member}, {"kyc", c.KYC}, {"demo", c.Demo}, {"ratelimit", c.RateLimit}, {"plugins", c.Plugins}, {"market", c.Market},
 		{"stream", c.Stream}, {"analytics", c.Analytics}, {"accounts", c.Accounts},
-		{"trading", c.Trading},
+		{"trading", c.Trading}, {"wallet", c.Wallet},
 	}
 }
 

@@ -1057,6 +1057,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/wallet/convert/quotes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Convert quote
+         * @description Asks the exchange for a quote to convert from one coin to another, by the amount given (from_amount) or wanted (to_amount). A read: nothing moves and nothing is journaled; trade it with POST /api/v1/wallet/converts before expires_at.
+         */
+        post: operations["create-convert-quote"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/wallet/converts": {
         parameters: {
             query?: never;
@@ -1070,7 +1090,11 @@ export interface paths {
          */
         get: operations["list-wallet-converts"];
         put?: never;
-        post?: never;
+        /**
+         * Convert
+         * @description Trades a quote from POST /api/v1/wallet/convert/quotes (an expired quote is refused by the exchange). Journaled before it is sent, with a client id exhub assigns; the exchange is called once. 201 when the exchange took it (status completed, processing or in_transit); 202 with status pending when its answer was lost (resolved by asking the exchange: GET the movement later; never a failure). The same Idempotency-Key with the same body answers the same movement (200); with another body 422 idempotency_key_reused.
+         */
+        post: operations["create-convert"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1141,6 +1165,106 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/wallet/exchange-transfers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Transfer to another exchange
+         * @description Sends a coin from the member's funding wallet on one exchange to the member's own deposit address on the target exchange (a withdrawal, with its fee). To the fee-free exchange: 20 to 20,000 USDT. The movement is in_transit until the target's deposit history shows it, then completed. Refused like a withdrawal (lockout, second factor, gates). Journaled before it is sent, with a client id exhub assigns; the exchange is called once. 201 when the exchange took it (status completed, processing or in_transit); 202 with status pending when its answer was lost (resolved by asking the exchange: GET the movement later; never a failure). The same Idempotency-Key with the same body answers the same movement (200); with another body 422 idempotency_key_reused.
+         */
+        post: operations["create-exchange-transfer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/wallet/faucet": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get demo funds
+         * @description Demo mode only (403 faucet_demo_only otherwise): the operator's master account grants demo funds to the member's sub-account on the exchange, up to a daily cap per member (429 faucet_daily_cap). Journaled before it is sent, with a client id exhub assigns; the exchange is called once. 201 when the exchange took it (status completed, processing or in_transit); 202 with status pending when its answer was lost (resolved by asking the exchange: GET the movement later; never a failure). The same Idempotency-Key with the same body answers the same movement (200); with another body 422 idempotency_key_reused.
+         */
+        post: operations["create-faucet-grant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/wallet/gifts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a gift
+         * @description Sends a coin to another member (member id or e-mail) on one exchange, from the member's sub-account to theirs: broker accounts only (409 gift_broker_only for a linked API key); 422 recipient_not_found when no member with that id or e-mail can receive it there. The recipient sees it in their movements. Journaled before it is sent, with a client id exhub assigns; the exchange is called once. 201 when the exchange took it (status completed, processing or in_transit); 202 with status pending when its answer was lost (resolved by asking the exchange: GET the movement later; never a failure). The same Idempotency-Key with the same body answers the same movement (200); with another body 422 idempotency_key_reused.
+         */
+        post: operations["create-gift"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/wallet/movements": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Money movements
+         * @description The member's journal of transfers, withdrawals, converts, gifts (sent and received), demo funds and transfers to other exchanges, newest first, paged with cursor.
+         */
+        get: operations["list-wallet-movements"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/wallet/movements/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One money movement
+         * @description One entry of the member's journal (or a gift the member received): pending until its outcome is known.
+         */
+        get: operations["get-wallet-movement"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/wallet/overview": {
         parameters: {
             query?: never;
@@ -1174,7 +1298,11 @@ export interface paths {
          */
         get: operations["list-wallet-transfers"];
         put?: never;
-        post?: never;
+        /**
+         * Transfer between wallets
+         * @description Moves a coin between the member's funding and trading wallets on one exchange (service gate transfer). Journaled before it is sent, with a client id exhub assigns; the exchange is called once. 201 when the exchange took it (status completed, processing or in_transit); 202 with status pending when its answer was lost (resolved by asking the exchange: GET the movement later; never a failure). The same Idempotency-Key with the same body answers the same movement (200); with another body 422 idempotency_key_reused.
+         */
+        post: operations["create-wallet-transfer"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1194,7 +1322,11 @@ export interface paths {
          */
         get: operations["list-wallet-withdrawals"];
         put?: never;
-        post?: never;
+        /**
+         * Withdraw
+         * @description Sends a coin from the member's funding wallet to an address. Checked first with the exchange's coins (network, minimum: 'Cannot be less than the minimum amount', memo or tag) and the funding balance ('The amount exceeds the balance'; 'Your balance insufficient to cover withdrawal amount and fees.'). 403 withdraw_locked during the 24 hours after a security change, aal2_required when the member has an authenticator app and this session did not pass it, two_factor_required or kyc_required where the exchange's withdrawals are gated. Journaled before it is sent, with a client id exhub assigns; the exchange is called once. 201 when the exchange took it (status completed, processing or in_transit); 202 with status pending when its answer was lost (resolved by asking the exchange: GET the movement later; never a failure). The same Idempotency-Key with the same body answers the same movement (200); with another body 422 idempotency_key_reused.
+         */
+        post: operations["create-withdrawal"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1511,6 +1643,15 @@ export interface components {
             to_amount: string;
             to_coin: string;
         };
+        ConvertBody: {
+            /** @example binance */
+            exchange: string;
+            from: string;
+            from_amount: string;
+            quote_id: string;
+            to: string;
+            to_amount?: string;
+        };
         Deposit: {
             address: string;
             amount: string;
@@ -1678,8 +1819,24 @@ export interface components {
             exchange: string;
             verified: boolean;
         };
+        ExchangeTransferBody: {
+            amount: string;
+            /** @example USDT */
+            asset: string;
+            /** @example binance */
+            exchange: string;
+            network?: string;
+            /** @description The exchange it goes to */
+            target: string;
+        };
         ExchangesOutputBody: {
             exchanges: components["schemas"]["Exchange"][];
+        };
+        FaucetBody: {
+            /** @description Empty: the faucet's coin (USDT) */
+            asset?: string;
+            /** @example binance */
+            exchange: string;
         };
         Favorite: {
             /** Format: date-time */
@@ -1791,6 +1948,15 @@ export interface components {
              * @example 1767312000000
              */
             to: number;
+        };
+        GiftBody: {
+            amount: string;
+            /** @example USDT */
+            asset: string;
+            /** @example binance */
+            exchange: string;
+            /** @description The recipient's member id or e-mail address */
+            recipient: string;
         };
         HistoryAmount: {
             /** @description Decimal string */
@@ -2369,6 +2535,67 @@ export interface components {
              */
             present: number;
         };
+        Movement: {
+            address?: string;
+            /** @description Decimal string; a withdrawal's amount arrives, its fee comes on top */
+            amount: string;
+            asset: string;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * @description in: money came to the member (a gift received, demo funds); out: it left (withdrawal, gift sent, transfer to another exchange); internal: between the member's own wallets or coins
+             * @enum {string}
+             */
+            direction: "in" | "out" | "internal";
+            /** @description Why it was refused or failed */
+            error?: string;
+            error_code?: string;
+            /** @description The exchange the movement was made on (the source of a transfer to another exchange) */
+            exchange: string;
+            exchange_code?: string;
+            /** @description The exchange's id of the movement */
+            exchange_id?: string;
+            /** @description The exchange's status as last read (PENDING, SUCCESS, FAILED; ARRIVED once a transfer to another exchange shows there) */
+            exchange_status?: string;
+            fee?: string;
+            /** @enum {string} */
+            from_wallet?: "FUNDING" | "TRADING" | "";
+            /** @description Journal id */
+            id: string;
+            /** @enum {string} */
+            kind: "transfer" | "withdraw" | "convert" | "gift" | "faucet" | "exchange_transfer";
+            memo?: string;
+            network?: string;
+            quote_id?: string;
+            /** @description Gift sent: the recipient's member id */
+            recipient?: string;
+            /** @description Gift received: the sender's member id */
+            sender?: string;
+            /**
+             * @description The journal's state
+             * @enum {string}
+             */
+            state: "sent" | "acknowledged" | "completed" | "rejected" | "unknown" | "failed";
+            /**
+             * @description pending: the exchange's answer was lost and is being resolved (never a failure); processing: taken, on its way; in_transit: left for the target exchange, not arrived yet
+             * @enum {string}
+             */
+            status: "pending" | "processing" | "in_transit" | "completed" | "rejected" | "failed";
+            target_exchange?: string;
+            to_amount?: string;
+            /** @description Convert: the coin received */
+            to_asset?: string;
+            /** @enum {string} */
+            to_wallet?: "FUNDING" | "TRADING" | "";
+            tx_id?: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        MovementList: {
+            movements: components["schemas"]["Movement"][];
+            /** @description Pass as cursor for the next older page */
+            next_cursor?: string;
+        };
         Mover: {
             /** @example SOL */
             base: string;
@@ -2732,6 +2959,30 @@ export interface components {
             /** @description 1 to 32 characters, no surrounding spaces */
             nickname?: string;
         };
+        Quote: {
+            exchange: string;
+            /** Format: date-time */
+            expires_at: string;
+            from: string;
+            from_amount: string;
+            /** @description to_amount / from_amount */
+            price: string;
+            quote_id: string;
+            to: string;
+            to_amount: string;
+        };
+        QuoteBody: {
+            /** @example binance */
+            exchange: string;
+            /** @example USDT */
+            from: string;
+            /** @description The amount to convert (or to_amount) */
+            from_amount?: string;
+            /** @example BTC */
+            to: string;
+            /** @description The amount wanted (or from_amount) */
+            to_amount?: string;
+        };
         RecordCoinInputBody: {
             /** @example BTC */
             coin: string;
@@ -3093,6 +3344,21 @@ export interface components {
             /** @enum {string} */
             to: "funding" | "trading" | "";
         };
+        TransferBody: {
+            /**
+             * @description Decimal string
+             * @example 100
+             */
+            amount: string;
+            /** @example USDT */
+            asset: string;
+            /** @example binance */
+            exchange: string;
+            /** @enum {string} */
+            from: "FUNDING" | "TRADING";
+            /** @enum {string} */
+            to: "FUNDING" | "TRADING";
+        };
         TwoFactor: {
             /** @description Recovery codes (lookup secrets) are enrolled */
             lookup_secret: boolean;
@@ -3113,6 +3379,19 @@ export interface components {
             deposit: boolean;
             transfer: boolean;
             withdraw: boolean;
+        };
+        WithdrawBody: {
+            address: string;
+            /** @description What arrives (decimal string); the network's fee comes on top */
+            amount: string;
+            /** @example USDT */
+            asset: string;
+            /** @example binance */
+            exchange: string;
+            /** @description Memo or tag, where the network needs one */
+            memo?: string;
+            /** @description The coin's network (GET /api/v1/wallet/assets); empty: its first one that takes withdrawals */
+            network?: string;
         };
         Withdrawal: {
             address: string;
@@ -8127,6 +8406,103 @@ export interface operations {
             };
         };
     };
+    "create-convert-quote": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QuoteBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Quote"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
     "list-wallet-converts": {
         parameters: {
             query: {
@@ -8197,6 +8573,124 @@ export interface operations {
             };
             /** @description Unprocessable Entity */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "create-convert": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A key the client makes per movement; a retry with the same key and request answers the same movement and never moves money twice */
+                "Idempotency-Key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConvertBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Movement"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8601,6 +9095,532 @@ export interface operations {
             };
         };
     };
+    "create-exchange-transfer": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A key the client makes per movement; a retry with the same key and request answers the same movement and never moves money twice */
+                "Idempotency-Key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExchangeTransferBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Movement"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "create-faucet-grant": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A key the client makes per movement; a retry with the same key and request answers the same movement and never moves money twice */
+                "Idempotency-Key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FaucetBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Movement"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "create-gift": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A key the client makes per movement; a retry with the same key and request answers the same movement and never moves money twice */
+                "Idempotency-Key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GiftBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Movement"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "list-wallet-movements": {
+        parameters: {
+            query?: {
+                /** @description Empty: every kind */
+                kind?: "transfer" | "withdraw" | "convert" | "gift" | "faucet" | "exchange_transfer" | "";
+                exchange?: string;
+                /** @description The journal state; empty: every state */
+                state?: "sent" | "acknowledged" | "completed" | "rejected" | "unknown" | "failed" | "";
+                /** @description Most rows (0: 50) */
+                limit?: number;
+                /** @description next_cursor of the previous page, for older rows */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MovementList"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "get-wallet-movement": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Journal id of the movement */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Movement"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
     "get-wallet-overview": {
         parameters: {
             query?: never;
@@ -8782,6 +9802,124 @@ export interface operations {
             };
         };
     };
+    "create-wallet-transfer": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A key the client makes per movement; a retry with the same key and request answers the same movement and never moves money twice */
+                "Idempotency-Key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TransferBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Movement"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
     "list-wallet-withdrawals": {
         parameters: {
             query: {
@@ -8852,6 +9990,124 @@ export interface operations {
             };
             /** @description Unprocessable Entity */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "create-withdrawal": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A key the client makes per movement; a retry with the same key and request answers the same movement and never moves money twice */
+                "Idempotency-Key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WithdrawBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Movement"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -22,6 +22,7 @@ import (
 	"github.com/exhub/exhub/bff/internal/market"
 	"github.com/exhub/exhub/bff/internal/pluginhost"
 	"github.com/exhub/exhub/bff/internal/store"
+	walletsvc "github.com/exhub/exhub/bff/internal/wallet"
 	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
 )
 
@@ -65,6 +66,9 @@ type Deps struct {
 	Store *store.Store
 	// Logger logs failures the member only sees as a 500.
 	Logger *slog.Logger
+	// Wallet is the money-movement journal's service (the write routes and the member's movements, movements.go);
+	// nil: those routes answer 503.
+	Wallet *walletsvc.Service
 }
 
 type routes struct{ Deps }
@@ -100,6 +104,7 @@ func Register(api huma.API, d Deps) {
 	d.Guard.RegisterSecurityScheme(api)
 	r := &routes{Deps: d}
 	r.registerReads(api)
+	r.registerMovements(api)
 }
 
 // op is a wallet operation: tagged, behind the session guard, with the refusals every route may answer.
