@@ -62,7 +62,7 @@ type BFF struct {
 	trading *trading.Service
 	// wallet is the money-movement journal and path (nil without accounts).
 	wallet *wallet.Service
-	server  *http.Server
+	server *http.Server
 }
 
 // New assembles the BFF; nothing starts before Run.

@@ -84,7 +84,7 @@ type Config struct {
 	Trading trading.Config `yaml:"trading"`
 	// Wallet is the money-movement journal (wallet.Config: plugin call bound, resolution, faucet, fee-free exchange).
 	Wallet wallet.Config `yaml:"wallet"`
-	Demo    Demo           `yaml:"demo"`
+	Demo   Demo          `yaml:"demo"`
 	// RateLimit is the attempt counter the gate's limits run on (ratelimit.Config: Valkey key prefix, size of the
 	// in-process table used without Valkey).
 	RateLimit ratelimit.Config `yaml:"ratelimit"`
