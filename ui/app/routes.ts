@@ -2,7 +2,7 @@ import { type RouteConfig, index, layout, route } from "@react-router/dev/routes
 
 // Pages that later work fills show a placeholder until then.
 const open = ["about"];
-const protectedPages = ["wallet"];
+const protectedPages: string[] = [];
 
 export default [
   index("routes/home.tsx"),
@@ -31,6 +31,8 @@ export default [
     ...protectedPages.map((p) => route(p, "routes/placeholder.tsx", { id: `page-${p}` })),
     // History: the five sub-pages of features/history, chosen by ?page=.
     route("history", "routes/history.tsx", { id: "page-history" }),
+    // Wallet: overview, deposit, withdraw, convert, transfer, exchange, gift (features/wallet), ?page= picks one.
+    route("wallet", "routes/wallet.tsx", { id: "page-wallet" }),
     // Dashboard: Profile, Security, Reward (features/dashboard); /dashboard/security
     // is Kratos' settings UI URL and opens the Security sub-page.
     route("dashboard", "routes/dashboard.tsx", { id: "page-dashboard" }),

@@ -1,0 +1,204 @@
+import { fireEvent, screen, waitFor, within } from "@testing-library/react";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { queryClient } from "~/api/queries";
+import { SUBPAGE_KEYS } from "~/components/Nav";
+import { renderAt } from "~/features/auth/testing/render";
+import { resetMemberSync } from "~/features/dashboard/sync";
+import { fakeApi, jsonResponse, member, type ApiCall } from "~/features/dashboard/testing/fake-api";
+import { resetExchanges } from "~/lib/exchanges";
+import { resetSession } from "~/lib/session";
+import { exchange } from "~/test/fixtures";
+import type { Asset, Overview } from "./api";
+import { HIDE_SMALL_KEY } from "./Overview";
+import { WalletScreen } from "./Wallet";
+
+const EXCHANGES = [exchange({ key: 1, slug: "binance", name: "Binance" }), exchange({ key: 2, slug: "okx", name: "OKX" })];
+
+const OVERVIEW: Overview = {
+  time: 1767225600000,
+  total_usdt: "70100.5",
+  exchanges: [
+    {
+      exchange: "binance",
+      status: "ok",
+      total_usdt: "70100.5",
+      unpriced: [],
+      wallets: [
+        {
+          wallet: "funding",
+          total_usdt: "5000.5",
+          coins: [
+            { coin: "USDT", available: "5000", frozen: "0", total: "5000", usdt_price: "1", usdt_value: "5000" },
+            { coin: "DOGE", available: "2", frozen: "0", total: "2", usdt_price: "0.25", usdt_value: "0.5" },
+          ],
+        },
+        {
+          wallet: "trading",
+          total_usdt: "65100",
+          coins: [{ coin: "BTC", available: "0.5", frozen: "0.5", total: "1", usdt_price: "65100", usdt_value: "65100" }],
+        },
+      ],
+    },
+    { exchange: "okx", status: "error", error: { code: "exchange_unavailable", detail: "Try again." }, wallets: [], total_usdt: "0", unpriced: [] },
+  ],
+};
+
+const ASSETS: Asset[] = [
+  {
+    coin: "USDT",
+    name: "Tether",
+    precision: 8,
+    networks: [
+      { network: "TRC20", name: "Tron (TRC20)", deposit_enabled: true, withdraw_enabled: true, withdraw_fee: "1", withdraw_min: "10", withdraw_max: "1000000", memo_required: false, confirmations: 20, precision: 8 },
+    ],
+  },
+  {
+    coin: "XRP",
+    name: "Ripple",
+    precision: 6,
+    networks: [
+      { network: "XRP", name: "XRP Ledger", deposit_enabled: true, withdraw_enabled: true, withdraw_fee: "0.25", withdraw_min: "20", withdraw_max: "", memo_required: true, confirmations: 1, precision: 6 },
+    ],
+  },
+];
+
+function api(extra: Record<string, (c: ApiCall) => Response | Promise<Response>> = {}) {
+  return fakeApi({
+    "GET /api/v1/me": () => jsonResponse(member),
+    "GET /api/v1/me/preferences": () => jsonResponse({ version: 0, preferences: {} }),
+    "GET /api/v1/exchanges": () => jsonResponse({ exchanges: EXCHANGES }),
+    "GET /api/v1/wallet/overview": () => jsonResponse(OVERVIEW),
+    "GET /api/v1/wallet/deposit-exchange": () => jsonResponse({ exchange: "binance" }),
+    "GET /api/v1/wallet/assets": () => jsonResponse({ exchange: "binance", assets: ASSETS }),
+    "GET /api/v1/wallet/coin-history": (c) =>
+      jsonResponse({ kind: c.query.get("kind"), coins: c.query.get("kind") === "DEPOSIT" ? ["XRP"] : [] }),
+    "POST /api/v1/wallet/coin-history": (c) => jsonResponse({ kind: "DEPOSIT", coins: [(c.body as { coin: string }).coin] }),
+    "GET /api/v1/wallet/deposit-address": (c) =>
+      jsonResponse({
+        exchange: "binance",
+        coin: c.query.get("coin"),
+        network: c.query.get("network"),
+        address: `addr-${c.query.get("coin")}`,
+        memo: c.query.get("coin") === "XRP" ? "12345" : undefined,
+      }),
+    "GET /api/v1/wallet/deposits": () =>
+      jsonResponse({
+        exchange: "binance",
+        items: [{ id: "d1", coin: "USDT", network: "TRC20", amount: "100", address: "a", status: "success", time: 1767225600000 }],
+      }),
+    "GET /api/v1/wallet/transfers": () => jsonResponse({ exchange: "binance", items: [] }),
+    "GET /api/v1/wallet/withdrawals": () => jsonResponse({ exchange: "binance", items: [] }),
+    ...extra,
+  });
+}
+
+beforeEach(() => {
+  resetSession();
+  resetMemberSync();
+  resetExchanges();
+  queryClient.clear();
+  localStorage.clear();
+});
+afterEach(() => {
+  resetSession();
+  vi.restoreAllMocks();
+});
+
+describe("wallet", () => {
+  it("opens the sub-page named by ?page= and remembers it", async () => {
+    api();
+    renderAt("/wallet?page=transfer", { "/wallet": WalletScreen });
+    expect(await screen.findByTestId("wallet-transfer")).toBeTruthy();
+    expect(screen.getByTestId("wallet-tab-transfer").getAttribute("aria-current")).toBe("page");
+    await waitFor(() => expect(localStorage.getItem(SUBPAGE_KEYS.wallet)).toBe("transfer"));
+  });
+
+  it("takes ?tab= too (the trade screen's links) and remembers the sub-page for the next visit", async () => {
+    api();
+    const first = renderAt("/wallet?tab=deposit", { "/wallet": WalletScreen });
+    expect(await screen.findByTestId("wallet-deposit")).toBeTruthy();
+    await waitFor(() => expect(localStorage.getItem(SUBPAGE_KEYS.wallet)).toBe("deposit"));
+    first.unmount();
+    renderAt("/wallet", { "/wallet": WalletScreen });
+    expect(await screen.findByTestId("wallet-deposit")).toBeTruthy();
+  });
+
+  it("shows balances per exchange and wallet, the totals, an exchange's error, and hides small balances", async () => {
+    api();
+    renderAt("/wallet?page=overview", { "/wallet": WalletScreen });
+    expect((await screen.findByTestId("overview-total")).textContent).toBe("≈ 70,100.50 USDT");
+    const funding = await screen.findByTestId("overview-binance-funding");
+    expect(within(funding).getByText("DOGE")).toBeTruthy();
+    expect(within(screen.getByTestId("overview-binance-trading")).getByText("≈ 65,100.00")).toBeTruthy();
+    expect(screen.getByTestId("overview-binance-total").textContent).toBe("≈ 70,100.50 USDT");
+    expect(within(screen.getByTestId("overview-okx")).getByRole("alert").textContent).toContain("could not be read");
+    fireEvent.click(screen.getByTestId("hide-small"));
+    await waitFor(() => expect(within(funding).queryByText("DOGE")).toBeNull());
+    expect(within(funding).getByText("USDT")).toBeTruthy();
+    expect(localStorage.getItem(HIDE_SMALL_KEY)).toBe("1");
+  });
+
+  it("shows the deposit address with its memo, a QR code and copy buttons, recent coin first", async () => {
+    api();
+    const writeText = vi.fn(() => Promise.resolve());
+    Object.defineProperty(navigator, "clipboard", { value: { writeText }, configurable: true });
+    renderAt("/wallet?page=deposit", { "/wallet": WalletScreen });
+    // XRP is the member's last deposited coin: it comes first and is chosen.
+    expect((await screen.findByTestId("deposit-address")).textContent).toBe("addr-XRP");
+    expect(screen.getByTestId("deposit-memo").textContent).toBe("12345");
+    expect(screen.getByTestId("deposit-address-card").querySelector("svg")).toBeTruthy();
+    expect(screen.getByRole("note").textContent).toContain("memo");
+    fireEvent.click(screen.getByTestId("copy-address"));
+    await waitFor(() => expect(writeText).toHaveBeenCalledWith("addr-XRP"));
+    expect(await screen.findByText("Copy Successful")).toBeTruthy();
+    const history = screen.getByTestId("deposit-history");
+    expect(await within(history).findByText("100")).toBeTruthy();
+    // Another coin: its address, and it goes to the front of the coin history.
+    fireEvent.change(screen.getByTestId("deposit-coin"), { target: { value: "USDT" } });
+    await waitFor(() => expect(screen.getByTestId("deposit-address").textContent).toBe("addr-USDT"));
+    expect(screen.queryByTestId("deposit-memo")).toBeNull();
+  });
+
+  it("says Copy failed when neither clipboard works", async () => {
+    api();
+    Object.defineProperty(navigator, "clipboard", { value: { writeText: () => Promise.reject(new Error("denied")) }, configurable: true });
+    document.execCommand = vi.fn(() => false);
+    renderAt("/wallet?page=deposit", { "/wallet": WalletScreen });
+    fireEvent.click(await screen.findByTestId("copy-address"));
+    expect(await screen.findByText("Copy failed")).toBeTruthy();
+  });
+
+  it("says a transfer the exchange has not confirmed is pending, never failed", async () => {
+    const { calls } = api({
+      "POST /api/v1/wallet/transfers": () => jsonResponse({ id: "m1", kind: "transfer", exchange: "binance", state: "unknown" }, 202),
+    });
+    renderAt("/wallet?page=transfer", { "/wallet": WalletScreen });
+    await waitFor(() => expect(screen.getByTestId("transfer-available").textContent).toContain("5,000"));
+    fireEvent.change(screen.getByTestId("amount"), { target: { value: "12.5" } });
+    fireEvent.click(screen.getByTestId("transfer-submit"));
+    expect((await screen.findByTestId("movement-pending")).textContent).toContain("Pending");
+    expect(within(screen.getByTestId("wallet-transfer")).queryByText(/failed/i)).toBeNull();
+    const post = calls.find((c) => c.method === "POST" && c.path === "/api/v1/wallet/transfers")!;
+    expect(post.body).toEqual({ exchange: "binance", asset: "USDT", amount: "12.5", from: "FUNDING", to: "TRADING" });
+    expect(post.headers.get("Idempotency-Key")).toBeTruthy();
+  });
+
+  it("refuses a withdrawal below the minimum, over the balance, and with too many decimals before sending", async () => {
+    const { calls } = api();
+    renderAt("/wallet?page=withdraw", { "/wallet": WalletScreen });
+    await waitFor(() => expect(screen.getByTestId("withdraw-available").textContent).toContain("5,000"));
+    fireEvent.change(screen.getByTestId("withdraw-coin"), { target: { value: "USDT" } });
+    fireEvent.change(screen.getByTestId("withdraw-address"), { target: { value: "TXaddress" } });
+    const amount = screen.getByTestId("amount");
+    fireEvent.change(amount, { target: { value: "9.5" } });
+    fireEvent.click(screen.getByTestId("withdraw-submit"));
+    expect(await screen.findByText("Cannot be less than the minimum amount")).toBeTruthy();
+    fireEvent.change(amount, { target: { value: "5000" } });
+    expect(await screen.findByText("Your balance insufficient to cover withdrawal amount and fees.")).toBeTruthy();
+    fireEvent.change(amount, { target: { value: "6000" } });
+    expect(await screen.findByText("The amount exceeds the balance")).toBeTruthy();
+    fireEvent.change(amount, { target: { value: "10.123456789" } });
+    expect(await screen.findByText("At most 8 decimal places.")).toBeTruthy();
+    expect(calls.some((c) => c.method === "POST" && c.path === "/api/v1/wallet/withdrawals")).toBe(false);
+  });
+});

@@ -1,0 +1,5 @@
+import { WalletScreen } from "~/features/wallet/Wallet";
+
+export default function Wallet() {
+  return <WalletScreen />;
+}
