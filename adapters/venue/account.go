@@ -51,6 +51,9 @@ type account struct {
 	master    string                // the master of a sub-account; "" for any other account
 	broker    *brokerState          // the sub-accounts of a master, created on first use
 	funding   *ring[FundingPayment] // settled funding payments, created on the first one
+	// deposits and withdrawals, oldest first (bounded by walletKeep), and by id for status changes
+	walletTxs  []*WalletTx
+	walletByID map[string]*WalletTx
 }
 
 func (v *Venue) newAccount(id string, house bool) *account {

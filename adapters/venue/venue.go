@@ -108,6 +108,9 @@ type Venue struct {
 	sim     *simulator
 	hist    *history
 	closed  bool
+
+	chain     *Chain // the simulated chain this venue is on (nil: withdrawals complete at once)
+	chainName string
 }
 
 // New builds a venue. With Simulate set it seeds the synthetic market (and history when HistoryDays > 0).

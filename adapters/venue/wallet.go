@@ -13,15 +13,47 @@ import (
 
 // WalletTx is a deposit or a withdrawal.
 type WalletTx struct {
-	ID      string
+	ID      string // "dep..." for deposits, "wd..." for withdrawals
 	Account string
 	Asset   string
 	Amount  decimal.Decimal // credited (deposit) or sent (withdrawal, fee excluded)
 	Fee     decimal.Decimal
 	Address string
 	Network string
-	Status  string // "COMPLETED"
-	Time    int64
+	// Status: a deposit is TxPending until credited, then TxCompleted; a withdrawal is TxProcessing until it is on
+	// the chain, then TxCompleted. Without a chain both complete at once.
+	Status string
+	// TxID is the chain transaction both sides show ("" for faucet deposits and withdrawals without a chain).
+	TxID    string
+	Time    int64 // created
+	Updated int64 // last status change
+}
+
+// Wallet transaction statuses.
+const (
+	TxPending    = "PENDING"
+	TxProcessing = "PROCESSING"
+	TxCompleted  = "COMPLETED"
+)
+
+// walletKeep is how many deposits and withdrawals an account remembers (newest kept).
+const walletKeep = 5000
+
+// addWalletTx records a deposit or withdrawal on an account. Caller holds v.mu.
+func (a *account) addWalletTx(tx WalletTx) {
+	if a.walletByID == nil {
+		a.walletByID = map[string]*WalletTx{}
+	}
+	p := &tx
+	a.walletTxs = append(a.walletTxs, p)
+	a.walletByID[tx.ID] = p
+	if n := len(a.walletTxs); n > walletKeep {
+		drop := n - walletKeep
+		for _, old := range a.walletTxs[:drop] {
+			delete(a.walletByID, old.ID)
+		}
+		a.walletTxs = append(a.walletTxs[:0:0], a.walletTxs[drop:]...)
+	}
 }
 
 // Assets lists the wallet assets and their parameters.
@@ -41,13 +73,26 @@ func (v *Venue) asset(name string) (AssetConfig, error) {
 	return c, nil
 }
 
-// DepositAddress is a stable pseudo address for an account and asset.
+// DepositAddress is a stable pseudo address for an account and asset. On a chain it is salted with the venue's
+// chain name (so venues never share an address) and registered there: a withdrawal to it from another venue of the
+// chain arrives here.
 func (v *Venue) DepositAddress(account, asset string) (string, error) {
 	if _, err := v.asset(asset); err != nil {
 		return "", err
 	}
-	h := sha256.Sum256([]byte(account + "/" + asset))
-	return "sim1" + hex.EncodeToString(h[:20]), nil
+	v.mu.Lock()
+	c, name := v.chain, v.chainName
+	v.mu.Unlock()
+	seed := account + "/" + asset
+	if c != nil {
+		seed = name + "/" + seed
+	}
+	h := sha256.Sum256([]byte(seed))
+	addr := "sim1" + hex.EncodeToString(h[:20])
+	if c != nil {
+		c.register(addr, name, account, asset)
+	}
+	return addr, nil
 }
 
 // Deposit credits an account's funding wallet from outside (the demo faucet). Amount zero uses the asset's faucet
@@ -78,10 +123,21 @@ func (v *Venue) Deposit(ctx context.Context, account, asset string, amount decim
 	if err := v.move(LedgerDeposit, v.external, Funding, a, Funding, asset, amount, false, id); err != nil {
 		return WalletTx{}, err
 	}
-	addr, _ := v.DepositAddress(account, asset)
-	tx := WalletTx{ID: id, Account: account, Asset: asset, Amount: amount, Fee: decimal.Zero, Address: addr,
-		Network: "SIM", Status: "COMPLETED", Time: v.Now()}
+	now := v.Now()
+	tx := WalletTx{ID: id, Account: account, Asset: asset, Amount: amount, Fee: decimal.Zero,
+		Address: v.depositAddressLocked(account, asset), Network: "SIM", Status: TxCompleted, Time: now, Updated: now}
+	a.addWalletTx(tx)
 	return tx, nil
+}
+
+// depositAddressLocked is DepositAddress for a caller holding v.mu (the address is not registered again).
+func (v *Venue) depositAddressLocked(account, asset string) string {
+	seed := account + "/" + asset
+	if v.chain != nil {
+		seed = v.chainName + "/" + seed
+	}
+	h := sha256.Sum256([]byte(seed))
+	return "sim1" + hex.EncodeToString(h[:20])
 }
 
 // Withdraw sends amount (plus the asset's fee) out of the funding wallet.
@@ -113,32 +169,80 @@ func (v *Venue) Withdraw(ctx context.Context, account, asset string, amount deci
 	}
 	v.nextQ++
 	id := "wd" + strconv.FormatUint(v.nextQ, 10)
+	now := v.Now()
+	tx := WalletTx{ID: id, Account: account, Asset: asset, Amount: amount, Fee: c.WithdrawFee, Address: address,
+		Network: "SIM", Status: TxCompleted, Time: now, Updated: now}
+	if v.chain != nil {
+		txID, err := v.chain.submit(v, account, id, asset, amount, address, now)
+		if err != nil {
+			return WalletTx{}, err
+		}
+		tx.Status, tx.TxID = TxProcessing, txID
+	}
 	mustOK(v.move(LedgerWithdraw, a, Funding, v.external, Funding, asset, amount, false, id))
 	mustOK(v.move(LedgerWithdrawFee, a, Funding, v.fees, Funding, asset, c.WithdrawFee, false, id))
-	return WalletTx{ID: id, Account: account, Asset: asset, Amount: amount, Fee: c.WithdrawFee, Address: address,
-		Network: "SIM", Status: "COMPLETED", Time: v.Now()}, nil
+	a.addWalletTx(tx)
+	return tx, nil
 }
 
-// WalletHistory lists an account's deposits and withdrawals from its ledger, oldest first.
-func (v *Venue) WalletHistory(account string) ([]WalletTx, error) {
-	es, err := v.Ledger(account, 0)
-	if err != nil {
-		return nil, err
-	}
-	var out []WalletTx
-	for _, e := range es {
-		switch e.Kind {
-		case LedgerDeposit:
-			out = append(out, WalletTx{ID: e.Ref, Account: account, Asset: e.Asset, Amount: e.Amount,
-				Fee: decimal.Zero, Network: "SIM", Status: "COMPLETED", Time: e.Time})
-		case LedgerWithdraw:
-			out = append(out, WalletTx{ID: e.Ref, Account: account, Asset: e.Asset, Amount: e.Amount,
-				Network: "SIM", Status: "COMPLETED", Time: e.Time})
-		case LedgerWithdrawFee:
-			if n := len(out); n > 0 && out[n-1].ID == e.Ref {
-				out[n-1].Fee = e.Amount
-			}
+// chainWithdrawalDone marks a chain withdrawal COMPLETED (it is on the chain).
+func (v *Venue) chainWithdrawalDone(account, wdID, txID string, at int64) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if a, ok := v.accounts[account]; ok {
+		if tx := a.walletByID[wdID]; tx != nil {
+			tx.Status, tx.TxID, tx.Updated = TxCompleted, txID, at
 		}
+	}
+}
+
+// chainDepositPending records an incoming chain deposit, not yet credited, and returns its id. The account is
+// created when the address's owner has none yet.
+func (v *Venue) chainDepositPending(account, asset string, amount decimal.Decimal, address, txID string, at int64) string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	a, ok := v.accounts[account]
+	if !ok {
+		a = v.newAccount(account, false)
+	}
+	v.nextQ++
+	id := "dep" + strconv.FormatUint(v.nextQ, 10)
+	a.addWalletTx(WalletTx{ID: id, Account: account, Asset: asset, Amount: amount, Fee: decimal.Zero, Address: address,
+		Network: "SIM", Status: TxPending, TxID: txID, Time: at, Updated: at})
+	return id
+}
+
+// chainDepositCredit credits a pending chain deposit to the account's funding wallet.
+func (v *Venue) chainDepositCredit(account, depID string, at int64) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	defer v.flushLocked()
+	a, ok := v.accounts[account]
+	if !ok {
+		return
+	}
+	tx := a.walletByID[depID]
+	if tx == nil || tx.Status != TxPending {
+		return
+	}
+	if _, known := v.assets[tx.Asset]; !known {
+		return // an asset this venue does not list never arrives (the funds stay with the outside world)
+	}
+	mustOK(v.move(LedgerDeposit, v.external, Funding, a, Funding, tx.Asset, tx.Amount, false, depID))
+	tx.Status, tx.Updated = TxCompleted, at
+}
+
+// WalletHistory lists an account's deposits and withdrawals, oldest first (the newest 5,000 are kept).
+func (v *Venue) WalletHistory(account string) ([]WalletTx, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	a, ok := v.accounts[account]
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownAccount, account)
+	}
+	out := make([]WalletTx, len(a.walletTxs))
+	for i, tx := range a.walletTxs {
+		out[i] = *tx
 	}
 	return out, nil
 }

@@ -326,11 +326,18 @@ func (s *Server) sapiDepositHistory(q *req) (any, error) {
 			start > 0 && t.Time < start || end > 0 && t.Time > end {
 			continue
 		}
-		addr, _ := s.v.DepositAddress(q.account, t.Asset)
+		// A chain deposit is pending (0) until credited (1); its tx id is the chain's.
+		status, confirms, txID := 1, "1/1", t.TxID
+		if t.Status == venue.TxPending {
+			status, confirms = 0, "0/1"
+		}
+		if txID == "" {
+			txID = "sim-" + t.ID
+		}
 		out = append(out, map[string]any{
-			"id": t.ID, "amount": t.Amount.String(), "coin": t.Asset, "network": t.Network, "status": 1,
-			"address": addr, "addressTag": "", "txId": "sim-" + t.ID, "insertTime": t.Time, "completeTime": t.Time,
-			"transferType": 0, "confirmTimes": "1/1", "unlockConfirm": 0, "walletType": 0,
+			"id": t.ID, "amount": t.Amount.String(), "coin": t.Asset, "network": t.Network, "status": status,
+			"address": t.Address, "addressTag": "", "txId": txID, "insertTime": t.Time, "completeTime": t.Updated,
+			"transferType": 0, "confirmTimes": confirms, "unlockConfirm": 0, "walletType": 0,
 		})
 	}
 	return out, nil
@@ -380,17 +387,35 @@ func (s *Server) sapiWithdrawHistory(q *req) (any, error) {
 	s.wallet.mu.Lock()
 	recs := slices.Clone(s.wallet.withdrawals[q.account])
 	s.wallet.mu.Unlock()
+	// The venue knows each withdrawal's state on the chain: processing (4) until it is sent, then completed (6).
+	txs, _ := s.v.WalletHistory(q.account)
+	state := make(map[string]venue.WalletTx, len(txs))
+	for _, t := range txs {
+		state[t.ID] = t
+	}
 	out := []map[string]any{}
 	for i := len(recs) - 1; i >= 0 && len(out) < limit; i-- {
 		r := recs[i]
 		if coin != "" && r.coin != coin || start > 0 && r.time < start || end > 0 && r.time > end {
 			continue
 		}
+		status, txID, done := 6, "sim-"+r.id, r.time
+		if t, ok := state[r.id]; ok {
+			if t.TxID != "" {
+				txID = t.TxID
+			}
+			if t.Status == venue.TxProcessing {
+				status, txID = 4, ""
+			}
+			done = t.Updated
+		}
 		m := map[string]any{
-			"id": r.id, "amount": r.amount.String(), "transactionFee": r.fee.String(), "coin": r.coin, "status": 6,
-			"address": r.address, "txId": "sim-" + r.id, "applyTime": binanceTime(r.time), "network": r.network,
+			"id": r.id, "amount": r.amount.String(), "transactionFee": r.fee.String(), "coin": r.coin, "status": status,
+			"address": r.address, "txId": txID, "applyTime": binanceTime(r.time), "network": r.network,
 			"transferType": 0, "info": "", "confirmNo": 1, "walletType": 1, "txKey": "",
-			"completeTime": binanceTime(r.time),
+		}
+		if status == 6 {
+			m["completeTime"] = binanceTime(done)
 		}
 		if r.clientID != "" {
 			m["withdrawOrderId"] = r.clientID

@@ -1,9 +1,10 @@
 // Command exhub-emulators serves the local exchange emulators of demo mode: each exchange's own REST and WebSocket
 // dialect on its own loopback port, every one on a simulated venue of its own (same engine, that exchange's
-// instrument profile). The plugins are pointed at them by `exhub-stack`; `--print-settings` shows the plugin
-// settings for each.
+// instrument profile). The venues share a simulated chain: a withdrawal from one to a deposit address of the other
+// arrives there after --chain-delay. The plugins are pointed at them by `exhub-stack`; `--print-settings` shows the
+// plugin settings for each.
 //
-//	exhub-emulators --binance 127.0.0.1:7001 --okx 127.0.0.1:7002 --seed 1 --history-days 30
+//	exhub-emulators --binance 127.0.0.1:7001 --okx 127.0.0.1:7002 --seed 1 --history-days 30 --chain-delay 30s-60s
 package main
 
 import (
@@ -54,6 +55,10 @@ func run(args []string) int {
 	printAccounts := fs.Bool("print-accounts", false, "print the demo paper accounts' API credentials as JSON and exit")
 	reserveFlag := fs.String("demo-reserve", envOr("EXHUB_EMULATOR_DEMO_RESERVE", defaultReserve),
 		"funds added to each demo (broker master) account for the members' demo grants, ASSET=AMOUNT,... (\"none\": none)")
+	chainDelay := fs.String("chain-delay", envOr("EXHUB_EMULATOR_CHAIN_DELAY", defaultChainDelay),
+		"how long a withdrawal to another emulator's deposit address takes to arrive, MIN-MAX or one duration (demo mode compresses the real 30m-60m)")
+	fundingFlag := fs.String("funding-interval", envOr("EXHUB_EMULATOR_FUNDING_INTERVAL", "8h"),
+		"time between perpetual funding settlements (whole seconds; short values for tests and the conformance run)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: exhub-emulators [flags]\n\nServes the exchange emulators of demo mode on 127.0.0.1.")
 		fs.PrintDefaults()
@@ -77,6 +82,16 @@ func run(args []string) int {
 	reserve, err := parseReserve(*reserveFlag)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "exhub-emulators: --demo-reserve: %v\n", err)
+		return 2
+	}
+	minDelay, maxDelay, err := parseDelay(*chainDelay)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "exhub-emulators: --chain-delay: %v\n", err)
+		return 2
+	}
+	fundingInterval, err := time.ParseDuration(*fundingFlag)
+	if err != nil || fundingInterval < time.Second || fundingInterval%time.Second != 0 {
+		fmt.Fprintf(os.Stderr, "exhub-emulators: --funding-interval %q: a duration of whole seconds, at least 1s\n", *fundingFlag)
 		return 2
 	}
 	if *printAccounts {
@@ -138,13 +153,28 @@ func run(args []string) int {
 	defer cancelRun()
 
 	start := time.Now()
+	chain, err := venue.NewChain(venue.ChainConfig{MinDelay: minDelay, MaxDelay: maxDelay})
+	if err != nil {
+		log.Error("chain", "err", err)
+		return 1
+	}
+	wg.Add(1)
+	go func() { // the chain's deliveries; ends with runCtx
+		defer wg.Done()
+		_ = chain.Run(runCtx)
+	}()
 	for _, name := range sortedKeys(listeners) {
-		v, err := venue.New(venue.Config{Profile: name, Seed: *seed, Simulate: true, HistoryDays: *historyDays})
+		v, err := venue.New(venue.Config{Profile: name, Seed: *seed, Simulate: true, HistoryDays: *historyDays,
+			FundingInterval: fundingInterval})
 		if err != nil {
 			log.Error("venue", "exchange", name, "err", err)
 			return 1
 		}
 		defer v.Close()
+		if err := chain.Attach(name, v); err != nil {
+			log.Error("chain", "exchange", name, "err", err)
+			return 1
+		}
 		wg.Add(1)
 		go func() { // the venue's clock; ends with runCtx
 			defer wg.Done()
@@ -215,6 +245,23 @@ func newEmulator(name string, v *venue.Venue, log *slog.Logger, base string, res
 	default:
 		return nil, fmt.Errorf("no emulator for %q", name)
 	}
+}
+
+// defaultChainDelay compresses the spec's half an hour to an hour between exchanges for demo mode.
+const defaultChainDelay = "30s-60s"
+
+// parseDelay reads MIN-MAX ("30s-60s") or one duration (both ends).
+func parseDelay(s string) (time.Duration, time.Duration, error) {
+	lo, hi, ok := strings.Cut(strings.TrimSpace(s), "-")
+	if !ok {
+		hi = lo
+	}
+	min, err1 := time.ParseDuration(strings.TrimSpace(lo))
+	max, err2 := time.ParseDuration(strings.TrimSpace(hi))
+	if err1 != nil || err2 != nil || min <= 0 || max < min {
+		return 0, 0, fmt.Errorf("%q is not MIN-MAX (e.g. 30s-60s) or one positive duration", s)
+	}
+	return min, max, nil
 }
 
 // defaultReserve is the demo master's reserve for members' grants: 20 million USDT is 2,000 grants of 10,000.

@@ -125,6 +125,9 @@ type Server struct {
 	nextID   uint64
 	// subLabels: a broker sub-account's OKX label (a note; its name is the venue label), by venue account id.
 	subLabels map[string]string
+	// wdClients: the clientId a withdrawal was sent with, by wdId (the newest maxWdClients; wdOrder oldest first).
+	wdClients map[string]string
+	wdOrder   []string
 }
 
 // New builds a server, creates the demo account (funded from the faucet unless NoDemoFunding) and the accounts of

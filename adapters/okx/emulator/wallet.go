@@ -109,6 +109,9 @@ const (
 // maxBills bounds the bills the server keeps (OKX keeps a month of them).
 const maxBills = 1000
 
+// maxWdClients bounds the withdrawal client ids the server remembers.
+const maxWdClients = 10000
+
 // addBill records a transfer as the funding account's bill: balChg is signed (negative when funds leave it) and
 // bal is the funding balance just after.
 func (s *Server) addBill(account string, e venue.LedgerEntry, clientID string, from venue.Wallet) {
@@ -197,14 +200,31 @@ func (s *Server) walletTxs(q *request, deposits bool) ([]obj, *apiError) {
 		if isDep != deposits || (ccy != "" && t.Asset != ccy) || !inWindow(t.Time, after, before) {
 			continue
 		}
+		txID := t.TxID
+		if txID == "" {
+			txID = t.ID
+		}
 		if deposits {
-			rows = append(rows, obj{"actualDepBlkConfirm": "1", "amt": dec(t.Amount), "areaCodeFrom": "",
+			// A chain deposit waits for confirmation (0) until credited (2).
+			state, confirms := "2", "1"
+			if t.Status == venue.TxPending {
+				state, confirms = "0", "0"
+			}
+			rows = append(rows, obj{"actualDepBlkConfirm": confirms, "amt": dec(t.Amount), "areaCodeFrom": "",
 				"ccy": t.Asset, "chain": t.Asset + chainSuffix, "depId": t.ID, "from": "", "fromWdId": "",
-				"state": "2", "to": t.Address, "ts": ms(t.Time), "txId": t.ID})
+				"state": state, "to": t.Address, "ts": ms(t.Time), "txId": txID})
 		} else {
+			// A chain withdrawal is broadcasting (1, no tx id yet) until it is on the chain (2).
+			state := "2"
+			if t.Status == venue.TxProcessing {
+				state, txID = "1", ""
+			}
+			s.mu.Lock()
+			clientID := s.wdClients[t.ID]
+			s.mu.Unlock()
 			rows = append(rows, obj{"chain": t.Asset + chainSuffix, "fee": dec(t.Fee), "feeCcy": t.Asset,
-				"ccy": t.Asset, "clientId": "", "amt": dec(t.Amount), "txId": t.ID, "from": "", "areaCodeFrom": "",
-				"to": t.Address, "areaCodeTo": "", "state": "2", "ts": ms(t.Time), "nonTradeAsset": false,
+				"ccy": t.Asset, "clientId": clientID, "amt": dec(t.Amount), "txId": txID, "from": "", "areaCodeFrom": "",
+				"to": t.Address, "areaCodeTo": "", "state": state, "ts": ms(t.Time), "nonTradeAsset": false,
 				"wdId": t.ID})
 		}
 	}
@@ -249,6 +269,19 @@ func (s *Server) withdrawal(q *request) (result, *apiError) {
 	tx, err := s.v.Withdraw(q.r.Context(), q.account, strings.ToUpper(r.Ccy), amt, r.ToAddr)
 	if err != nil {
 		return result{}, bizErr(err)
+	}
+	if r.ClientID != "" {
+		s.mu.Lock()
+		if s.wdClients == nil {
+			s.wdClients = map[string]string{}
+		}
+		s.wdClients[tx.ID] = r.ClientID
+		s.wdOrder = append(s.wdOrder, tx.ID)
+		if len(s.wdOrder) > maxWdClients {
+			delete(s.wdClients, s.wdOrder[0])
+			s.wdOrder = s.wdOrder[1:]
+		}
+		s.mu.Unlock()
 	}
 	return result{data: []obj{{"amt": dec(tx.Amount), "wdId": tx.ID, "ccy": tx.Asset, "clientId": r.ClientID,
 		"chain": tx.Asset + chainSuffix}}}, nil
