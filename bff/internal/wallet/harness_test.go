@@ -172,6 +172,8 @@ type envOptions struct {
 	live bool
 	// feeFree is the fee-free partner exchange (default the config's).
 	feeFree string
+	// stale: a sent entry is a crash leftover after 2 s (plugin calls bounded by 1 s).
+	stale bool
 }
 
 // newEnv starts the binance and okx plugins against their emulators under one host, and the wallet service on a
@@ -225,6 +227,9 @@ func newEnv(t *testing.T, o envOptions) *env {
 	cfg.NotFoundGrace = setting.Duration(2 * time.Second)
 	cfg.FollowInterval = setting.Duration(200 * time.Millisecond)
 	cfg.Tick = setting.Duration(50 * time.Millisecond)
+	if o.stale {
+		cfg.CallTimeout, cfg.SentStale = setting.Duration(time.Second), setting.Duration(2*time.Second)
+	}
 	if o.feeFree != "" {
 		cfg.FeeFreeExchange = o.feeFree
 	}

@@ -115,7 +115,7 @@ func (s *Service) resolve(ctx context.Context, m store.Movement) {
 func (s *Service) later(ctx context.Context, m store.Movement, why string) {
 	var err error
 	if m.State == store.MovementAcknowledged {
-		_, err = s.st.AcknowledgeMovement(ctx, m.ID, store.MovementOutcome{}, s.now().Add(s.cfg.FollowInterval.D()))
+		_, err = s.st.AcknowledgeMovement(ctx, m.ID, store.MovementOutcome{}, s.now().Add(s.follow(m.ResolveAttempts)))
 	} else {
 		_, err = s.st.MarkMovementUnknown(ctx, m.ID, s.now().Add(s.backoff(m.ResolveAttempts+1)))
 		s.log.Debug("movement still unresolved", "movement", m.ID, "why", why)

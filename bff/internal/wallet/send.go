@@ -240,7 +240,7 @@ func (s *Service) record(ctx context.Context, m store.Movement, res result) (sto
 		return s.st.CompleteMovement(ctx, m.ID, res.out)
 	default:
 		// Taken and on its way (a withdrawal, a transfer to another exchange until the target shows the deposit).
-		return s.st.AcknowledgeMovement(ctx, m.ID, res.out, s.now().Add(s.cfg.FollowInterval.D()))
+		return s.st.AcknowledgeMovement(ctx, m.ID, res.out, s.now().Add(s.follow(m.ResolveAttempts)))
 	}
 }
 

@@ -328,6 +328,12 @@ func (s *Service) backoff(attempt int) time.Duration {
 	return min(d, s.cfg.ResolveMax.D())
 }
 
+// follow is the wait before the next read of a movement on its way that was read attempts times: FollowInterval,
+// doubled every ten reads up to 16 times it (a transfer that takes hours is not read every few seconds all along).
+func (s *Service) follow(attempts int) time.Duration {
+	return s.cfg.FollowInterval.D() * time.Duration(1<<min(attempts/10, 4))
+}
+
 // Movement returns one of the member's journal entries (or a gift the member received); another member's is
 // movement_not_found.
 func (s *Service) Movement(ctx context.Context, memberID, id string) (store.Movement, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -431,5 +432,82 @@ func TestExchangeTransfer(t *testing.T) {
 	_, err = e.svc.ExchangeTransfer(ctx, Caller{ID: "z"}, "xz", req)
 	if we := wantCode(t, err, "no_account", ""); we.Field != "target" {
 		t.Fatalf("field %q", we.Field)
+	}
+}
+
+// Entries a crash left in state sent are resolved from the exchange's history once stale: the one the exchange
+// executed completes, the one it never saw fails; nothing is sent again.
+func TestCrashLeftoversResolve(t *testing.T) {
+	e := newEnv(t, envOptions{stale: true})
+	ctx := ctxT(t)
+	acct := e.broker("a", "okx")
+	if _, err := e.svc.Faucet(ctx, Caller{ID: "a"}, "f", FaucetRequest{Exchange: "okx"}); err != nil {
+		t.Fatal(err)
+	}
+	// The crash: the intent was written and the transfer made, but no outcome recorded.
+	executed := store.Movement{MemberID: "a", Exchange: "okx", AccountID: acct.ID, Kind: store.MovementTransfer,
+		ClientID: "excrash" + randHex(12), IdempotencyKey: "crash-1", Asset: "USDT", Amount: "42", FromWallet: "TRADING",
+		ToWallet: "FUNDING"}
+	m1, _, err := e.st.CreateMovement(ctx, executed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sup, _ := e.host.Get("okx")
+	if err := sup.Call(ctx, "Transfer", func(ctx context.Context, c exchangev1.ExchangeClient) error {
+		_, err := c.Transfer(ctx, &exchangev1.TransferRequest{Account: mustRef(t, e, "a", "okx"), Asset: "USDT", Amount: "42",
+			From: trading, To: funding, ClientId: executed.ClientID})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	never := executed
+	never.ClientID, never.IdempotencyKey, never.Amount = "excrash"+randHex(12), "crash-2", "43"
+	m2, _, err := e.st.CreateMovement(ctx, never)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.completed(t, "a", m1)
+	eventually(t, "never sent: failed", func() (string, bool) {
+		cur, _ := e.svc.Movement(ctx, "a", m2.ID)
+		return cur.State, cur.State == store.MovementFailed
+	})
+	eventually(t, "funding holds the one transfer", func() (string, bool) {
+		got := e.balance("a", "okx", "USDT", funding)
+		return got.String(), got.Equal(dec("42"))
+	})
+}
+
+// Six requests at once with one key make one movement.
+func TestConcurrentKeyOneMovement(t *testing.T) {
+	e := newEnv(t, envOptions{pg: true})
+	ctx := ctxT(t)
+	e.broker("a", "binance")
+	a := Caller{ID: "a"}
+	if _, err := e.svc.Faucet(ctx, a, "f", FaucetRequest{Exchange: "binance"}); err != nil {
+		t.Fatal(err)
+	}
+	req := TransferRequest{Exchange: "binance", Asset: "USDT", Amount: "3", From: "TRADING", To: "FUNDING"}
+	var wg sync.WaitGroup
+	ids := make([]string, 6)
+	for i := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m, err := e.svc.Transfer(ctx, a, "burst", req)
+			if err != nil {
+				t.Errorf("request %d: %v", i, err)
+				return
+			}
+			ids[i] = m.ID
+		}()
+	}
+	wg.Wait()
+	for _, id := range ids {
+		if id != ids[0] {
+			t.Fatalf("answers %v", ids)
+		}
+	}
+	if got := e.balance("a", "binance", "USDT", funding); !got.Equal(dec("3")) {
+		t.Fatalf("funding %s after one key sent six times", got)
 	}
 }
