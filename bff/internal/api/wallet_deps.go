@@ -23,5 +23,15 @@ func walletDeps(d Deps, m *market.Service) wallet.Deps {
 		wd.Store = d.Members.Store()
 	}
 	wd.Wallet = d.Wallet
+	if c := d.Config; c != nil {
+		w := c.Wallet
+		wd.Settings.Faucet = c.Mode == "demo" && d.Wallet != nil
+		if wd.Settings.Faucet {
+			wd.Settings.FaucetAsset, wd.Settings.FaucetAmount = w.FaucetAsset, w.FaucetAmount
+		}
+		if w.FeeFreeExchange != "" {
+			wd.Settings.FeeFree = &wallet.FeeFree{Exchange: w.FeeFreeExchange, Asset: w.FeeFreeAsset, Min: w.FeeFreeMin, Max: w.FeeFreeMax}
+		}
+	}
 	return wd
 }

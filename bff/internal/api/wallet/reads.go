@@ -260,6 +260,9 @@ func (r *routes) registerReads(api huma.API) {
 	huma.Register(api, r.op("list-wallet-converts", http.MethodGet, "/api/v1/wallet/converts", "Convert history",
 		"The member's conversions on the exchange, newest first, paged by cursor. With coin, only conversions from "+
 			"or to that coin (a page may then hold fewer rows than limit).", http.StatusNotFound, http.StatusConflict), r.converts)
+	huma.Register(api, r.op("get-wallet-settings", http.MethodGet, "/api/v1/wallet/settings", "Wallet settings",
+		"What the wallet pages show of the operator's settings: whether demo funds can be asked for (demo mode), "+
+			"and the fee-free exchange with its coin and range for transfers to another exchange."), r.settings)
 	huma.Register(api, r.op("get-coin-history", http.MethodGet, "/api/v1/wallet/coin-history", "Recently used coins",
 		"The last 5 distinct coins the member picked in a kind of wallet form, newest first."), r.coinHistory)
 	huma.Register(api, r.op("record-coin-history", http.MethodPost, "/api/v1/wallet/coin-history", "Remember a coin",
@@ -666,6 +669,13 @@ func (r *routes) recordCoin(ctx context.Context, in *recordCoinInput) (*reply[Co
 		return nil, r.fail(ctx, storeProblem(err))
 	}
 	return ok(CoinHistory{Kind: in.Body.Kind, Coins: coins}), nil
+}
+
+func (r *routes) settings(ctx context.Context, _ *struct{}) (*reply[Settings], error) {
+	if _, err := memberID(ctx); err != nil {
+		return nil, err
+	}
+	return ok(r.Settings), nil
 }
 
 // --- histories -------------------------------------------------------------------------------------------------

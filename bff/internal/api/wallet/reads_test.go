@@ -103,7 +103,9 @@ func newReadEnv(t *testing.T, pg bool) *readEnv {
 	mux := http.NewServeMux()
 	api := humago.New(mux, huma.DefaultConfig("exhub test", "0.0.0"))
 	wallet.Register(api, wallet.Deps{Guard: readGuard{}, Exchanges: []string{"reference", "ghost"}, Accounts: readAccounts{},
-		NoAccount: errNoAccount, Plugins: host, Prices: mkt, Store: st})
+		NoAccount: errNoAccount, Plugins: host, Prices: mkt, Store: st,
+		Settings: wallet.Settings{Faucet: true, FaucetAsset: "USDT", FaucetAmount: "10000",
+			FeeFree: &wallet.FeeFree{Exchange: "reference", Asset: "USDT", Min: "20", Max: "20000"}}})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return &readEnv{t: t, url: srv.URL, sup: sup}
@@ -219,7 +221,7 @@ func TestReadRoutesNeedASession(t *testing.T) {
 		"/api/v1/wallet/deposit-address?exchange=reference&coin=USDT", "/api/v1/wallet/deposit-exchange",
 		"/api/v1/wallet/deposits?exchange=reference", "/api/v1/wallet/withdrawals?exchange=reference",
 		"/api/v1/wallet/transfers?exchange=reference", "/api/v1/wallet/converts?exchange=reference",
-		"/api/v1/wallet/coin-history?kind=DEPOSIT"} {
+		"/api/v1/wallet/coin-history?kind=DEPOSIT", "/api/v1/wallet/settings"} {
 		e.get("", p, http.StatusUnauthorized)
 	}
 	if r := e.do("", http.MethodPut, "/api/v1/wallet/deposit-exchange", map[string]string{"exchange": "reference"}); r.status != 401 {
@@ -227,6 +229,15 @@ func TestReadRoutesNeedASession(t *testing.T) {
 	}
 	if r := e.do("", http.MethodPost, "/api/v1/wallet/coin-history", map[string]string{"kind": "DEPOSIT", "coin": "BTC"}); r.status != 401 {
 		t.Fatalf("POST without a session: %d", r.status)
+	}
+}
+
+func TestSettings(t *testing.T) {
+	e := newReadEnv(t, false)
+	r := e.get("a", "/api/v1/wallet/settings", 200)
+	ff, _ := r.body["fee_free"].(map[string]any)
+	if r.body["faucet"] != true || r.str("faucet_amount") != "10000" || ff["exchange"] != "reference" || ff["min"] != "20" || ff["max"] != "20000" {
+		t.Fatalf("settings %s", r.raw)
 	}
 }
 

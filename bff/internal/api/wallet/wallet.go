@@ -66,9 +66,30 @@ type Deps struct {
 	Store *store.Store
 	// Logger logs failures the member only sees as a 500.
 	Logger *slog.Logger
+	// Settings are what the wallet pages show of the configuration (GET /api/v1/wallet/settings).
+	Settings Settings
 	// Wallet is the money-movement journal's service (the write routes and the member's movements, movements.go);
 	// nil: those routes answer 503.
 	Wallet *walletsvc.Service
+}
+
+// Settings are the operator's wallet settings the member's pages need: whether demo funds can be had, and the
+// fee-free route to a partner exchange.
+type Settings struct {
+	// Faucet: demo funds can be asked for (demo mode with the money-movement service).
+	Faucet       bool   `json:"faucet" doc:"POST /api/v1/wallet/faucet is open (demo mode)"`
+	FaucetAsset  string `json:"faucet_asset,omitempty" example:"USDT"`
+	FaucetAmount string `json:"faucet_amount,omitempty" doc:"One grant" example:"10000"`
+	// FeeFree is the partner exchange transfers go to without a fee (absent: none).
+	FeeFree *FeeFree `json:"fee_free,omitempty"`
+}
+
+// FeeFree is the fee-free route of transfers to another exchange.
+type FeeFree struct {
+	Exchange string `json:"exchange" example:"binance"`
+	Asset    string `json:"asset" example:"USDT"`
+	Min      string `json:"min" example:"20"`
+	Max      string `json:"max" example:"20000"`
 }
 
 type routes struct{ Deps }
