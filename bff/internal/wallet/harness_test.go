@@ -183,7 +183,19 @@ func newEnv(t *testing.T, o envOptions) *env {
 	e := &env{t: t, st: openStore(t, o.pg), acc: &fakeAccounts{}, venues: map[string]*venue.Venue{},
 		urls: map[string]string{}, master: map[string]*exchangev1.AccountRef{}}
 	reserve := map[string]decimal.Decimal{"USDT": decimal.NewFromInt(1_000_000)}
+	// Both venues on one simulated chain: a withdrawal to the other's deposit address arrives there shortly.
+	chain, err := venue.NewChain(venue.ChainConfig{MinDelay: 200 * time.Millisecond, MaxDelay: 400 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cctx, ccancel := context.WithCancel(context.Background())
+	cdone := make(chan struct{})
+	go func() { defer close(cdone); _ = chain.Run(cctx) }()
+	t.Cleanup(func() { ccancel(); <-cdone })
 	bURL, bv := startEmulator(t, "binance", func(v *venue.Venue) (http.Handler, func(), error) {
+		if err := chain.Attach("binance", v); err != nil {
+			return nil, nil, err
+		}
 		s, err := binanceemu.New(binanceemu.Config{Venue: v, Logger: slog.New(slog.DiscardHandler), DemoReserve: reserve})
 		if err != nil {
 			return nil, nil, err
@@ -191,6 +203,9 @@ func newEnv(t *testing.T, o envOptions) *env {
 		return s.Handler(), s.Close, nil
 	})
 	oURL, ov := startEmulator(t, "okx", func(v *venue.Venue) (http.Handler, func(), error) {
+		if err := chain.Attach("okx", v); err != nil {
+			return nil, nil, err
+		}
 		s, err := okxemu.New(okxemu.Config{Venue: v, Logger: slog.New(slog.DiscardHandler), DisableRateLimits: true,
 			DemoReserve: reserve})
 		if err != nil {

@@ -427,6 +427,15 @@ func TestExchangeTransfer(t *testing.T) {
 	if got := e.balance("a", "binance", "USDT", funding); !got.Equal(dec("80").Sub(dec(m.Fee))) {
 		t.Fatalf("okx funding %s, want 80 - fee %s", got, m.Fee)
 	}
+	// It arrives: the target's deposit history shows it, and the member's funding wallet there (empty before) has it.
+	done := e.completed(t, "a", m)
+	if done.ExchangeStatus != "ARRIVED" {
+		t.Fatalf("arrived as %+v", done)
+	}
+	eventually(t, "credited on okx", func() (string, bool) {
+		got := e.balance("a", "okx", "USDT", funding)
+		return got.String(), got.Equal(dec("20"))
+	})
 	// Without an account on the target it is refused before anything is journaled.
 	e.broker("z", "binance")
 	_, err = e.svc.ExchangeTransfer(ctx, Caller{ID: "z"}, "xz", req)
