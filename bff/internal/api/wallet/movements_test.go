@@ -19,6 +19,7 @@ import (
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 
 	"github.com/exhub/exhub/bff/internal/accounts"
+	"github.com/exhub/exhub/bff/internal/api/apiutil"
 	"github.com/exhub/exhub/bff/internal/api/wallet"
 	"github.com/exhub/exhub/bff/internal/config/setting"
 	"github.com/exhub/exhub/bff/internal/pluginhost"
@@ -28,11 +29,11 @@ import (
 	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
 )
 
-// linkedAccounts: members a and b have a linked paper account on the reference exchange.
+// linkedAccounts: every member has a linked paper account of their own on the reference exchange.
 type linkedAccounts struct{}
 
 func (linkedAccounts) AccountRef(_ context.Context, member, exchange string) (*exchangev1.AccountRef, error) {
-	if exchange != "reference" || (member != "a" && member != "b") {
+	if exchange != "reference" || member == "" {
 		return nil, fmt.Errorf("%s on %s: %w", member, exchange, accounts.ErrNoAccount)
 	}
 	return &exchangev1.AccountRef{AccountId: "move-" + member, ApiKey: "api-move-" + member}, nil
@@ -67,7 +68,9 @@ func freeAddr(t *testing.T) string {
 
 // newMoveEnv serves the wallet routes with the money-movement service over the reference plugin (its fault
 // endpoint armed per client id), in live mode.
-func newMoveEnv(t *testing.T) *moveEnv {
+func newMoveEnv(t *testing.T) *moveEnv { return newMoveEnvWith(t, readGuard{}) }
+
+func newMoveEnvWith(t *testing.T, guard apiutil.Guard) *moveEnv {
 	t.Helper()
 	st, err := store.Open(context.Background(), store.DefaultConfig(t.TempDir()), store.WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
@@ -113,7 +116,7 @@ func newMoveEnv(t *testing.T) *moveEnv {
 	t.Cleanup(func() { scancel(); <-sdone })
 	mux := http.NewServeMux()
 	api := humago.New(mux, huma.DefaultConfig("exhub test", "0.0.0"))
-	wallet.Register(api, wallet.Deps{Guard: readGuard{}, Exchanges: []string{"reference"}, Accounts: linkedAccounts{},
+	wallet.Register(api, wallet.Deps{Guard: guard, Exchanges: []string{"reference"}, Accounts: linkedAccounts{},
 		NoAccount: accounts.ErrNoAccount, Plugins: host, Store: st, Wallet: svc})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
