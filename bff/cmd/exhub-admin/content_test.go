@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shopspring/decimal"
 
 	"github.com/exhub/exhub/bff/internal/store"
 )
@@ -121,5 +124,65 @@ ja:
 	}
 	if _, err := run("content", "delete", "announcement", "note"); err == nil {
 		t.Fatal("deleting twice succeeded")
+	}
+}
+
+func TestRewardsCommands(t *testing.T) {
+	dataDir := t.TempDir()
+	cfgFile := filepath.Join(t.TempDir(), "exhub.yaml")
+	if err := os.WriteFile(cfgFile, []byte("mode: demo\ndata_dir: "+dataDir+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	st, err := store.Open(ctx, store.DefaultConfig(dataDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ref, _, err := st.EnsureMember(ctx, store.NewMember{ID: "0191f7a0-0000-7000-8000-0000000000a1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rewards []store.Reward
+	for i, id := range []string{"0191f7a0-0000-7000-8000-0000000000b1", "0191f7a0-0000-7000-8000-0000000000b2"} {
+		if _, _, err := st.EnsureMember(ctx, store.NewMember{ID: id, ReferralCode: ref.ReferralCode}); err != nil {
+			t.Fatal(err)
+		}
+		for j := range 2 {
+			r, err := st.AddReward(ctx, store.Reward{MemberID: ref.ID, RefereeID: id, Amount: decimal.RequireFromString("0.5"),
+				Coin: "USDT", SourceRef: fmt.Sprintf("fill:test:%d:%d", i, j)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rewards = append(rewards, r)
+		}
+	}
+	run := func(args ...string) (string, error) {
+		var out, errw bytes.Buffer
+		err := run(ctx, append([]string{"--config", cfgFile}, args...), &out, &errw)
+		return out.String() + errw.String(), err
+	}
+	out, err := run("rewards", "list")
+	if err != nil || strings.Count(out, "unsettled") != 4 {
+		t.Fatalf("list: %v\n%s", err, out)
+	}
+	if out, err := run("rewards", "settle", rewards[0].ID); err != nil || !strings.Contains(out, "1 rewards settled") {
+		t.Fatalf("settle one: %v %s", err, out)
+	}
+	if _, err := run("rewards", "settle", rewards[0].ID); err == nil {
+		t.Fatal("settling twice succeeded")
+	}
+	if _, err := run("rewards", "settle"); err == nil {
+		t.Fatal("settle without ids or --all succeeded")
+	}
+	if out, err := run("rewards", "settle", "--all"); err != nil || !strings.Contains(out, "3 rewards settled") {
+		t.Fatalf("settle all: %v %s", err, out)
+	}
+	totals, err := st.RewardTotals(ctx, ref.ID)
+	if err != nil || !totals["USDT"].Settled.Equal(decimal.RequireFromString("2")) || !totals["USDT"].Unsettled.IsZero() {
+		t.Fatalf("totals %+v %v", totals, err)
+	}
+	if out, err := run("rewards", "list", "--state", "settled", "--member", ref.ID); err != nil || strings.Count(out, "settled") < 4 {
+		t.Fatalf("list settled: %v\n%s", err, out)
 	}
 }

@@ -15,6 +15,9 @@
 //	exhub-admin content publish <kind> --id ID --lang en ...    one language's version from flags
 //	exhub-admin content unpublish|delete <kind> <id>            hide (every language) or remove it
 //
+//	exhub-admin rewards list [--state unsettled] [--member ID]  referral rewards in a state, oldest first
+//	exhub-admin rewards settle <reward-id>... | --member ID | --all   record rewards as paid (settled)
+//
 // A member id stands for that member's latest application. Approving sets the member's KYC flag on the exchanges of
 // kyc.exchanges (every configured exchange when empty).
 //
@@ -51,7 +54,9 @@ const usage = `usage:
   exhub-admin [--config FILE] accounts rekey
   exhub-admin [--config FILE] accounts list [--status provisioning|active|failed] [--limit N]
   exhub-admin [--config FILE] accounts retry <account-id>
-  exhub-admin [--config FILE] content list|publish|unpublish|delete ...   (exhub-admin content help)`
+  exhub-admin [--config FILE] content list|publish|unpublish|delete ...   (exhub-admin content help)
+  exhub-admin [--config FILE] rewards list [--state unsettled|settled] [--member ID] [--limit N]
+  exhub-admin [--config FILE] rewards settle <reward-id>... | --member ID | --all`
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -79,6 +84,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if len(rest) >= 1 && rest[0] == "content" {
 		return contentCommand(ctx, *configPath, rest[1:], stdout, stderr)
+	}
+	if len(rest) >= 1 && rest[0] == "rewards" {
+		return rewardsCommand(ctx, *configPath, rest[1:], stdout, stderr)
 	}
 	if len(rest) < 2 || rest[0] != "kyc" {
 		global.Usage()

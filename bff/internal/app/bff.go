@@ -29,6 +29,7 @@ import (
 	"github.com/exhub/exhub/bff/internal/metrics"
 	"github.com/exhub/exhub/bff/internal/pluginhost"
 	"github.com/exhub/exhub/bff/internal/ratelimit"
+	"github.com/exhub/exhub/bff/internal/rewards"
 	"github.com/exhub/exhub/bff/internal/store"
 	"github.com/exhub/exhub/bff/internal/stream"
 	"github.com/exhub/exhub/bff/internal/trading"
@@ -62,7 +63,9 @@ type BFF struct {
 	trading *trading.Service
 	// wallet is the money-movement journal and path (nil without accounts).
 	wallet *wallet.Service
-	server *http.Server
+	// rewards is the referral rewards job (nil without the trading service or with rewards.enabled off).
+	rewards *rewards.Job
+	server  *http.Server
 }
 
 // New assembles the BFF; nothing starts before Run.
@@ -119,6 +122,7 @@ func (b *BFF) Components() []Component {
 		Func{ID: "accounts", OpenFn: b.newAccounts, RunFn: b.runAccounts},
 		Func{ID: "account-streams", OpenFn: b.newAccountStreams, RunFn: b.runAccountStreams},
 		Func{ID: "trading", OpenFn: b.newTrading, RunFn: b.runTrading},
+		Func{ID: "rewards", OpenFn: b.newRewards, RunFn: b.runRewards},
 		Func{ID: "wallet", OpenFn: b.newWallet, RunFn: b.runWallet},
 		Func{ID: "stream", OpenFn: b.newGateway, RunFn: b.runGateway},
 		Func{ID: "http", OpenFn: b.newServer, RunFn: b.serveHTTP},

@@ -55,7 +55,7 @@ func TestComponentOrder(t *testing.T) {
 	// closes after every component that uses it; the stream gateway needs the session checker and the account
 	// streams (which need the accounts); HTTP serves last and so drains first.
 	want := []string{"listener", "store", "content", "cache", "plugins", "market", "analytics", "auth", "members", "accounts",
-		"account-streams", "trading", "wallet", "stream", "http"}
+		"account-streams", "trading", "rewards", "wallet", "stream", "http"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("components %v, want %v", names, want)
 	}

@@ -34,6 +34,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/exhub/exhub/bff/internal/rewards"
 	"github.com/exhub/exhub/bff/internal/trading"
 	"os"
 	"path/filepath"
@@ -84,7 +85,9 @@ type Config struct {
 	Trading trading.Config `yaml:"trading"`
 	// Wallet is the money-movement journal (wallet.Config: plugin call bound, resolution, faucet, fee-free exchange).
 	Wallet wallet.Config `yaml:"wallet"`
-	Demo   Demo          `yaml:"demo"`
+	// Rewards is the referral rewards job (rewards.Config: the referrer's share of referees' fees, how often).
+	Rewards rewards.Config `yaml:"rewards"`
+	Demo    Demo           `yaml:"demo"`
 	// RateLimit is the attempt counter the gate's limits run on (ratelimit.Config: Valkey key prefix, size of the
 	// in-process table used without Valkey).
 	RateLimit ratelimit.Config `yaml:"ratelimit"`
@@ -125,6 +128,7 @@ func Default() Config {
 		Accounts:   accounts.DefaultConfig(),
 		Trading:    trading.Defaults(),
 		Wallet:     wallet.Defaults(),
+		Rewards:    rewards.DefaultConfig(),
 		Store:      store.DefaultConfig(""),
 		Demo:       DefaultDemo(),
 		RateLimit:  ratelimit.Defaults(),
@@ -240,7 +244,7 @@ func (c *Config) sections() []section {
 		{"http", c.HTTP}, {"log", c.Log}, {"valkey", c.Valkey}, {"clickhouse", c.ClickHouse}, {"kratos", c.Kratos},
 		{"store", c.Store}, {"member", c.Member}, {"kyc", c.KYC}, {"demo", c.Demo}, {"ratelimit", c.RateLimit}, {"plugins", c.Plugins}, {"market", c.Market},
 		{"stream", c.Stream}, {"analytics", c.Analytics}, {"accounts", c.Accounts},
-		{"trading", c.Trading}, {"wallet", c.Wallet},
+		{"trading", c.Trading}, {"wallet", c.Wallet}, {"rewards", c.Rewards},
 	}
 }
 

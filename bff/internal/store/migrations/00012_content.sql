@@ -49,7 +49,19 @@ CREATE TABLE content_announcements (
 );
 CREATE INDEX content_announcements_list ON content_announcements (lang, published, published_at);
 
+-- Referral rewards: how far each referee's fills have been read per exchange and market type (Unix microseconds),
+-- so the rewards job reads only newer fills (rewards themselves are idempotent by source_ref).
+CREATE TABLE referral_fill_cursors (
+    member_id   TEXT NOT NULL REFERENCES members (id) ON DELETE CASCADE,
+    exchange    TEXT NOT NULL,
+    market_type TEXT NOT NULL,
+    read_until  BIGINT NOT NULL,
+    updated_at  BIGINT NOT NULL,
+    PRIMARY KEY (member_id, exchange, market_type)
+);
+
 -- +goose Down
+DROP TABLE referral_fill_cursors;
 DROP TABLE content_announcements;
 DROP TABLE content_banners;
 DROP TABLE content_events;
