@@ -11,7 +11,8 @@ bin=bin
 free_port() { node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
 bport=$(free_port); oport=$(free_port); rport=$(free_port)
 logdir=.data/conformance; mkdir -p "$logdir"
-"$bin/exhub-emulators" --binance "127.0.0.1:$bport" --okx "127.0.0.1:$oport" --history-days 3 >"$logdir/emulators.log" 2>&1 &
+# Funding every 5 s: the funding-payments check waits for a settlement.
+"$bin/exhub-emulators" --binance "127.0.0.1:$bport" --okx "127.0.0.1:$oport" --history-days 3 --funding-interval 5s >"$logdir/emulators.log" 2>&1 &
 pid=$!
 trap 'kill -TERM $pid 2>/dev/null || true; wait $pid 2>/dev/null || true' EXIT
 for _ in $(seq 1 200); do
@@ -32,7 +33,7 @@ account() { # slug -> --account-* flags
 code=0
 echo "== reference"
 "$bin/pluginctl" conformance --account-key conformance --expect plugins/reference/conformance.expect \
-  --set "fault_listen=127.0.0.1:$rport" --fault-url "http://127.0.0.1:$rport" "$bin/plugins/reference" || code=1
+  --set "fault_listen=127.0.0.1:$rport" --set funding_interval=5s --fault-url "http://127.0.0.1:$rport" "$bin/plugins/reference" || code=1
 for slug in binance okx; do
   echo "== $slug (emulator)"
   port=$bport; [ "$slug" = okx ] && port=$oport

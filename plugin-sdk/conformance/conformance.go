@@ -51,6 +51,10 @@ type Options struct {
 	HTTPClient *http.Client
 	// Only runs just these checks (and describe and instruments, which every other check needs). Empty: all.
 	Only []string
+	// FundingWait bounds how long the funding-payments check waits for a funding settlement (its own timeout is
+	// CheckTimeout plus this); the check does not apply when the next one is further away. 0 means 30 s: run it
+	// against an emulator with a short funding interval (exhub-emulators --funding-interval).
+	FundingWait time.Duration
 }
 
 // check is one named conformance check. It returns nil (pass), a notApplicable error, or a failure.
@@ -58,6 +62,10 @@ type check struct {
 	name string
 	run  func(ctx context.Context, e *env) error
 }
+
+// fundingWaiters are the checks that also wait for a funding settlement: their timeout grows by twice
+// Options.FundingWait.
+var fundingWaiters = map[string]bool{"funding-payments": true}
 
 type naError struct{ reason string }
 
@@ -112,6 +120,7 @@ var checks = []check{
 	{"unknown-outcome", checkUnknownOutcome},
 	{"unknown-outcome-amend", checkUnknownOutcomeAmend},
 	{"price-match", checkPriceMatch},
+	{"funding-payments", checkFundingPayments},
 	{"wallet-balances", checkBalances},
 	{"wallet-transfer", checkTransfer},
 	{"wallet-deposit-address", checkDepositAddress},
@@ -141,11 +150,18 @@ func newEnv(c exchangev1.ExchangeClient, opts Options) *env {
 	if opts.MinDeltas <= 0 {
 		opts.MinDeltas = 3
 	}
+	if opts.FundingWait <= 0 {
+		opts.FundingWait = 30 * time.Second
+	}
 	return &env{c: c, opts: opts, tag: fmt.Sprintf("conf%d", time.Now().UnixNano()%1_000_000_000)}
 }
 
 func (e *env) runOne(ctx context.Context, ch check) Result {
-	cctx, cancel := context.WithTimeout(ctx, e.opts.CheckTimeout)
+	timeout := e.opts.CheckTimeout
+	if fundingWaiters[ch.name] {
+		timeout += 2 * e.opts.FundingWait
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := time.Now()
 	err := ch.run(cctx, e)

@@ -21,7 +21,8 @@ import (
 // reference starts a reference exchange served in-process and its fault endpoint on loopback.
 func reference(t *testing.T, wrap func(*sdktest.Server) exchangev1.ExchangeServer) (exchangev1.ExchangeClient, string) {
 	t.Helper()
-	ref := sdktest.New(sdktest.Options{TickInterval: 20 * time.Millisecond})
+	// Funding every 2 s, so the funding-payments check sees a settlement.
+	ref := sdktest.New(sdktest.Options{TickInterval: 20 * time.Millisecond, FundingInterval: 2 * time.Second})
 	t.Cleanup(ref.Close)
 	var impl exchangev1.ExchangeServer = ref
 	if wrap != nil {

@@ -3,6 +3,7 @@ package conformance_test
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"google.golang.org/protobuf/proto"
 
@@ -95,6 +96,10 @@ func (h *hook) CancelAllOrders(ctx context.Context, r *exchangev1.CancelAllOrder
 func (h *hook) ListFills(ctx context.Context, r *exchangev1.ListFillsRequest) (*exchangev1.ListFillsResponse, error) {
 	resp, err := h.Server.ListFills(ctx, r)
 	return after(h, "ListFills", r, resp, err)
+}
+func (h *hook) ListFundingPayments(ctx context.Context, r *exchangev1.ListFundingPaymentsRequest) (*exchangev1.ListFundingPaymentsResponse, error) {
+	resp, err := h.Server.ListFundingPayments(ctx, r)
+	return after(h, "ListFundingPayments", r, resp, err)
 }
 func (h *hook) ListAlgoOrders(ctx context.Context, r *exchangev1.ListAlgoOrdersRequest) (*exchangev1.ListAlgoOrdersResponse, error) {
 	resp, err := h.Server.ListAlgoOrders(ctx, r)
@@ -367,6 +372,19 @@ var defects = map[string]func(*sdktest.Server) exchangev1.ExchangeServer{
 			return resp, err
 		}}
 	},
+	// Funding amounts with the sign the wrong way round (paid shown as received).
+	"funding-payments": fixOne("ListFundingPayments", func(_ proto.Message, r *exchangev1.ListFundingPaymentsResponse, err error) (proto.Message, error) {
+		if err == nil {
+			for _, p := range r.Payments {
+				if strings.HasPrefix(p.Amount, "-") {
+					p.Amount = p.Amount[1:]
+				} else {
+					p.Amount = "-" + p.Amount
+				}
+			}
+		}
+		return r, err
+	}),
 	"wallet-balances": fixOne("GetBalances", func(_ proto.Message, r *exchangev1.GetBalancesResponse, err error) (proto.Message, error) {
 		if err == nil && len(r.Balances) > 0 {
 			r.Balances[0].Available = r.Balances[0].Total + "1"

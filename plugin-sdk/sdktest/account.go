@@ -52,6 +52,7 @@ type account struct {
 	deposits    []*exchangev1.DepositRecord
 	withdrawals []*exchangev1.WithdrawalRecord
 	converts    []*exchangev1.ConvertRecord
+	funding     []*exchangev1.FundingPayment // settled funding, oldest first
 	quotes      map[string]*exchangev1.ConvertQuote
 
 	// Broker sub-accounts (since 1.2): parent is the master of a sub-account (nil for a master); a master keeps its

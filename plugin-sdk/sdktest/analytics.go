@@ -24,8 +24,17 @@ func hashOf(parts ...any) uint64 {
 	return h.Sum64()
 }
 
-// nextFunding is the next 00:00/08:00/16:00 UTC settlement after t.
-func nextFunding(t int64) int64 { return (t/fundingIntervalMs + 1) * fundingIntervalMs }
+// nextFunding is the next settlement after t: with the default interval the next 00:00/08:00/16:00 UTC. Past
+// settlements (GetFundingRateHistory) keep the 8-hour grid.
+func (s *Server) nextFunding(t int64) int64 {
+	return s.fundingBoundary(t) + s.opts.FundingInterval.Milliseconds()
+}
+
+// fundingBoundary is the latest settlement time at or before t.
+func (s *Server) fundingBoundary(t int64) int64 {
+	iv := s.opts.FundingInterval.Milliseconds()
+	return t / iv * iv
+}
 
 type markInfo struct {
 	mark, index, fundingRate decimal.Decimal
@@ -113,7 +122,7 @@ func (s *Server) GetFundingRate(_ context.Context, req *exchangev1.GetFundingRat
 	}
 	m := s.markOf(in)
 	return &exchangev1.GetFundingRateResponse{
-		Symbol: in.info.Symbol, Rate: m.fundingRate.String(), NextFundingTime: nextFunding(s.nowMs()),
+		Symbol: in.info.Symbol, Rate: m.fundingRate.String(), NextFundingTime: s.nextFunding(s.nowMs()),
 		IntervalHours: 8, MarkPrice: m.mark.String(), IndexPrice: m.index.String(),
 	}, nil
 }

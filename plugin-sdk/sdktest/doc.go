@@ -25,6 +25,7 @@
 //	account.go      paper accounts, wallets, transfers, deposits, withdrawals, convert
 //	trading.go      orders: placing, idempotency, amend, cancel, history
 //	positions.go    algo orders, positions, leverage and modes
+//	funding.go      funding settlements on SWAP positions every FundingInterval, ListFundingPayments
 //	v11.go          revision 1.1: per-market capabilities, client ids, CheckCredentials, batches,
 //	                cancel-all-after, GTD, unknown outcomes (Faults), the account snapshot
 //	bufconn.go      serving a Server in-process for unit tests

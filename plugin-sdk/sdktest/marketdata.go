@@ -126,7 +126,7 @@ func (s *Server) ticker(in *instrument, now int64) *exchangev1.Ticker {
 		t.MarkPrice = m.mark.String()
 		t.IndexPrice = m.index.String()
 		t.FundingRate = m.fundingRate.String()
-		t.NextFundingTime = nextFunding(now)
+		t.NextFundingTime = s.nextFunding(now)
 		t.OpenInterest = in.qty(openInterestSteps(s.seed, in, now)).String()
 	}
 	return t

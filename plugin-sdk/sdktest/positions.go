@@ -568,8 +568,3 @@ func (s *Server) liquidate(a *account, p *position, now int64) {
 	p.qty, p.entry, p.margin, p.updated = 0, decimal.Zero, decimal.Zero, now
 	a.dirtyPos[positionKey(p.in.info.Symbol, p.side)] = true
 }
-
-// ListFundingPayments lists the funding fees an account paid or received on its SWAP positions, newest first.
-func (s *Server) ListFundingPayments(_ context.Context, req *exchangev1.ListFundingPaymentsRequest) (*exchangev1.ListFundingPaymentsResponse, error) {
-	return nil, sdk.NotSupported("ListFundingPayments")
-}

@@ -38,6 +38,8 @@ const (
 	DefaultSeed         = 1
 	DefaultTickInterval = 250 * time.Millisecond
 	DefaultHistoryDays  = 14
+	// DefaultFundingInterval is the time between SWAP funding settlements (00/08/16 UTC).
+	DefaultFundingInterval = 8 * time.Hour
 )
 
 // Options configure a Server. The zero value is usable: seed 1, a tick every 250 ms, 14 days of history.
@@ -50,6 +52,9 @@ type Options struct {
 	Manual bool
 	// HistoryDays is how much one-minute history is generated on start.
 	HistoryDays int
+	// FundingInterval is the time between SWAP funding settlements, aligned to multiples of it since the Unix
+	// epoch (whole seconds; default 8h). Tests and the conformance run shorten it.
+	FundingInterval time.Duration
 	// Now replaces the clock (tests). Defaults to time.Now.
 	Now func() time.Time
 	// Logger defaults to slog.Default().
@@ -75,6 +80,7 @@ type Server struct {
 	accounts    map[string]*account
 	subKeys     map[string]string // sub-account API key -> its paper account id
 	nextID      int64             // order, fill, algo and record ids
+	lastFunding int64             // the last funding settlement time run (Unix ms)
 	marketSubs  map[*marketSession]struct{}
 	closed      bool
 
@@ -104,6 +110,10 @@ func New(opts Options) *Server {
 	if opts.HistoryDays <= 0 {
 		opts.HistoryDays = DefaultHistoryDays
 	}
+	if opts.FundingInterval < time.Second {
+		opts.FundingInterval = DefaultFundingInterval
+	}
+	opts.FundingInterval = opts.FundingInterval.Truncate(time.Second)
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -146,6 +156,7 @@ func (s *Server) reset(seed int64, historyDays int) {
 	s.accounts = map[string]*account{}
 	s.subKeys = map[string]string{}
 	s.nextID = 1_000_000
+	s.lastFunding = s.fundingBoundary(now)
 }
 
 // Close stops the ticker goroutine and ends open streams. Safe to call twice.
@@ -210,6 +221,10 @@ func (s *Server) Tick() {
 	}
 	s.triggerAlgos(now)
 	s.expireOrders(now)
+	if b := s.fundingBoundary(now); b > s.lastFunding {
+		s.lastFunding = b
+		s.settleFunding(b)
+	}
 	s.markPositions(now)
 	for _, in := range s.ordered {
 		s.publish(in, now, true)
@@ -299,6 +314,7 @@ func capabilities() *exchangev1.Capabilities {
 			Markets:                 marketCapabilities(),
 			ClientOrderIdFormat:     &exchangev1.ClientIdFormat{MaxLength: clientIDMaxLen, Pattern: clientIDPattern},
 			CheckCredentials:        true,
+			FundingPayments:         true,
 		},
 		Wallet:    &exchangev1.WalletCapabilities{Balances: true, Transfer: true, Deposit: true, Withdraw: true, Convert: true},
 		Broker:    brokerCapabilities(),
@@ -330,6 +346,8 @@ var settings = map[string]*exchangev1.SettingSpec{
 		DefaultValue: DefaultTickInterval.String()},
 	"history_days": {Key: "history_days", Description: "Days of one-minute history generated on (re)build (1..60)",
 		DefaultValue: strconv.Itoa(DefaultHistoryDays)},
+	"funding_interval": {Key: "funding_interval", Description: "Time between SWAP funding settlements (Go duration, " +
+		"whole seconds, 1s..8h; aligned to multiples of it since the Unix epoch)", DefaultValue: DefaultFundingInterval.String()},
 	"fault_listen": {Key: "fault_listen", Description: "Loopback address (127.0.0.1:port) on which to serve the " +
 		"fault-arming endpoint " + faults.Path + " for tests and the conformance kit; empty: not served"},
 }
@@ -344,7 +362,7 @@ func settingSpecs() []*exchangev1.SettingSpec {
 
 // Configure applies host settings. The whole request is validated before anything changes.
 func (s *Server) Configure(_ context.Context, req *exchangev1.ConfigureRequest) (*exchangev1.ConfigureResponse, error) {
-	seed, days, tick := int64(0), 0, time.Duration(0)
+	seed, days, tick, funding := int64(0), 0, time.Duration(0), time.Duration(0)
 	faultListen, setFaultListen := "", false
 	for _, k := range slices.Sorted(maps.Keys(req.GetSettings())) {
 		v := req.GetSettings()[k]
@@ -365,6 +383,12 @@ func (s *Server) Configure(_ context.Context, req *exchangev1.ConfigureRequest) 
 				return nil, bad("want a duration between 10ms and 1m, got %q", v)
 			}
 			tick = d
+		case "funding_interval":
+			d, err := time.ParseDuration(v)
+			if err != nil || d < time.Second || d > 8*time.Hour || d%time.Second != 0 {
+				return nil, bad("want a duration of whole seconds between 1s and 8h, got %q", v)
+			}
+			funding = d
 		case "history_days":
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 1 || n > 60 {
@@ -402,6 +426,10 @@ func (s *Server) Configure(_ context.Context, req *exchangev1.ConfigureRequest) 
 		for sess := range s.marketSubs {
 			sess.resync(s)
 		}
+	}
+	if funding != 0 && funding != s.opts.FundingInterval {
+		s.opts.FundingInterval = funding
+		s.lastFunding = s.fundingBoundary(s.nowMs())
 	}
 	if tick != 0 {
 		s.opts.TickInterval = tick

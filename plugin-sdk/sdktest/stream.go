@@ -284,7 +284,7 @@ func (s *Server) pushState(sess *marketSession, ms *marketSub, now int64, trades
 	case exchangev1.Channel_CHANNEL_MARK_PRICE:
 		m := s.markOf(in)
 		sess.q.put(key, ev(&exchangev1.MarketEvent{Event: &exchangev1.MarketEvent_MarkPrice{MarkPrice: &exchangev1.MarkPriceUpdate{
-			MarkPrice: m.mark.String(), IndexPrice: m.index.String(), FundingRate: m.fundingRate.String(), NextFundingTime: nextFunding(now),
+			MarkPrice: m.mark.String(), IndexPrice: m.index.String(), FundingRate: m.fundingRate.String(), NextFundingTime: s.nextFunding(now),
 		}}}), false)
 	}
 }

@@ -34,7 +34,8 @@ func TestPluginBinary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vc := venue.Config{Profile: "binance", Seed: 11, Simulate: true, HistoryDays: 1}
+	// Funding every 5 s, so the funding-payments check sees a settlement.
+	vc := venue.Config{Profile: "binance", Seed: 11, Simulate: true, HistoryDays: 1, FundingInterval: 5 * time.Second}
 	for _, in := range prof.Instruments {
 		if in.Base == "BTC" || in.Base == "ETH" || in.Base == "SOL" {
 			vc.Instruments = append(vc.Instruments, in)

@@ -26,7 +26,9 @@ func TestPluginBinary(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	v, err := venue.New(venue.Config{Profile: "okx", Seed: 5, Simulate: true, HistoryDays: 1, StepInterval: 250 * time.Millisecond})
+	// Funding every 5 s, so the funding-payments check sees a settlement.
+	v, err := venue.New(venue.Config{Profile: "okx", Seed: 5, Simulate: true, HistoryDays: 1, StepInterval: 250 * time.Millisecond,
+		FundingInterval: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

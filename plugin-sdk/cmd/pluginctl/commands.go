@@ -312,6 +312,7 @@ func cmdConformance(ctx context.Context, args []string, stdout, stderr io.Writer
 	streamWait := fs.Duration("stream-wait", 10*time.Second, "how long stream checks wait for events")
 	expectFile := fs.String("expect", "", "file listing the checks the plugin must pass (one per line, # comments)")
 	faultURL := fs.String("fault-url", "", "base URL of the emulator's fault-arming endpoint (enables unknown-outcome)")
+	fundingWait := fs.Duration("funding-wait", 30*time.Second, "how long funding-payments waits for a funding settlement (n/a when the next is further away)")
 	var symbols, only listFlag
 	fs.Var(&symbols, "symbol", "instrument to test, [MARKET:]SYMBOL (repeatable)")
 	fs.Var(&only, "check", "run only this check (repeatable; describe and instruments always run)")
@@ -323,7 +324,7 @@ func cmdConformance(ctx context.Context, args []string, stdout, stderr io.Writer
 		return err
 	}
 	c.plugin = pos[0]
-	opts := conformance.Options{StreamWait: *streamWait, FaultURL: *faultURL, Only: only}
+	opts := conformance.Options{StreamWait: *streamWait, FaultURL: *faultURL, Only: only, FundingWait: *fundingWait}
 	if err := conformance.ValidateNames(only); err != nil {
 		return usagef("--check: %v", err)
 	}

@@ -105,7 +105,7 @@ Examples:
 `,
 	"conformance": `pluginctl conformance <plugin> [--account-key KEY [--account-secret S] [--account-passphrase P]]
                       [--expect FILE] [--fault-url URL] [--check NAME]... [--symbol [MARKET:]SYMBOL]... [--json]
-                      [--stream-wait D] [--set key=value]... [--sha256 HEX] [--timeout D]
+                      [--stream-wait D] [--funding-wait D] [--set key=value]... [--sha256 HEX] [--timeout D]
 
 Runs the conformance kit: Describe, per-market capabilities, instruments, tickers, order books, candles, paging
 and ranges, trades, derivatives series, book, trade, ticker, candle and mark price streams; with --account-key
@@ -117,13 +117,16 @@ minimum-size market orders that they trade back.
 --expect FILE names the checks the plugin must pass (plugins/<slug>/conformance.expect: one check per line, #
 starts a comment). A listed check that fails or is not applicable fails the run; a name that is not a check is
 a usage error. --fault-url points the unknown-outcome check at an emulator's fault-arming endpoint (never a real
-exchange). --check runs only the named checks.
+exchange). --check runs only the named checks. funding-payments holds a minimum-size long until the next funding
+settlement and reads the payment back; it applies only when that settlement is within --funding-wait (default 30s):
+run it against an emulator with a short funding interval (exhub-emulators --funding-interval 5s, the reference's
+funding_interval setting).
 
 Prints a table (or the report as JSON with --json); the exit status is 1 when a check fails.
 
 Examples:
   pluginctl conformance bin/plugins/reference --account-key paper1 --expect plugins/reference/conformance.expect \
-      --set fault_listen=127.0.0.1:7300 --fault-url http://127.0.0.1:7300
+      --set fault_listen=127.0.0.1:7300 --fault-url http://127.0.0.1:7300 --set funding_interval=5s
   pluginctl conformance bin/plugins/okx --symbol SWAP:BTC-USDT-SWAP --symbol SPOT:BTC-USDT --set base_url=http://127.0.0.1:9101
   pluginctl conformance bin/plugins/reference --account-key paper1 --check account-stream
 `,

@@ -163,7 +163,7 @@ func TestConformanceExitStatus(t *testing.T) {
 	lis.Close()
 	expect := filepath.Join("..", "..", "..", "plugins", "reference", "conformance.expect")
 	out, errs, code := pluginctl(t, "", "conformance", bins.reference, "--account-key", "paper", "--set", "tick_interval=50ms",
-		"--set", "fault_listen="+addr, "--fault-url", "http://"+addr, "--expect", expect)
+		"--set", "funding_interval=2s", "--set", "fault_listen="+addr, "--fault-url", "http://"+addr, "--expect", expect)
 	if code != 0 || !strings.Contains(out, "PASS reference: ") || !strings.Contains(out, " 0 failed, 0 not applicable") {
 		t.Fatalf("reference: exit %d\n%s\n%s", code, out, errs)
 	}
