@@ -544,7 +544,7 @@ func (s *Service) Gift(ctx context.Context, c Caller, key string, r GiftRequest)
 	}
 	master, ok := s.master(r.Exchange)
 	br := sup.Describe().GetCapabilities().GetBroker()
-	if !ok || !br.GetSubAccountTransfer() || !br.GetSubToSubTransfer() {
+	if !ok || !br.GetSubAccountTransfer() {
 		return store.Movement{}, refuse(http.StatusUnprocessableEntity, "not_supported", "exchange",
 			"Gifts are not available on this exchange.")
 	}
@@ -573,7 +573,56 @@ func (s *Service) Gift(ctx context.Context, c Caller, key string, r GiftRequest)
 	if err != nil || !fresh {
 		return m, err
 	}
-	return s.subTransferCall(ctx, sup, m, master)
+	if br.GetSubToSubTransfer() {
+		return s.subTransferCall(ctx, sup, m, master)
+	}
+	return s.giftViaMaster(ctx, sup, m, master)
+}
+
+// legTwo is the client transfer id of a gift's second leg (master to recipient) on an exchange that moves nothing
+// between two sub-accounts: the first leg's id with another prefix.
+func legTwo(cid string) string {
+	if len(cid) < 3 {
+		return "g2" + cid
+	}
+	return "g2" + cid[2:]
+}
+
+// viaMaster reports whether gifts on the exchange go through the master (sender to master, master to recipient).
+func viaMaster(sup *pluginhost.Supervisor) bool {
+	return !sup.Describe().GetCapabilities().GetBroker().GetSubToSubTransfer()
+}
+
+// deliver is a gift's second leg: the master sends it on to the recipient. Its client id is fixed by the first
+// leg's, and the plugin looks a client transfer id up before sending it, so it never moves money twice.
+func deliver(ctx context.Context, cl exchangev1.ExchangeClient, master *exchangev1.AccountRef, m store.Movement) (result, error) {
+	resp, err := cl.SubAccountTransfer(ctx, &exchangev1.SubAccountTransferRequest{Account: master,
+		ToSubAccountId: m.ToSubAccount, Asset: m.Asset, Amount: m.Amount, ClientTransferId: legTwo(m.ClientID)})
+	t := resp.GetTransfer()
+	st := t.GetStatus()
+	if err == nil && st == exchangev1.TransferStatus_TRANSFER_STATUS_UNSPECIFIED {
+		st = exchangev1.TransferStatus_TRANSFER_STATUS_SUCCESS
+	}
+	return result{out: store.MovementOutcome{ExchangeID: t.GetTransferId()}, status: st}, err
+}
+
+// giftViaMaster sends a gift in two legs where the exchange moves nothing between two sub-accounts (OKX): the
+// sender's sub-account to the master, then the master to the recipient's. A refusal of the first leg moved nothing
+// (rejected); anything after it is pending until the resolver has delivered the second leg.
+func (s *Service) giftViaMaster(ctx context.Context, sup *pluginhost.Supervisor, m store.Movement, master *exchangev1.AccountRef) (store.Movement, error) {
+	return s.send(ctx, sup, m, "SubAccountTransfer", func(ctx context.Context, cl exchangev1.ExchangeClient) (result, error) {
+		resp, err := cl.SubAccountTransfer(ctx, &exchangev1.SubAccountTransferRequest{Account: master,
+			FromSubAccountId: m.FromSubAccount, Asset: m.Asset, Amount: m.Amount, ClientTransferId: m.ClientID})
+		if err != nil {
+			return result{}, err
+		}
+		if resp.GetTransfer().GetStatus() == exchangev1.TransferStatus_TRANSFER_STATUS_FAILED {
+			return result{status: exchangev1.TransferStatus_TRANSFER_STATUS_FAILED}, nil
+		}
+		res, err := deliver(ctx, cl, master, m)
+		res.halfway = true
+		return res, err
+	})
 }
 
 // Faucet journals and sends demo funds from the operator's master account to the member's sub-account (demo mode

@@ -84,8 +84,14 @@ func (s *Service) resolve(ctx context.Context, m store.Movement) {
 		}
 	case store.MovementConvert:
 		res, err = s.findConvert(ctx, sup, m)
-	case store.MovementGift, store.MovementFaucet:
-		res, err = s.findSubTransfer(ctx, sup, m)
+	case store.MovementGift:
+		if viaMaster(sup) {
+			res, err = s.findGiftViaMaster(ctx, sup, m)
+		} else {
+			res, err = s.findSubTransfer(ctx, sup, m, m.ClientID, m.FromSubAccount)
+		}
+	case store.MovementFaucet:
+		res, err = s.findSubTransfer(ctx, sup, m, m.ClientID, m.ToSubAccount)
 	default:
 		err = fmt.Errorf("kind %q", m.Kind)
 	}
@@ -285,21 +291,43 @@ func (s *Service) findConvert(ctx context.Context, sup *pluginhost.Supervisor, m
 	return result{}, errNotFound
 }
 
-// findSubTransfer looks a gift or faucet grant up with GetSubAccountTransfer by its client transfer id (with the
-// master's credentials; ORDER_NOT_FOUND: the exchange does not know it).
-func (s *Service) findSubTransfer(ctx context.Context, sup *pluginhost.Supervisor, m store.Movement) (result, error) {
+// findGiftViaMaster resolves a gift sent in two legs: the second leg found is the gift's outcome; else the first
+// leg found (the money is at the master) is delivered now, with the second leg's fixed client id; neither found is
+// "not executed".
+func (s *Service) findGiftViaMaster(ctx context.Context, sup *pluginhost.Supervisor, m store.Movement) (result, error) {
+	res, err := s.findSubTransfer(ctx, sup, m, legTwo(m.ClientID), m.ToSubAccount)
+	if !errors.Is(err, errNotFound) {
+		return res, err
+	}
+	first, err := s.findSubTransfer(ctx, sup, m, m.ClientID, m.FromSubAccount)
+	if err != nil || first.status == exchangev1.TransferStatus_TRANSFER_STATUS_FAILED {
+		return first, err
+	}
+	master, _ := s.master(m.Exchange)
+	err = s.call(ctx, sup, "SubAccountTransfer", func(ctx context.Context, c exchangev1.ExchangeClient) error {
+		var err error
+		res, err = deliver(ctx, c, master, m)
+		return err
+	})
+	if err != nil {
+		return result{}, fmt.Errorf("delivering the gift: %w", err)
+	}
+	s.log.Info("gift delivered by the resolver", "movement", m.ID, "exchange", m.Exchange)
+	return res, nil
+}
+
+// findSubTransfer looks a gift or faucet grant (or one leg of a gift) up with GetSubAccountTransfer by its client
+// transfer id and its sub-account side (with the master's credentials; ORDER_NOT_FOUND: the exchange does not know
+// it).
+func (s *Service) findSubTransfer(ctx context.Context, sup *pluginhost.Supervisor, m store.Movement, id, sub string) (result, error) {
 	master, ok := s.master(m.Exchange)
 	if !ok {
 		return result{}, fmt.Errorf("no master account for %s", m.Exchange)
 	}
-	sub := m.FromSubAccount
-	if sub == "" {
-		sub = m.ToSubAccount
-	}
 	var t *exchangev1.SubAccountTransferRecord
 	err := s.call(ctx, sup, "GetSubAccountTransfer", func(ctx context.Context, c exchangev1.ExchangeClient) error {
 		resp, err := c.GetSubAccountTransfer(ctx, &exchangev1.GetSubAccountTransferRequest{Account: master,
-			ClientTransferId: m.ClientID, SubAccountId: sub})
+			ClientTransferId: id, SubAccountId: sub})
 		t = resp.GetTransfer()
 		return err
 	})

@@ -170,6 +170,9 @@ type result struct {
 	status exchangev1.TransferStatus
 	// arrived: a transfer to another exchange shows in the target's deposit history.
 	arrived bool
+	// halfway: the first leg of a two-leg movement (a gift through the master) moved money; an error after it is
+	// an unknown outcome, never a refusal.
+	halfway bool
 }
 
 // send makes the one plugin call of a journaled intent and records its outcome: completed (the exchange reports
@@ -197,6 +200,14 @@ func (s *Service) send(ctx context.Context, sup *pluginhost.Supervisor, m store.
 	jctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.CallTimeout.D())
 	defer cancel()
 	switch {
+	case err != nil && res.halfway:
+		s.log.Error("second leg of a movement not made; resolving", "movement", m.ID, "kind", m.Kind, "err", err)
+		next, jerr := s.st.MarkMovementUnknown(jctx, m.ID, s.now().Add(s.backoff(1)))
+		s.wake()
+		if jerr != nil {
+			return s.current(jctx, m), nil
+		}
+		return next, nil
 	case err == nil:
 		next, jerr := s.record(jctx, m, res)
 		if jerr != nil {

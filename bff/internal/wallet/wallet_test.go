@@ -520,3 +520,64 @@ func TestConcurrentKeyOneMovement(t *testing.T) {
 		t.Fatalf("funding %s after one key sent six times", got)
 	}
 }
+
+// OKX moves nothing between two sub-accounts: a gift goes through the master in two legs. A lost answer on the
+// second leg is pending and resolved by reading both legs back; the recipient gets it exactly once.
+func TestGiftViaMaster(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	ctx := ctxT(t)
+	e.broker("a", "okx")
+	e.broker("b", "okx")
+	a := Caller{ID: "a"}
+	if _, err := e.svc.Faucet(ctx, a, "f", FaucetRequest{Exchange: "okx"}); err != nil {
+		t.Fatal(err)
+	}
+	aBefore, bBefore := e.balance("a", "okx", "USDT", trading), e.balance("b", "okx", "USDT", trading)
+	g, err := e.svc.Gift(ctx, a, "g1", GiftRequest{Exchange: "okx", Asset: "USDT", Amount: "25", Recipient: "b"})
+	if err != nil {
+		t.Fatalf("gift %+v %v", g, err)
+	}
+	e.completed(t, "a", g)
+	eventually(t, "b got 25", func() (string, bool) {
+		got := e.balance("b", "okx", "USDT", trading)
+		return got.String(), got.Equal(bBefore.Add(dec("25")))
+	})
+	if got := e.balance("a", "okx", "USDT", trading); !got.Equal(aBefore.Sub(dec("25"))) {
+		t.Fatalf("a has %s, want %s - 25", got, aBefore)
+	}
+
+	// The second leg's answer is lost (executed, then an error).
+	cid := "exg" + randHex(14)
+	if err := faults.Arm(http.DefaultClient, e.urls["okx"], legTwo(cid), faults.AcceptThenError); err != nil {
+		t.Fatal(err)
+	}
+	e.useID(cid)
+	lost, err := e.svc.Gift(ctx, a, "g2", GiftRequest{Exchange: "okx", Asset: "USDT", Amount: "5", Recipient: "b"})
+	if err != nil || lost.State != store.MovementUnknown {
+		t.Fatalf("lost second leg %+v %v", lost, err)
+	}
+	e.completed(t, "a", lost)
+	eventually(t, "b got 30 in all", func() (string, bool) {
+		got := e.balance("b", "okx", "USDT", trading)
+		return got.String(), got.Equal(bBefore.Add(dec("30")))
+	})
+
+	// The second leg never reached the exchange: the resolver delivers it once.
+	cid = "exh" + randHex(14)
+	if err := faults.Arm(http.DefaultClient, e.urls["okx"], legTwo(cid), faults.DropBefore); err != nil {
+		t.Fatal(err)
+	}
+	e.useID(cid)
+	dropped, err := e.svc.Gift(ctx, a, "g3", GiftRequest{Exchange: "okx", Asset: "USDT", Amount: "2", Recipient: "b"})
+	if err != nil || dropped.State != store.MovementUnknown {
+		t.Fatalf("dropped second leg %+v %v", dropped, err)
+	}
+	e.completed(t, "a", dropped)
+	eventually(t, "b got 32 in all", func() (string, bool) {
+		got := e.balance("b", "okx", "USDT", trading)
+		return got.String(), got.Equal(bBefore.Add(dec("32")))
+	})
+	if got := e.balance("a", "okx", "USDT", trading); !got.Equal(aBefore.Sub(dec("32"))) {
+		t.Fatalf("a has %s, want %s - 32", got, aBefore)
+	}
+}
