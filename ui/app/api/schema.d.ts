@@ -1285,6 +1285,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/wallet/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Wallet settings
+         * @description What the wallet pages show of the operator's settings: whether demo funds can be asked for (demo mode), and the fee-free exchange with its coin and range for transfers to another exchange.
+         */
+        get: operations["get-wallet-settings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/wallet/transfers": {
         parameters: {
             query?: never;
@@ -1533,7 +1553,7 @@ export interface components {
             link: string;
             /** @enum {string} */
             place: "home" | "events";
-            /** @description The image's text alternative */
+            /** @description The banner's text, shown over its image (the image carries no text) */
             title: string;
         };
         ContentEvent: {
@@ -1868,6 +1888,16 @@ export interface components {
         };
         FavoritesMerge: {
             favorites: components["schemas"]["FavoriteKey"][];
+        };
+        FeeFree: {
+            /** @example USDT */
+            asset: string;
+            /** @example binance */
+            exchange: string;
+            /** @example 20000 */
+            max: string;
+            /** @example 20 */
+            min: string;
         };
         Fill: {
             client_order_id?: string;
@@ -3048,6 +3078,18 @@ export interface components {
             exchange: string;
             /** @description trading, withdraw and transfer: what each needs and what the member still lacks */
             services: components["schemas"]["Status"][];
+        };
+        Settings: {
+            /** @description POST /api/v1/wallet/faucet is open (demo mode) */
+            faucet: boolean;
+            /**
+             * @description One grant
+             * @example 10000
+             */
+            faucet_amount?: string;
+            /** @example USDT */
+            faucet_asset?: string;
+            fee_free?: components["schemas"]["FeeFree"];
         };
         Status: {
             /**
@@ -9638,6 +9680,81 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Overview"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "get-wallet-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Settings"];
                 };
             };
             /** @description Unauthorized */

@@ -1,15 +1,16 @@
 import { useLingui as useLinguiCore } from "@lingui/react";
 import { Trans, useLingui } from "@lingui/react/macro";
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { Link } from "react-router";
 import { lazy, Suspense, useEffect, useMemo, useRef, useState, type ReactNode } from "react";
-import { useFormContext } from "react-hook-form";
+import { useFormContext, type FieldValues, type UseFormReturn } from "react-hook-form";
 import { z } from "zod";
 import { Field, Form, FormError, SubmitButton, TextField, useZodForm } from "~/components/form";
 import { errorText, isApiError } from "~/lib/errors";
 import { useMember } from "~/lib/session";
-import { walletKeys, walletQueries, type Asset, type Convert, type Transfer, type WalletName, type Withdrawal } from "./api";
+import { walletKeys, walletQueries, type Asset, type Convert, type Transfer, type WalletName, type WalletProblem, type Withdrawal } from "./api";
 import { useStartExchange } from "./Deposit";
-import { movementsApi, type ConvertQuote, type Movement, type Submitted } from "./movements-api";
+import { movementsApi, type ConvertQuote, type Movement, type Settings, type Submitted } from "./movements-api";
 import {
   CoinSelect,
   ExchangeSelect,
@@ -57,16 +58,19 @@ function useRefresh() {
   };
 }
 
-// The outcome line under a form: done, or pending (the exchange has not confirmed yet).
-function Outcome({ result, done }: { result: Submitted | null; done: ReactNode }) {
+// The outcome line under a form: done, on its way, or pending (the exchange has not confirmed it yet: never a
+// failure).
+function Outcome({ result, done, processing }: { result: Submitted | null; done: ReactNode; processing?: ReactNode }) {
   if (!result) return null;
-  return result.pending ? (
-    <p className="wallet-warning" role="status" data-testid="movement-pending">
-      <Trans>Pending: the exchange has not confirmed it yet. It shows in the history as soon as it does; nothing needs to be sent again.</Trans>
-    </p>
-  ) : (
-    <p className="wallet-ok" role="status" data-testid="movement-done">
-      {done}
+  if (result.outcome === "pending")
+    return (
+      <p className="wallet-warning" role="status" data-testid="movement-pending">
+        <Trans>Pending: the exchange has not confirmed it yet. It shows in the history as soon as it does; nothing needs to be sent again.</Trans>
+      </p>
+    );
+  return (
+    <p className="wallet-ok" role="status" data-testid={result.outcome === "done" ? "movement-done" : "movement-processing"}>
+      {result.outcome === "done" ? done : (processing ?? done)}
     </p>
   );
 }
@@ -104,14 +108,14 @@ function amountSchema(rules: { current: AmountRules }, text: (code: string) => s
   });
 }
 
-// A submit's refusal on the form: the problem's field (amount, address, memo, ...) when the form has it.
-function refusalOn(form: ReturnType<typeof useZodForm>, e: unknown, fallback: string) {
+// A submit's refusal on the form: on the field the problem names (amount, address, memo, ...) when the form has it,
+// else the form's own error.
+function refusalOn(form: UseFormReturn<FieldValues, unknown, unknown>, e: unknown, fallback: string) {
   if (isApiError(e)) {
-    const field = (e.problem as { field?: string } & typeof e.problem).field;
+    const field = (e.problem as WalletProblem).field;
     const values = form.getValues() as Record<string, unknown>;
-    const name = field === "asset" ? undefined : field;
-    if (name && name in values) {
-      form.setError(name, { type: "server", message: e.problem.detail ?? e.problem.title }, { shouldFocus: true });
+    if (field && field in values) {
+      form.setError(field, { type: "server", message: e.problem.detail ?? e.problem.title }, { shouldFocus: true });
       return;
     }
   }
@@ -131,15 +135,23 @@ function Facts({ items }: { items: [ReactNode, ReactNode, string?][] }) {
   );
 }
 
-// A movement's state as a badge.
-function MovementState({ m }: { m: Movement }) {
-  const s =
-    m.state === "completed" || m.state === "acknowledged"
-      ? "success"
-      : m.state === "rejected" || m.state === "failed"
-        ? "failed"
-        : "pending";
-  return <StatusBadge status={s} />;
+// A movement's status as a badge: pending and on its way are not failures.
+export function MovementStatusBadge({ m }: { m: Movement }) {
+  const { t } = useLingui();
+  const label: Record<string, string> = {
+    pending: t`Pending`,
+    processing: t`Processing`,
+    in_transit: t`In transit`,
+    completed: t`Completed`,
+    rejected: t`Rejected`,
+    failed: t`Failed`,
+  };
+  const cls = m.status === "completed" ? "ok" : m.status === "rejected" || m.status === "failed" ? "declined" : "in_review";
+  return (
+    <span className={`dash-badge dash-badge--${cls}`} title={m.error || undefined} data-status={m.status}>
+      {label[m.status] ?? m.status}
+    </span>
+  );
 }
 
 // The member's journal of one kind of movement (exchange transfers, gifts), newest first, older pages by cursor.
@@ -147,6 +159,7 @@ function MovementHistory({ kind, title, columns, testId }: { kind: string; title
   const { t } = useLingui();
   const q = useInfiniteQuery({
     queryKey: ["wallet", "movements", kind],
+    refetchInterval: 15_000,
     queryFn: ({ pageParam, signal }) => movementsApi.list({ kind, cursor: pageParam || undefined }, signal),
     initialPageParam: "",
     getNextPageParam: (last) => last.next_cursor || undefined,
@@ -175,7 +188,7 @@ function MovementHistory({ kind, title, columns, testId }: { kind: string; title
 
 function useMovementTime(): (m: Movement) => string {
   const time = useFormatTime();
-  return (m) => (m.created_at ? time(Date.parse(m.created_at)) : "—");
+  return (m) => time(Date.parse(m.created_at));
 }
 
 // The exchange and coin pickers every form starts with.
@@ -194,6 +207,10 @@ function usePickers(kind: "OTHER" | "WITHDRAW" | "EXCHANGE" | "CONVERT", filter?
   }, [coins.join(","), recent.join(","), coin]);
   const asset = list.find((a) => a.coin === coin);
   return { exchange, setExchange, coins, coin, setCoin, asset, assets };
+}
+
+function useSettings(): Settings | undefined {
+  return useQuery({ queryKey: ["wallet", "settings"], queryFn: ({ signal }) => movementsApi.settings(signal), staleTime: 5 * 60_000 }).data;
 }
 
 // --- Transfer ---------------------------------------------------------------------------------------------------
@@ -251,7 +268,7 @@ export function TransferPage() {
             } catch (e) {
               if (!isApiError(e) || e.status >= 500) throw e;
               key.current = movementsApi.newKey();
-              refusalOn(form as never, e, t`Network anomaly`);
+              refusalOn(form as unknown as UseFormReturn<FieldValues, unknown, unknown>, e, t`Network anomaly`);
             }
           }}
         >
@@ -328,9 +345,9 @@ export function WithdrawPage() {
   const memoRequired = net?.memo_required ?? false;
   const memoRef = useRef(memoRequired);
   memoRef.current = memoRequired;
-  const totp = member?.two_factor.totp ?? false;
-  const totpRef = useRef(totp);
-  totpRef.current = totp;
+  // A member with an authenticator app withdraws from a session that passed it (aal2): else a step-up first.
+  const stepUp = (member?.two_factor.totp ?? false) && member?.aal !== "aal2";
+  const [refusedAal, setRefusedAal] = useState(false);
   const schema = useMemo(
     () =>
       z
@@ -338,15 +355,13 @@ export function WithdrawPage() {
           amount: amountSchema(rules, (c) => amountText(i18n, c)),
           address: z.string().trim().min(1, "required").max(256),
           memo: z.string().trim().max(128),
-          totp_code: z.string().trim(),
         })
         .superRefine((v, ctx) => {
           if (memoRef.current && v.memo === "") ctx.addIssue({ code: "custom", path: ["memo"], message: "required" });
-          if (totpRef.current && !/^\d{6}$/.test(v.totp_code)) ctx.addIssue({ code: "custom", path: ["totp_code"], message: "code.totp" });
         }),
     [i18n],
   );
-  const form = useZodForm(schema, { defaultValues: { amount: "", address: "", memo: "", totp_code: "" } });
+  const form = useZodForm(schema, { defaultValues: { amount: "", address: "", memo: "" } });
   const [result, setResult] = useState<Submitted | null>(null);
   const key = useRef(movementsApi.newKey());
   const refresh = useRefresh();
@@ -383,18 +398,18 @@ export function WithdrawPage() {
                   amount: v.amount.trim(),
                   address: v.address.trim(),
                   memo: v.memo.trim() || undefined,
-                  totp_code: v.totp_code.trim() || undefined,
                 },
                 key.current,
               );
               key.current = movementsApi.newKey();
               setResult(r);
-              form.reset({ amount: "", address: "", memo: "", totp_code: "" });
+              form.reset({ amount: "", address: "", memo: "" });
               refresh();
             } catch (e) {
               if (!isApiError(e) || e.status >= 500) throw e;
               key.current = movementsApi.newKey();
-              refusalOn(form as never, e, t`Network anomaly`);
+              if (e.code === "aal2_required") setRefusedAal(true);
+              refusalOn(form as unknown as UseFormReturn<FieldValues, unknown, unknown>, e, t`Network anomaly`);
             }
           }}
         >
@@ -443,16 +458,13 @@ export function WithdrawPage() {
               [t`Minimum`, net ? `${amount(net.withdraw_min)} ${p.coin}` : "—", "withdraw-min"],
             ]}
           />
-          {totp ? (
-            <TextField
-              name="totp_code"
-              label={t`Authenticator code`}
-              required
-              inputMode="numeric"
-              autoComplete="one-time-code"
-              maxLength={6}
-              data-testid="withdraw-totp"
-            />
+          {stepUp || refusedAal ? (
+            <p className="wallet-warning" role="note" data-testid="withdraw-step-up">
+              <Trans>
+                Withdrawals need your authenticator app code in this session.{" "}
+                <Link to={`/otpauth?return_to=${encodeURIComponent("/wallet?page=withdraw")}`}>Enter the code</Link>
+              </Trans>
+            </p>
           ) : null}
           <FormError />
           <SubmitButton testId="withdraw-submit">
@@ -547,7 +559,7 @@ export function ConvertPage() {
               setQuote(await movementsApi.quote({ exchange: p.exchange, from: p.coin, to, from_amount: v.amount.trim() }));
             } catch (e) {
               if (!isApiError(e) || e.status >= 500) throw e;
-              refusalOn(form as never, e, t`Network anomaly`);
+              refusalOn(form as unknown as UseFormReturn<FieldValues, unknown, unknown>, e, t`Network anomaly`);
             }
           }}
         >
@@ -635,9 +647,6 @@ export function ConvertPage() {
 
 // --- Exchange (transfer to a partner exchange) ------------------------------------------------------------------
 
-// The fee-free route of the spec: USDT to the first exchange, 20 to 20,000.
-export const FEE_FREE = { asset: "USDT", min: "20", max: "20000" };
-
 export function ExchangePage() {
   const { t } = useLingui();
   const { i18n } = useLinguiCore();
@@ -647,7 +656,8 @@ export function ExchangePage() {
   const targets = (exchanges ?? []).filter((e) => e.slug !== p.exchange);
   const [target, setTarget] = useState("");
   const tgt = targets.some((e) => e.slug === target) ? target : (targets[0]?.slug ?? "");
-  const feeFree = tgt !== "" && tgt === (exchanges ?? [])[0]?.slug && p.coin === FEE_FREE.asset;
+  const ff = useSettings()?.fee_free;
+  const feeFree = ff !== undefined && tgt === ff.exchange && p.coin === ff.asset;
   const networks = (p.asset?.networks ?? []).filter((n) => n.withdraw_enabled);
   const [network, setNetwork] = useState("");
   const net = networks.find((n) => n.network === network) ?? networks[0];
@@ -655,7 +665,7 @@ export function ExchangePage() {
   const precision = net?.precision ?? p.asset?.precision ?? 8;
   const rules = useRef<AmountRules>({ precision });
   rules.current = feeFree
-    ? { precision, available, min: FEE_FREE.min, max: FEE_FREE.max }
+    ? { precision, available, min: ff.min, max: ff.max }
     : { precision, available, min: net?.withdraw_min, max: net?.withdraw_max, fee: net?.withdraw_fee };
   const schema = useMemo(() => z.object({ amount: amountSchema(rules, (c) => amountText(i18n, c)) }), [i18n]);
   const form = useZodForm(schema, { defaultValues: { amount: "" } });
@@ -669,7 +679,7 @@ export function ExchangePage() {
     { id: "route", header: t`Route`, cell: (m) => `${exchangeName(exchanges, m.exchange)} → ${exchangeName(exchanges, m.target_exchange ?? "")}` },
     { id: "amount", header: t`Amount`, cell: (m) => `${amount(m.amount)} ${m.asset ?? ""}`, numeric: true },
     { id: "fee", header: t`Fee`, cell: (m) => (m.fee ? amount(m.fee) : "—"), numeric: true },
-    { id: "state", header: t`Status`, cell: (m) => <MovementState m={m} /> },
+    { id: "state", header: t`Status`, cell: (m) => <MovementStatusBadge m={m} /> },
   ];
   return (
     <div className="dash-stack" data-testid="wallet-exchange">
@@ -699,7 +709,7 @@ export function ExchangePage() {
             } catch (e) {
               if (!isApiError(e) || e.status >= 500) throw e;
               key.current = movementsApi.newKey();
-              refusalOn(form as never, e, t`Network anomaly`);
+              refusalOn(form as unknown as UseFormReturn<FieldValues, unknown, unknown>, e, t`Network anomaly`);
             }
           }}
         >
@@ -731,7 +741,7 @@ export function ExchangePage() {
             items={[
               [t`Available`, available === undefined ? "—" : `${amount(available)} ${p.coin}`],
               [t`Fee`, feeFree ? t`Free` : net ? `${amount(net.withdraw_fee)} ${p.coin}` : "—", "exchange-fee"],
-              [t`Range`, feeFree ? `${amount(FEE_FREE.min)} – ${amount(FEE_FREE.max)} USDT` : net ? `≥ ${amount(net.withdraw_min)} ${p.coin}` : "—"],
+              [t`Range`, feeFree ? `${amount(ff.min)} – ${amount(ff.max)} ${ff.asset}` : net ? `≥ ${amount(net.withdraw_min)} ${p.coin}` : "—"],
             ]}
           />
           <p className="auth-hint">
@@ -784,11 +794,11 @@ export function GiftPage() {
   const mtime = useMovementTime();
   const columns: Column<Movement>[] = [
     { id: "time", header: t`Time`, cell: mtime },
-    { id: "dir", header: t`Direction`, cell: (m) => (m.incoming ? t`Received` : t`Sent`) },
-    { id: "who", header: t`Member`, cell: (m) => m.recipient ?? "—" },
+    { id: "dir", header: t`Direction`, cell: (m) => (m.direction === "in" ? t`Received` : t`Sent`) },
+    { id: "who", header: t`Member`, cell: (m) => <span className="wallet-mono">{(m.direction === "in" ? m.sender : m.recipient) || "—"}</span> },
     { id: "amount", header: t`Amount`, cell: (m) => `${amount(m.amount)} ${m.asset ?? ""}`, numeric: true },
     { id: "exchange", header: t`Exchange`, cell: (m) => exchangeName(exchanges, m.exchange) },
-    { id: "state", header: t`Status`, cell: (m) => <MovementState m={m} /> },
+    { id: "state", header: t`Status`, cell: (m) => <MovementStatusBadge m={m} /> },
   ];
   return (
     <div className="dash-stack" data-testid="wallet-gift">
@@ -873,38 +883,36 @@ export function GiftPage() {
 
 // --- Faucet (demo mode) -----------------------------------------------------------------------------------------
 
-// "Get demo funds": the operator's demo grant into the member's account on the exchange. Refused outside demo mode
-// (then the card says so once and the button goes).
+// "Get demo funds" (demo mode only, as GET /api/v1/wallet/settings says): the operator's demo grant into the
+// member's account on the exchange.
 export function Faucet({ exchange }: { exchange: string }) {
   const { t } = useLingui();
+  const settings = useSettings();
   const refresh = useRefresh();
   const key = useRef(movementsApi.newKey());
-  const [off, setOff] = useState(false);
   const m = useMutation({
     mutationFn: () => movementsApi.faucet(exchange, key.current),
-    onSuccess: () => {
+    onSettled: () => {
       key.current = movementsApi.newKey();
       refresh();
     },
-    onError: (e) => {
-      key.current = movementsApi.newKey();
-      if (isApiError(e) && (e.status === 404 || e.code === "faucet_disabled" || e.code === "demo_only")) setOff(true);
-    },
   });
-  if (off || exchange === "") return null;
+  if (!settings?.faucet || exchange === "") return null;
   return (
     <section className="dash-card" data-testid="faucet">
       <h2>
         <Trans>Demo funds</Trans>
       </h2>
       <p className="auth-hint">
-        <Trans>This is a demo: get test funds credited to your account on this exchange.</Trans>
+        <Trans>
+          This is a demo: get {settings.faucet_amount} {settings.faucet_asset} of test funds credited to your account on this exchange.
+        </Trans>
       </p>
       <button type="button" className="button button--primary" disabled={m.isPending} onClick={() => m.mutate()} data-testid="faucet-button">
         <Trans>Get demo funds</Trans>
       </button>
       {m.data ? <Outcome result={m.data} done={<Trans>Demo funds credited.</Trans>} /> : null}
-      {m.isError && !off ? (
+      {m.isError ? (
         <p className="wallet-error" role="alert">
           {errorText(m.error, t`Network anomaly`)}
         </p>

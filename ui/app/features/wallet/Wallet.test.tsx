@@ -1,4 +1,4 @@
-import { fireEvent, screen, waitFor, within } from "@testing-library/react";
+import { configure, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { queryClient } from "~/api/queries";
 import { SUBPAGE_KEYS } from "~/components/Nav";
@@ -62,6 +62,22 @@ const ASSETS: Asset[] = [
   },
 ];
 
+function movement(over: Record<string, unknown>) {
+  return {
+    id: "m1",
+    kind: "transfer",
+    exchange: "binance",
+    status: "completed",
+    state: "completed",
+    direction: "internal",
+    asset: "USDT",
+    amount: "12.5",
+    created_at: "2026-01-01T00:00:00Z",
+    updated_at: "2026-01-01T00:00:00Z",
+    ...over,
+  };
+}
+
 function api(extra: Record<string, (c: ApiCall) => Response | Promise<Response>> = {}) {
   return fakeApi({
     "GET /api/v1/me": () => jsonResponse(member),
@@ -88,9 +104,16 @@ function api(extra: Record<string, (c: ApiCall) => Response | Promise<Response>>
       }),
     "GET /api/v1/wallet/transfers": () => jsonResponse({ exchange: "binance", items: [] }),
     "GET /api/v1/wallet/withdrawals": () => jsonResponse({ exchange: "binance", items: [] }),
+    "GET /api/v1/wallet/settings": () =>
+      jsonResponse({ faucet: true, faucet_asset: "USDT", faucet_amount: "10000", fee_free: { exchange: "binance", asset: "USDT", min: "20", max: "20000" } }),
+    "GET /api/v1/wallet/movements": () => jsonResponse({ movements: [] }),
     ...extra,
   });
 }
+
+// A page reads several routes in a row (exchanges, deposit exchange, coins, address): on a busy machine that can take
+// longer than the default second, so the waits are bounded generously.
+configure({ asyncUtilTimeout: 15_000 });
 
 beforeEach(() => {
   resetSession();
@@ -170,7 +193,7 @@ describe("wallet", () => {
 
   it("says a transfer the exchange has not confirmed is pending, never failed", async () => {
     const { calls } = api({
-      "POST /api/v1/wallet/transfers": () => jsonResponse({ id: "m1", kind: "transfer", exchange: "binance", state: "unknown" }, 202),
+      "POST /api/v1/wallet/transfers": () => jsonResponse(movement({ kind: "transfer", status: "pending", state: "unknown" }), 202),
     });
     renderAt("/wallet?page=transfer", { "/wallet": WalletScreen });
     await waitFor(() => expect(screen.getByTestId("transfer-available").textContent).toContain("5,000"));
@@ -200,5 +223,52 @@ describe("wallet", () => {
     fireEvent.change(amount, { target: { value: "10.123456789" } });
     expect(await screen.findByText("At most 8 decimal places.")).toBeTruthy();
     expect(calls.some((c) => c.method === "POST" && c.path === "/api/v1/wallet/withdrawals")).toBe(false);
+  });
+
+  it("asks for demo funds in demo mode and reads the deposit history again", async () => {
+    const { calls } = api({
+      "POST /api/v1/wallet/faucet": () => jsonResponse(movement({ kind: "faucet", direction: "in", amount: "10000" }), 201),
+    });
+    renderAt("/wallet?page=deposit", { "/wallet": WalletScreen });
+    fireEvent.click(await screen.findByTestId("faucet-button"));
+    expect((await screen.findByTestId("movement-done")).textContent).toBe("Demo funds credited.");
+    const post = calls.find((c) => c.method === "POST" && c.path === "/api/v1/wallet/faucet")!;
+    expect(post.body).toEqual({ exchange: "binance" });
+    expect(post.headers.get("Idempotency-Key")).toBeTruthy();
+    await waitFor(() => expect(calls.filter((c) => c.path === "/api/v1/wallet/deposits").length).toBeGreaterThan(1));
+  });
+
+  it("hides the faucet outside demo mode", async () => {
+    api({ "GET /api/v1/wallet/settings": () => jsonResponse({ faucet: false }) });
+    renderAt("/wallet?page=deposit", { "/wallet": WalletScreen });
+    await screen.findByTestId("deposit-address");
+    expect(screen.queryByTestId("faucet")).toBeNull();
+  });
+
+  it("puts the server's refusal on the field it names", async () => {
+    api({
+      "POST /api/v1/wallet/withdrawals": () =>
+        jsonResponse({ status: 422, title: "Unprocessable Entity", code: "invalid_address", field: "address", detail: "The address is not valid for this network." }, 422),
+    });
+    renderAt("/wallet?page=withdraw", { "/wallet": WalletScreen });
+    await waitFor(() => expect(screen.getByTestId("withdraw-coin")).toBeTruthy());
+    fireEvent.change(screen.getByTestId("withdraw-coin"), { target: { value: "USDT" } });
+    await waitFor(() => expect(screen.getByTestId("withdraw-available").textContent).toContain("5,000"));
+    fireEvent.change(screen.getByTestId("withdraw-address"), { target: { value: "bad" } });
+    fireEvent.change(screen.getByTestId("amount"), { target: { value: "15" } });
+    fireEvent.click(screen.getByTestId("withdraw-submit"));
+    const input = screen.getByTestId("withdraw-address");
+    await waitFor(() => expect(input.getAttribute("aria-invalid")).toBe("true"));
+    expect(screen.getByText("The address is not valid for this network.")).toBeTruthy();
+  });
+
+  it("applies the fee-free range to the fee-free exchange", async () => {
+    api({ "GET /api/v1/wallet/deposit-exchange": () => jsonResponse({ exchange: "okx" }) });
+    renderAt("/wallet?page=exchange", { "/wallet": WalletScreen });
+    // From OKX to Binance (the fee-free exchange) in USDT: no fee, 20 to 20,000.
+    await waitFor(() => expect(screen.getByTestId("exchange-fee").textContent).toBe("Free"));
+    fireEvent.change(screen.getByTestId("amount"), { target: { value: "19" } });
+    fireEvent.click(screen.getByTestId("exchange-submit"));
+    expect(await screen.findByText("Cannot be less than the minimum amount")).toBeTruthy();
   });
 });

@@ -1,5 +1,5 @@
 import { queryOptions } from "@tanstack/react-query";
-import { apiError } from "~/lib/errors";
+import { apiError, type Problem } from "~/lib/errors";
 import { apiFetch } from "~/lib/session";
 
 // The member's wallet API (/api/v1/wallet/*: bff/internal/api/wallet/README.md). Every call goes through apiFetch
@@ -94,6 +94,8 @@ export type HistoryFilter = { exchange: string; coin?: string; start?: number; e
 
 export type CoinKind = "OTHER" | "DEPOSIT" | "WITHDRAW" | "EXCHANGE" | "CONVERT";
 
+export type WalletProblem = Problem & { field?: string };
+
 type Query = Record<string, string | number | undefined>;
 
 function withQuery(path: string, q?: Query): string {
@@ -125,7 +127,13 @@ export async function walletCall<T>(
   } catch {
     body = text;
   }
-  if (!res.ok) throw apiError(`${method} ${path}`, res, body);
+  if (!res.ok) {
+    const e = apiError(`${method} ${path}`, res, body);
+    // The wallet's refusals name the request field at fault (problem extension "field").
+    const field = body !== null && typeof body === "object" ? (body as { field?: unknown }).field : undefined;
+    if (typeof field === "string" && field !== "") (e.problem as WalletProblem).field = field;
+    throw e;
+  }
   return { status: res.status, data: body as T };
 }
 

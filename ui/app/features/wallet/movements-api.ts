@@ -5,15 +5,20 @@ import { walletCall, type WalletName } from "./api";
 // Idempotency-Key made once per submit, so a double click or a retried request moves money once. 202 is a movement
 // whose outcome the exchange has not confirmed yet: it is pending, never failed.
 
-export type MovementState = "sent" | "acknowledged" | "completed" | "rejected" | "unknown" | "failed" | "pending" | string;
+// The journal's view of a movement (bff/internal/api/wallet/movements.go). status: pending (the exchange's answer was
+// lost and is being resolved: never a failure), processing (taken, on its way), in_transit (left for the other
+// exchange), completed, rejected, failed.
+export type MovementStatus = "pending" | "processing" | "in_transit" | "completed" | "rejected" | "failed";
 
 export type Movement = {
   id: string;
-  kind: string;
+  kind: "transfer" | "withdraw" | "convert" | "gift" | "faucet" | "exchange_transfer";
   exchange: string;
-  state: MovementState;
-  asset?: string;
-  amount?: string;
+  status: MovementStatus;
+  state: string;
+  direction: "in" | "out" | "internal";
+  asset: string;
+  amount: string;
   fee?: string;
   to_asset?: string;
   to_amount?: string;
@@ -24,24 +29,34 @@ export type Movement = {
   memo?: string;
   target_exchange?: string;
   recipient?: string;
-  incoming?: boolean;
-  error_code?: string;
-  error_text?: string;
-  created_at?: string;
-  updated_at?: string;
+  sender?: string;
+  error?: string;
+  created_at: string;
+  updated_at: string;
 };
 
-export type Submitted = { movement: Movement; pending: boolean };
+export type Outcome = "done" | "processing" | "pending";
 
-// What the member is told: done, pending (202, or a state not final yet), or refused (an ApiError thrown).
-export function outcomeOf(status: number, m: Movement): "done" | "pending" {
-  if (status === 202) return "pending";
-  return m.state === "completed" || m.state === "acknowledged" ? "done" : "pending";
+export type Submitted = { movement: Movement; outcome: Outcome };
+
+// What the member is told: done, on its way, or pending (202: the exchange has not confirmed it yet). A refusal is
+// an ApiError thrown instead.
+export function outcomeOf(status: number, m: Movement): Outcome {
+  if (status === 202 || m.status === "pending") return "pending";
+  if (m.status === "completed") return "done";
+  return "processing";
 }
+
+export type Settings = {
+  faucet: boolean;
+  faucet_asset?: string;
+  faucet_amount?: string;
+  fee_free?: { exchange: string; asset: string; min: string; max: string };
+};
 
 async function post(path: string, body: unknown, key: string): Promise<Submitted> {
   const r = await walletCall<Movement>("POST", path, { body, headers: { "Idempotency-Key": key } });
-  return { movement: r.data, pending: outcomeOf(r.status, r.data) === "pending" };
+  return { movement: r.data, outcome: outcomeOf(r.status, r.data) };
 }
 
 export type TransferBody = { exchange: string; asset: string; amount: string; from: WalletName; to: WalletName };
@@ -52,7 +67,6 @@ export type WithdrawBody = {
   amount: string;
   address: string;
   memo?: string;
-  totp_code?: string;
 };
 export type QuoteBody = { exchange: string; from: string; to: string; from_amount: string };
 export type ConvertQuote = {
@@ -83,6 +97,7 @@ export const movementsApi = {
   gift: (b: GiftBody, key: string) => post("/api/v1/wallet/gifts", b, key),
   faucet: (exchange: string, key: string) => post("/api/v1/wallet/faucet", { exchange }, key),
   exchangeTransfer: (b: ExchangeTransferBody, key: string) => post("/api/v1/wallet/exchange-transfers", b, key),
+  settings: async (signal?: AbortSignal) => (await walletCall<Settings>("GET", "/api/v1/wallet/settings", { signal })).data,
   list: async (q: { kind?: string; exchange?: string; cursor?: string }, signal?: AbortSignal) =>
     (
       await walletCall<{ movements: Movement[]; next_cursor?: string }>("GET", "/api/v1/wallet/movements", {
