@@ -679,10 +679,15 @@ func (s *Service) Faucet(ctx context.Context, c Caller, key string, r FaucetRequ
 		return store.Movement{}, refuse(http.StatusTooManyRequests, "faucet_daily_cap", "",
 			fmt.Sprintf("You have had today's demo funds (%s %s a day); come back tomorrow (UTC).", s.faucetCap.String(), asset))
 	}
-	m, fresh, err := s.journal(ctx, intent)
+	m, created, err := s.st.CreateMovement(ctx, intent)
 	s.faucetMu.Unlock()
-	if err != nil || !fresh {
-		return m, err
+	switch {
+	case errors.Is(err, store.ErrKeyReused):
+		return store.Movement{}, errKeyReused
+	case err != nil:
+		return store.Movement{}, fmt.Errorf("wallet: journal: %w", err)
+	case !created: // a concurrent request with the same key wrote it first: its outcome, outside the lock
+		return s.settled(ctx, m)
 	}
 	return s.subTransferCall(ctx, sup, m, master)
 }
