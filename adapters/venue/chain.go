@@ -123,17 +123,29 @@ func (c *Chain) Attach(name string, v *Venue) error {
 	if name == "" {
 		return fmt.Errorf("venue: chain name required")
 	}
+	// Never both locks at once here: withdrawals take the venue's lock, then the chain's.
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, dup := c.venues[name]; dup {
+	_, dup := c.venues[name]
+	if !dup {
+		c.venues[name] = nil // reserved
+	}
+	c.mu.Unlock()
+	if dup {
 		return fmt.Errorf("venue: %q is already on the chain", name)
 	}
 	v.mu.Lock()
-	defer v.mu.Unlock()
-	if v.chain != nil {
-		return fmt.Errorf("venue: already on a chain as %q", v.chainName)
+	prev := v.chainName
+	ok := v.chain == nil
+	if ok {
+		v.chain, v.chainName = c, name
 	}
-	v.chain, v.chainName = c, name
+	v.mu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !ok {
+		delete(c.venues, name)
+		return fmt.Errorf("venue: already on a chain as %q", prev)
+	}
 	c.venues[name] = v
 	return nil
 }
@@ -229,7 +241,8 @@ func (c *Chain) advance(tx *chainTx, owner chainAddr, to *Venue) {
 }
 
 // Run moves transfers along in real time until ctx ends: it sleeps until the next one is due (or a new one
-// arrives). The caller owns the goroutine; nothing else is started.
+// arrives). The caller owns the goroutine; nothing else is started. Use it with the wall clock (a manual clock is
+// driven with AdvanceTo).
 func (c *Chain) Run(ctx context.Context) error {
 	t := time.NewTimer(time.Hour)
 	defer t.Stop()
