@@ -131,7 +131,7 @@ async function openTab(page, i, tx) {
 }
 
 // Checks every sub-page in the page's current language; returns nothing, throws on a difference.
-async function checkPages(page, tx, orders) {
+async function checkPages(page, tx, orders, shot, label) {
   await page.goto(`/history?page=${PAGES[0]}`);
   await page.getByRole("heading", { name: tx.heading, level: 1 }).waitFor();
 
@@ -149,6 +149,7 @@ async function checkPages(page, tx, orders) {
   await page.getByTestId("subtotal-trades").waitFor();
   assert.ok(Number(await page.getByTestId("subtotal-trades").innerText()) >= 1, "a spot trade in the sub-totals");
   await checkExport(page, "history-orders-table", "export-orders");
+  await shot(`${label}-spot-overview`);
 
   // Spot details: the buy's fill.
   await openTab(page, 1, tx);
@@ -168,6 +169,7 @@ async function checkPages(page, tx, orders) {
   await page.getByTestId("pnl-total").waitFor();
   await page.getByTestId("history-pnl").getByText(tx.realized).first().waitFor();
   await checkExport(page, "history-orders-table", "export-orders");
+  await shot(`${label}-futures-overview`);
 
   // Futures details: two fills, the closing one with a realized PnL.
   await openTab(page, 3, tx);
@@ -177,6 +179,7 @@ async function checkPages(page, tx, orders) {
   const pnlAt = (await table.locator("thead th").allInnerTexts()).findIndex((h) => h.trim() === tx.realized);
   assert.ok(pnlAt >= 0, "a realized PnL column");
   assert.ok(futFills.some((r) => r[pnlAt] !== "" && Number(r[pnlAt]) !== 0), `a fill with realized PnL: ${JSON.stringify(futFills)}`);
+  await shot(`${label}-futures-details`);
 
   // Funding: the table (a fresh position may have no funding settlement yet) and its export.
   await openTab(page, 4, tx);
@@ -214,8 +217,7 @@ test("history: spot and futures orders and fills, sub-totals, realized PnL, fund
       assert.ok(orders[k].exchange_order_id, `${k}: an exchange order id`);
     }
 
-    await checkPages(page, texts.en, orders);
-    await shot("en-dark-wide");
+    await checkPages(page, texts.en, orders, shot, "en-dark-wide");
 
     // The menu's sub-page is remembered: /history alone opens the last one (funding history).
     await page.goto("/history");
@@ -251,8 +253,7 @@ test("history: spot and futures orders and fills, sub-totals, realized PnL, fund
       await page.waitForFunction(() => document.documentElement.dataset.theme === "light");
     }
     await page.setViewportSize({ width: 390, height: 844 });
-    await checkPages(page, texts.ja, orders);
+    await checkPages(page, texts.ja, orders, shot, "ja-light-390");
     await page.locator('html[lang="ja"]').waitFor({ state: "attached" });
-    await shot("ja-light-390");
   });
 });

@@ -101,6 +101,14 @@ export function HistoryScreen() {
     if (!waiting && remembered !== page) rememberSubPage("history", page);
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [page, waiting, status]);
+  // On a narrow screen the tab strip scrolls: keep the open sub-page's tab in view.
+  useEffect(() => {
+    const tab = document.querySelector<HTMLElement>(`[data-testid="history-tab-${page}"]`);
+    const strip = tab?.parentElement;
+    if (tab && strip && strip.scrollWidth > strip.clientWidth) {
+      strip.scrollLeft = tab.offsetLeft - strip.offsetLeft - (strip.clientWidth - tab.offsetWidth) / 2;
+    }
+  }, [page]);
 
   // The filters stay when switching sub-pages.
   const [filters, setFilters] = useState<Filters>(() => ({ ...rangeOf("7d", "", "", Date.now())! }));
