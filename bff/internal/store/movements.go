@@ -225,11 +225,12 @@ func (s *Store) Movement(ctx context.Context, id string) (Movement, error) {
 	return oneMovement(s.r().row(ctx, "SELECT "+movementColumns+" FROM movements WHERE id = ?", id))
 }
 
-// MemberMovement returns an entry the member made, or a gift the member received; ErrNotFound for anything else.
+// MemberMovement returns an entry the member made, or a gift the member received (completed: a gift still on its way
+// or one that failed is the sender's business); ErrNotFound for anything else.
 func (s *Store) MemberMovement(ctx context.Context, memberID, id string) (Movement, error) {
 	return oneMovement(s.r().row(ctx, "SELECT "+movementColumns+` FROM movements WHERE id = ?
-		AND (member_id = ? OR (kind = ? AND recipient_member_id = ? AND recipient_member_id <> ''))`,
-		id, memberID, MovementGift, memberID))
+		AND (member_id = ? OR (kind = ? AND recipient_member_id = ? AND recipient_member_id <> '' AND state = ?))`,
+		id, memberID, MovementGift, memberID, MovementCompleted))
 }
 
 // MovementByExchangeID returns the entry of an account that the exchange's id was matched to (ErrNotFound when
@@ -343,11 +344,11 @@ type MovementFilter struct {
 	Limit    int
 }
 
-// ListMovements returns the member's entries and the gifts the member received, newest first.
+// ListMovements returns the member's entries and the gifts the member received (completed), newest first.
 func (s *Store) ListMovements(ctx context.Context, memberID string, f MovementFilter) ([]Movement, error) {
 	query := "SELECT " + movementColumns + ` FROM movements
-		WHERE (member_id = ? OR (kind = ? AND recipient_member_id = ? AND recipient_member_id <> ''))`
-	args := []any{memberID, MovementGift, memberID}
+		WHERE (member_id = ? OR (kind = ? AND recipient_member_id = ? AND recipient_member_id <> '' AND state = ?))`
+	args := []any{memberID, MovementGift, memberID, MovementCompleted}
 	if f.Kind != "" {
 		query += " AND kind = ?"
 		args = append(args, f.Kind)

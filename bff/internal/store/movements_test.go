@@ -163,6 +163,16 @@ func TestMovementListGiftsAndTotals(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The recipient sees a gift once it completed.
+		if _, err := s.MemberMovement(ctx, "b", g.ID); err == nil {
+			t.Fatal("the recipient reads a gift not completed")
+		}
+		if lb, _ := s.ListMovements(ctx, "b", MovementFilter{}); len(lb) != 0 {
+			t.Fatalf("the recipient lists a gift not completed: %+v", lb)
+		}
+		if _, err := s.CompleteMovement(ctx, g.ID, MovementOutcome{ExchangeID: "t1"}); err != nil {
+			t.Fatal(err)
+		}
 		for i, amt := range []string{"100", "250.25", "7"} {
 			f := Movement{MemberID: "b", Exchange: "okx", Kind: MovementFaucet, ClientID: fmt.Sprintf("f%d", i),
 				Asset: "USDT", Amount: amt, ToSubAccount: "subb"}
