@@ -241,6 +241,18 @@ func (s *Service) checkWithdrawal(ctx context.Context, sup *pluginhost.Superviso
 	if err != nil {
 		return nil, decimal.Zero, err
 	}
+	// The precision of an amount on the network: 8 decimals, or more where its fee or minimum are written with more
+	// (the contract names no precision; the wallet API's assets route tells the UI the same).
+	scale := int32(maxScale)
+	for _, v := range []string{n.GetWithdrawFee(), n.GetWithdrawMin()} {
+		if d, err := decimal.NewFromString(v); err == nil {
+			scale = max(scale, places(d))
+		}
+	}
+	if places(amount) > scale {
+		return nil, decimal.Zero, &Error{Status: http.StatusUnprocessableEntity, Code: "precision", Field: "amount",
+			Message: fmt.Sprintf("The amount has more than %d decimal places.", scale)}
+	}
 	if n.GetMemoRequired() && strings.TrimSpace(memo) == "" {
 		return nil, decimal.Zero, refuse(http.StatusUnprocessableEntity, "memo_required", "memo",
 			"This network needs a memo or tag: the receiving platform requires it.")
@@ -286,7 +298,7 @@ func (s *Service) Withdraw(ctx context.Context, c Caller, key string, r Withdraw
 	if e != nil {
 		return store.Movement{}, e
 	}
-	amount, e := amountOf("amount", r.Amount)
+	amount, e := amountScaled("amount", r.Amount, maxWideScale) // the network's precision is checked below
 	if e != nil {
 		return store.Movement{}, e
 	}
@@ -702,7 +714,7 @@ func (s *Service) ExchangeTransfer(ctx context.Context, c Caller, key string, r 
 	if e != nil {
 		return store.Movement{}, e
 	}
-	amount, e := amountOf("amount", r.Amount)
+	amount, e := amountScaled("amount", r.Amount, maxWideScale) // the network's precision is checked below
 	if e != nil {
 		return store.Movement{}, e
 	}

@@ -22,8 +22,12 @@ import (
 // MaxKeyLen is the longest Idempotency-Key taken.
 const MaxKeyLen = 255
 
-// maxScale is the most decimal places an amount may have (the exchanges' wallets count in 1e-8 at most).
+// maxScale is the most decimal places an amount may have (the exchanges' wallets count in 1e-8), except a
+// withdrawal on a network whose fee or minimum are written with more.
 const maxScale = 8
+
+// maxWideScale bounds the decimal places of a withdrawal's amount before its network's precision is known.
+const maxWideScale = 18
 
 func checkKey(key string) *Error {
 	if key == "" {
@@ -41,7 +45,20 @@ var errKeyReused = &Error{Status: http.StatusUnprocessableEntity, Code: "idempot
 	Message: "This Idempotency-Key was already used for a different request."}
 
 // amountOf parses a positive decimal amount with at most maxScale decimal places.
-func amountOf(field, v string) (decimal.Decimal, *Error) {
+func amountOf(field, v string) (decimal.Decimal, *Error) { return amountScaled(field, v, maxScale) }
+
+// places is the number of decimal places a decimal is written with, trailing zeros left out.
+func places(d decimal.Decimal) int32 {
+	for p := int32(0); p < 40; p++ {
+		if d.Equal(d.Truncate(p)) {
+			return p
+		}
+	}
+	return 40
+}
+
+// amountScaled parses a positive decimal amount with at most scale decimal places.
+func amountScaled(field, v string, scale int32) (decimal.Decimal, *Error) {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return decimal.Zero, invalid(field, field+" is required.")
@@ -53,9 +70,9 @@ func amountOf(field, v string) (decimal.Decimal, *Error) {
 	if err != nil || !d.IsPositive() {
 		return decimal.Zero, invalid(field, field+" must be a positive decimal number.")
 	}
-	if -d.Exponent() > maxScale && !d.Equal(d.Truncate(maxScale)) {
+	if places(d) > scale {
 		return decimal.Zero, &Error{Status: http.StatusUnprocessableEntity, Code: "precision", Field: field,
-			Message: fmt.Sprintf("The amount has more than %d decimal places.", maxScale)}
+			Message: fmt.Sprintf("The amount has more than %d decimal places.", scale)}
 	}
 	return d, nil
 }
