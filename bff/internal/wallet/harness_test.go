@@ -25,6 +25,7 @@ import (
 	"github.com/exhub/exhub/bff/internal/config/secret"
 	"github.com/exhub/exhub/bff/internal/config/setting"
 	"github.com/exhub/exhub/bff/internal/pluginhost"
+	"github.com/exhub/exhub/bff/internal/servicegate"
 	"github.com/exhub/exhub/bff/internal/store"
 	"github.com/exhub/exhub/bff/internal/store/storetest"
 	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
@@ -174,6 +175,8 @@ type envOptions struct {
 	feeFree string
 	// stale: a sent entry is a crash leftover after 2 s (plugin calls bounded by 1 s).
 	stale bool
+	// gates are the service gates per exchange.
+	gates map[string]servicegate.Rules
 }
 
 // newEnv starts the binance and okx plugins against their emulators under one host, and the wallet service on a
@@ -249,7 +252,8 @@ func newEnv(t *testing.T, o envOptions) *env {
 		cfg.FeeFreeExchange = o.feeFree
 	}
 	svc, err := New(Options{Config: cfg, Store: e.st, Plugins: e.host, Accounts: e.acc, Masters: e.master,
-		Directory: fakeDirectory{"b@example.com": "b"}, Demo: !o.live, Logger: log, ClientIDs: e.takeID})
+		Directory: fakeDirectory{"b@example.com": "b"}, Demo: !o.live, Logger: log, ClientIDs: e.takeID,
+		Gates: servicegate.New(o.gates, nil, e.st)})
 	if err != nil {
 		t.Fatal(err)
 	}

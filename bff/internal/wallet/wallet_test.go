@@ -10,6 +10,7 @@ import (
 
 	binanceemu "github.com/exhub/exhub/adapters/binance/emulator"
 	"github.com/exhub/exhub/bff/internal/pluginhost"
+	"github.com/exhub/exhub/bff/internal/servicegate"
 	"github.com/exhub/exhub/bff/internal/store"
 	"github.com/exhub/exhub/plugin-sdk/faults"
 	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
@@ -579,5 +580,37 @@ func TestGiftViaMaster(t *testing.T) {
 	})
 	if got := e.balance("a", "okx", "USDT", trading); !got.Equal(aBefore.Sub(dec("32"))) {
 		t.Fatalf("a has %s, want %s - 32", got, aBefore)
+	}
+}
+
+// The operator's service gates: withdrawals on binance need two-factor authentication, transfers (and gifts) a
+// verified KYC; refused with the gate's code before anything is journaled.
+func TestServiceGates(t *testing.T) {
+	e := newEnv(t, envOptions{gates: map[string]servicegate.Rules{"binance": {
+		servicegate.Withdraw: {servicegate.TwoFactor}, servicegate.Transfer: {servicegate.KYC}}}})
+	ctx := ctxT(t)
+	e.broker("a", "binance")
+	_, err := e.svc.Withdraw(ctx, Caller{ID: "a"}, "w", WithdrawRequest{Exchange: "binance", Asset: "USDT", Amount: "20", Address: "sim1x"})
+	if we := wantCode(t, err, servicegate.CodeTwoFactorRequired, ""); we.Status != http.StatusForbidden {
+		t.Fatalf("status %d", we.Status)
+	}
+	_, err = e.svc.ExchangeTransfer(ctx, Caller{ID: "a"}, "x", ExchangeTransferRequest{Exchange: "binance", Target: "okx", Asset: "USDT", Amount: "20"})
+	wantCode(t, err, servicegate.CodeTwoFactorRequired, "")
+	_, err = e.svc.Transfer(ctx, Caller{ID: "a", TwoFactor: true, AAL: "aal2"}, "t", TransferRequest{Exchange: "binance", Asset: "USDT",
+		Amount: "1", From: "TRADING", To: "FUNDING"})
+	wantCode(t, err, servicegate.CodeKYCRequired, "")
+	for _, k := range []string{"w", "x", "t"} {
+		if m := e.svc.MovementByKey(ctx, "a", k); m.ID != "" {
+			t.Fatalf("a gated movement was journaled: %+v", m)
+		}
+	}
+	// okx is not gated.
+	e.broker("a", "okx")
+	if _, err := e.svc.Faucet(ctx, Caller{ID: "a"}, "f", FaucetRequest{Exchange: "okx"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.svc.Transfer(ctx, Caller{ID: "a"}, "t-okx", TransferRequest{Exchange: "okx", Asset: "USDT", Amount: "1",
+		From: "TRADING", To: "FUNDING"}); err != nil {
+		t.Fatal(err)
 	}
 }
