@@ -69,7 +69,7 @@ type ExchangeError struct {
 
 // Overview is the member's balances across every exchange.
 type Overview struct {
-	Exchanges []ExchangeBalances `json:"exchanges" doc:"In the configured order"`
+	Exchanges []ExchangeBalances `json:"exchanges" doc:"In the configured order; exchanges without a plugin (coming soon) are left out"`
 	TotalUSDT string             `json:"total_usdt" doc:"The estimate across every exchange that answered"`
 	Time      int64              `json:"time" doc:"When the balances were read (Unix ms)"`
 }
@@ -238,7 +238,7 @@ func (r *routes) registerReads(api huma.API) {
 		"The member's funding and trading wallets on every configured exchange: per coin available, frozen and total, "+
 			"with the USDT estimate from the exchange's COIN/USDT last price (USDT is 1), per-exchange totals and the "+
 			"total across exchanges. An exchange that cannot be asked is listed with status error (never a 500); one "+
-			"where the member has no account with status no_account."), r.overview)
+			"where the member has no account with status no_account; one without a plugin (coming soon) is left out."), r.overview)
 	huma.Register(api, r.op("list-wallet-assets", http.MethodGet, "/api/v1/wallet/assets", "Coins and networks",
 		"An exchange's coins and, per coin, its networks: deposit and withdrawal enabled, withdrawal fee, minimum "+
 			"and maximum, whether a memo or tag is required, and the precision of amounts.", http.StatusNotFound, http.StatusConflict), r.assets)
@@ -361,9 +361,19 @@ func (r *routes) overview(ctx context.Context, _ *struct{}) (*reply[Overview], e
 	if err != nil {
 		return nil, err
 	}
-	out := Overview{Exchanges: make([]ExchangeBalances, len(r.Exchanges)), Time: time.Now().UnixMilli()}
+	// Exchanges without a plugin (coming soon) hold no wallets: they are left out. One whose plugin is down is an
+	// error entry.
+	exchanges := make([]string, 0, len(r.Exchanges))
+	for _, ex := range r.Exchanges {
+		if r.Plugins == nil {
+			exchanges = append(exchanges, ex)
+		} else if _, ok := r.Plugins.Get(ex); ok {
+			exchanges = append(exchanges, ex)
+		}
+	}
+	out := Overview{Exchanges: make([]ExchangeBalances, len(exchanges)), Time: time.Now().UnixMilli()}
 	var wg sync.WaitGroup
-	for i, ex := range r.Exchanges {
+	for i, ex := range exchanges {
 		wg.Add(1)
 		go func() { // owned: the handler waits for every exchange below
 			defer wg.Done()

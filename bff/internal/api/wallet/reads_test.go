@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -51,11 +52,11 @@ func (readGuard) RegisterSecurityScheme(huma.API) {}
 
 var errNoAccount = errors.New("no account")
 
-// readAccounts: members a and b have a paper account on the reference exchange; c has none.
+// readAccounts: members a and b have a paper account on the reference exchange (and one on "broken"); c has none.
 type readAccounts struct{}
 
 func (readAccounts) AccountRef(_ context.Context, member, exchange string) (*exchangev1.AccountRef, error) {
-	if exchange != "reference" || (member != "a" && member != "b") {
+	if (exchange != "reference" && exchange != "broken") || (member != "a" && member != "b") {
 		return nil, fmt.Errorf("%s on %s: %w", member, exchange, errNoAccount)
 	}
 	return &exchangev1.AccountRef{AccountId: "wallet-" + member, ApiKey: "api-wallet-" + member}, nil
@@ -67,8 +68,9 @@ type readEnv struct {
 	sup *pluginhost.Supervisor
 }
 
-// newReadEnv serves the wallet read routes over the reference plugin, with "ghost" configured too (an exchange
-// whose plugin is missing) and the store on SQLite or PostgreSQL.
+// newReadEnv serves the wallet read routes over the reference plugin, with "broken" (a plugin that does not start)
+// and "ghost" (an exchange without a plugin, such as one coming soon) configured too, and the store on SQLite or
+// PostgreSQL.
 func newReadEnv(t *testing.T, pg bool) *readEnv {
 	t.Helper()
 	cfg := store.DefaultConfig(t.TempDir())
@@ -87,8 +89,10 @@ func newReadEnv(t *testing.T, pg bool) *readEnv {
 			t.Fatal(err)
 		}
 	}
+	// "broken" is a plugin that never starts (its binary is missing): an exchange whose plugin is down.
 	host := pluginhost.New([]pluginhost.Spec{{Key: 100, Slug: "reference", Name: "Reference", Path: referencePlugin,
-		Settings: map[string]string{"history_days": "1"}}}, pluginhost.Options{})
+		Settings: map[string]string{"history_days": "1"}},
+		{Key: 101, Slug: "broken", Name: "Broken", Path: filepath.Join(t.TempDir(), "missing-plugin")}}, pluginhost.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	hdone := make(chan struct{})
 	go func() { defer close(hdone); host.Run(ctx) }()
@@ -102,7 +106,7 @@ func newReadEnv(t *testing.T, pg bool) *readEnv {
 	mkt := market.New(market.Options{Exchanges: []market.Exchange{{Key: 100, Slug: "reference", Status: "active", Plugin: sup}}})
 	mux := http.NewServeMux()
 	api := humago.New(mux, huma.DefaultConfig("exhub test", "0.0.0"))
-	wallet.Register(api, wallet.Deps{Guard: readGuard{}, Exchanges: []string{"reference", "ghost"}, Accounts: readAccounts{},
+	wallet.Register(api, wallet.Deps{Guard: readGuard{}, Exchanges: []string{"reference", "broken", "ghost"}, Accounts: readAccounts{},
 		NoAccount: errNoAccount, Plugins: host, Prices: mkt, Store: st,
 		Settings: wallet.Settings{Faucet: true, FaucetAsset: "USDT", FaucetAmount: "10000",
 			FeeFree: &wallet.FeeFree{Exchange: "reference", Asset: "USDT", Min: "20", Max: "20000"}}})
@@ -252,11 +256,11 @@ func TestOverview(t *testing.T) {
 	a := e.get("a", "/api/v1/wallet/overview", 200)
 	exs := a.list("exchanges")
 	if len(exs) != 2 || exs[0]["exchange"] != "reference" || exs[0]["status"] != "ok" {
-		t.Fatalf("exchanges %s", a.raw)
+		t.Fatalf("exchanges (ghost, without a plugin, left out) %s", a.raw)
 	}
-	// An exchange that cannot be asked is an entry with its error, not a failed answer.
-	if exs[1]["exchange"] != "ghost" || exs[1]["status"] != "error" || exs[1]["error"].(map[string]any)["code"] != "exchange_not_found" {
-		t.Fatalf("ghost entry %v", exs[1])
+	// An exchange whose plugin is down is an entry with its error, not a failed answer.
+	if exs[1]["exchange"] != "broken" || exs[1]["status"] != "error" || exs[1]["error"].(map[string]any)["code"] != "exchange_unavailable" {
+		t.Fatalf("broken entry %v", exs[1])
 	}
 	ref := exs[0]
 	fu, tr := coin(ref, "funding", "USDT"), coin(ref, "trading", "USDT")
