@@ -1274,7 +1274,7 @@ export interface paths {
         };
         /**
          * Balances on every exchange
-         * @description The member's funding and trading wallets on every configured exchange: per coin available, frozen and total, with the USDT estimate from the exchange's COIN/USDT last price (USDT is 1), per-exchange totals and the total across exchanges. An exchange that cannot be asked is listed with status error (never a 500); one where the member has no account with status no_account.
+         * @description The member's funding and trading wallets on every configured exchange: per coin available, frozen and total, with the USDT estimate from the exchange's COIN/USDT last price (USDT is 1), per-exchange totals and the total across exchanges. An exchange that cannot be asked is listed with status error (never a 500); one where the member has no account with status no_account; one without a plugin (coming soon) is left out.
          */
         get: operations["get-wallet-overview"];
         put?: never;
@@ -2834,7 +2834,7 @@ export interface components {
             orders: components["schemas"]["Order"][];
         };
         Overview: {
-            /** @description In the configured order */
+            /** @description In the configured order; exchanges without a plugin (coming soon) are left out */
             exchanges: components["schemas"]["ExchangeBalances"][];
             /**
              * Format: int64

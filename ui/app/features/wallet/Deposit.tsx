@@ -1,4 +1,4 @@
-import { Trans, useLingui } from "@lingui/react/macro";
+import { Plural, Trans, useLingui } from "@lingui/react/macro";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { QRCodeSVG } from "qrcode.react";
 import { useEffect, useMemo, useState } from "react";
@@ -57,6 +57,8 @@ export function DepositPage() {
   const networks = (assets.data?.assets.find((a) => a.coin === coin)?.networks ?? []).filter((n) => n.deposit_enabled);
   const net = networks.find((n) => n.network === network) ?? networks[0];
   const address = useQuery(walletQueries.address(exchange, coin, net?.network ?? ""));
+  const netName = net?.name || net?.network || "";
+  const confirmations = net?.confirmations ?? 0;
   const setTarget = useMutation({
     mutationFn: (ex: string) => walletApi.setDepositExchange(ex),
     onSuccess: (r) => qc.setQueryData(walletKeys.depositExchange, r),
@@ -173,9 +175,8 @@ export function DepositPage() {
               </p>
             ) : null}
             <p className="auth-hint">
-              <Trans>
-                Send only {coin} on {net?.name || net?.network} to this address. Credited after {net?.confirmations ?? 0} confirmations.
-              </Trans>
+              <Trans>Send only {coin} on {netName} to this address.</Trans>{" "}
+              <Plural value={confirmations} one="Credited after # confirmation." other="Credited after # confirmations." />
             </p>
           </div>
         ) : address.isPending && net ? (
