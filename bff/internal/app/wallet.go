@@ -37,6 +37,7 @@ func (b *BFF) newWallet(context.Context) error {
 		return fmt.Errorf("config: wallet: %w", err)
 	}
 	b.wallet = svc
+	b.metrics.RegisterWallet(svc)
 	return nil
 }
 

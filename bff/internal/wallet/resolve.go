@@ -99,8 +99,16 @@ func (s *Service) resolve(ctx context.Context, m store.Movement) {
 	defer cancel()
 	switch {
 	case err == nil:
-		if _, jerr := s.record(jctx, m, res); jerr != nil {
+		next, jerr := s.record(jctx, m, res)
+		if jerr != nil {
 			s.log.Error("journal: resolved movement not recorded", "movement", m.ID, "err", jerr)
+			return
+		}
+		if m.State != store.MovementAcknowledged {
+			s.stats.resolved.Add(1)
+		}
+		if res.arrived && next.State == store.MovementCompleted {
+			s.stats.arrived.Add(1)
 		}
 	case errors.Is(err, errNotFound) && m.State != store.MovementAcknowledged:
 		if s.now().Sub(m.CreatedAt) < s.cfg.NotFoundGrace.D() {
@@ -108,6 +116,7 @@ func (s *Service) resolve(ctx context.Context, m store.Movement) {
 			return
 		}
 		s.log.Info("unknown movement resolved as not executed", "movement", m.ID, "kind", m.Kind, "exchange", m.Exchange)
+		s.stats.notExecuted.Add(1)
 		if _, jerr := s.st.FailMovement(jctx, m.ID, store.MovementOutcome{ErrorCode: "not_executed",
 			ErrorText: "The exchange did not execute this movement; nothing moved."}); jerr != nil {
 			s.log.Error("journal: movement not executed, not recorded", "movement", m.ID, "err", jerr)

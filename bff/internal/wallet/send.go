@@ -218,6 +218,7 @@ func (s *Service) send(ctx context.Context, sup *pluginhost.Supervisor, m store.
 	defer cancel()
 	switch {
 	case err != nil && res.halfway:
+		s.stats.unknown.Add(1)
 		s.log.Error("second leg of a movement not made; resolving", "movement", m.ID, "kind", m.Kind, "err", err)
 		next, jerr := s.st.MarkMovementUnknown(jctx, m.ID, s.now().Add(s.backoff(1)))
 		s.wake()
@@ -227,12 +228,21 @@ func (s *Service) send(ctx context.Context, sup *pluginhost.Supervisor, m store.
 		return next, nil
 	case err == nil:
 		next, jerr := s.record(jctx, m, res)
+		switch next.State {
+		case store.MovementCompleted:
+			s.stats.completed.Add(1)
+		case store.MovementAcknowledged:
+			s.stats.acknowledged.Add(1)
+		case store.MovementFailed:
+			s.stats.failed.Add(1)
+		}
 		if jerr != nil {
 			s.log.Error("journal: movement outcome not recorded; the resolver will read it back", "movement", m.ID, "err", jerr)
 			return s.current(jctx, m), nil
 		}
 		return next, nil
 	case sdk.IsUnknownOutcome(err):
+		s.stats.unknown.Add(1)
 		s.log.Warn("movement outcome unknown; resolving by client id", "movement", m.ID, "kind", m.Kind,
 			"exchange", m.Exchange, "client_id", m.ClientID, "err", err)
 		next, jerr := s.st.MarkMovementUnknown(jctx, m.ID, s.now().Add(s.backoff(1)))
@@ -243,6 +253,7 @@ func (s *Service) send(ctx context.Context, sup *pluginhost.Supervisor, m store.
 		}
 		return next, nil
 	default:
+		s.stats.rejected.Add(1)
 		pe := pluginError(err)
 		next, jerr := s.st.RejectMovement(jctx, m.ID, store.MovementOutcome{ErrorCode: pe.Code,
 			ExchangeCode: pe.ExchangeCode, ErrorText: pe.Message})

@@ -194,6 +194,8 @@ type Service struct {
 	mu sync.Mutex
 	// inflight holds the journal ids whose plugin call runs in this process; the channel closes when it returns.
 	inflight map[string]chan struct{}
+
+	stats counters
 }
 
 // New builds the service. Nothing runs before Run.

@@ -383,6 +383,9 @@ func TestUnknownOutcomesResolve(t *testing.T) {
 	if got := e.balance("b", "binance", "USDT", trading); !got.Equal(bBefore) {
 		t.Fatalf("b has %s after a gift that never executed, want %s", got, bBefore)
 	}
+	if st := e.svc.Stats(); st.Unknown != 3 || st.Resolved != 2 || st.NotExecuted != 1 || st.InFlight != 0 {
+		t.Fatalf("stats %+v", st)
+	}
 }
 
 // A transfer to the fee-free exchange takes 20 to 20,000 USDT; it is a withdrawal to the member's own deposit
