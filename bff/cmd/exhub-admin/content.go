@@ -80,7 +80,7 @@ func contentCommand(ctx context.Context, configPath string, args []string, stdou
 	fs.StringVar(&it.id, "id", "", "publish: the item's id (lowercase letters, digits, dashes)")
 	fs.StringVar(&it.lang, "lang", "", "publish: the language of the flags' version; delete: only this language")
 	fs.StringVar(&it.place, "place", store.PlaceHome, "publish banner: home or events")
-	fs.StringVar(&it.title, "title", "", "publish: title (a banner's text alternative)")
+	fs.StringVar(&it.title, "title", "", "publish: title (a banner's text, shown over its image)")
 	fs.StringVar(&it.summary, "summary", "", "publish event: one line for the list")
 	fs.StringVar(&it.body, "body", "", "publish event: the body (plain text or Markdown)")
 	bodyFile := fs.String("body-file", "", "publish event: read the body from this file")

@@ -72,7 +72,7 @@ type Banner struct {
 	ID        string
 	Lang      string
 	Place     string
-	Title     string // the image's text alternative
+	Title     string // the banner's text, shown over its image
 	ImageURL  string
 	Link      string // "" (no link), a same-origin path or an https URL
 	StartsAt  time.Time

@@ -16,6 +16,7 @@ import {
   QuickRegister,
 } from "~/components/Home";
 import { PageTitle } from "~/components/PageTitle";
+import { HomeBalance } from "~/features/home/Balance";
 import { loadExchanges } from "~/lib/exchanges";
 
 // Nothing is awaited: the page renders at once with loading states, and
@@ -44,6 +45,8 @@ export default function Home() {
       </section>
       <BannerCarousel />
       <AnnouncementStrip />
+      {/* Signed in: the estimated balance and today's change, beside the movers. */}
+      <HomeBalance />
       <section aria-labelledby="movers-heading">
         <h2 id="movers-heading" className="section-title">
           <Trans>Top movers (24h)</Trans>

@@ -69,7 +69,7 @@ type ContentBanner struct {
 	ID       string `json:"id"`
 	Lang     string `json:"lang" enum:"en,ja"`
 	Place    string `json:"place" enum:"home,events"`
-	Title    string `json:"title" doc:"The image's text alternative"`
+	Title    string `json:"title" doc:"The banner's text, shown over its image (the image carries no text)"`
 	ImageURL string `json:"image_url" doc:"A path on this site or a data:image URI"`
 	Link     string `json:"link" doc:"Where a click goes: a path on this site, an https URL, or empty for none"`
 }

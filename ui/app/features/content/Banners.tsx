@@ -78,7 +78,10 @@ export function BannerCarousel({ delayMs = BANNER_DELAY_MS }: { delayMs?: number
             data-testid="banner-slide"
           >
             <BannerLink banner={b}>
-              <img src={b.image_url} alt={b.title} className="banner-image" width={1200} height={400} />
+              <img src={b.image_url} alt="" className="banner-image" width={1200} height={400} />
+              <span className="banner-caption" data-testid="banner-caption">
+                {b.title}
+              </span>
             </BannerLink>
           </div>
         ))}
@@ -93,7 +96,7 @@ export function BannerCarousel({ delayMs = BANNER_DELAY_MS }: { delayMs?: number
               key={b.id}
               type="button"
               className="carousel-dot"
-              aria-label={t`Show slide ${i + 1}`}
+              aria-label={t`Show banner ${i + 1}`}
               aria-current={i === current ? "true" : undefined}
               onClick={() => setIndex(i)}
             />
@@ -128,7 +131,8 @@ export function EventsBanner() {
   return (
     <div className="events-top-banner" data-testid="events-banner">
       <BannerLink banner={b}>
-        <img src={b.image_url} alt={b.title} className="banner-image" width={1200} height={300} />
+        <img src={b.image_url} alt="" className="banner-image" width={1200} height={300} />
+        <span className="banner-caption">{b.title}</span>
       </BannerLink>
     </div>
   );

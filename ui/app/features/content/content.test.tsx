@@ -160,7 +160,7 @@ describe("home banners and announcements", () => {
     const carousel = await screen.findByTestId("banner-carousel", {}, { timeout: 10_000 });
     const slides = () => screen.getAllByTestId("banner-slide");
     expect(slides()).toHaveLength(2);
-    expect(within(carousel).getByRole("img", { name: "First en" })).toBeTruthy();
+    expect(within(carousel).getByRole("link", { name: "First en" }).getAttribute("href")).toBe("/eventDetail/cup");
     expect(slides()[0]!.hidden).toBe(false);
     // Autoplay moves to the second banner, then back.
     await waitFor(() => expect(slides()[1]!.hidden).toBe(false));
@@ -170,7 +170,7 @@ describe("home banners and announcements", () => {
     fireEvent.click(screen.getByTestId("banner-pause"));
     expect(carousel.dataset.paused).toBe("true");
     expect(screen.getByTestId("banner-pause").textContent).toBe("Play");
-    fireEvent.click(screen.getByRole("button", { name: "Show slide 1" }));
+    fireEvent.click(screen.getByRole("button", { name: "Show banner 1" }));
     expect(slides()[0]!.hidden).toBe(false);
     expect(within(slides()[0]!).getByRole("link").getAttribute("href")).toBe("/eventDetail/cup");
     expect(within(slides()[1]!).getByRole("link", { hidden: true }).getAttribute("target")).toBe("_blank");
