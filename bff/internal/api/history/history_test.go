@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -66,6 +65,9 @@ func TestMain(m *testing.M) {
 
 // wait bounds every wait on a condition: generous, so a loaded machine never fails a test.
 const wait = 90 * time.Second
+
+// fundingInterval is the venues' time between funding settlements in these tests.
+const fundingInterval = 2 * time.Second
 
 // guard is the session check in these tests: the member named by X-Test-Member, 401 without one.
 type guard struct{}
@@ -122,7 +124,8 @@ type env struct {
 // startEmulator serves an emulator over its own venue on a loopback listener.
 func startEmulator(t *testing.T, profile string, build func(v *venue.Venue) (http.Handler, func(), error)) (string, *venue.Venue) {
 	t.Helper()
-	v, err := venue.New(venue.Config{Profile: profile, Seed: 7, Simulate: true, HistoryDays: 1})
+	// Funding settles every 2 s, so a position held for a moment pays or receives funding.
+	v, err := venue.New(venue.Config{Profile: profile, Seed: 7, Simulate: true, HistoryDays: 1, FundingInterval: fundingInterval})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -675,22 +678,69 @@ func TestHistory(t *testing.T) {
 	})
 
 	t.Run("funding", func(t *testing.T) {
-		var l history.HistoryFundingList
-		if st := e.get("a", "/api/v1/history/funding", url.Values{"from": {fmt.Sprint(start)}}, &l); st != http.StatusOK {
-			t.Fatalf("funding: %d", st)
+		// Member a holds a long on each exchange's perpetual over funding settlements.
+		for _, ex := range []string{"binance", "okx"} {
+			qty, _ := e.sizes(ex, "SWAP")
+			e.place("a", trading.PlaceRequest{Exchange: ex, MarketType: "SWAP", Symbol: e.symbols[ex]["SWAP"], Side: "BUY", Type: "MARKET", Qty: qty})
 		}
-		for _, f := range l.Failed {
-			if f.Code != "not_supported" {
-				t.Fatalf("funding failed on %s: %+v", f.Exchange, f)
+		for _, ex := range []string{"binance", "okx"} {
+			q := url.Values{"exchange": {ex}, "from": {fmt.Sprint(start)}}
+			var l history.HistoryFundingList
+			deadline := time.Now().Add(wait)
+			for {
+				if st := e.get("a", "/api/v1/history/funding", q, &l); st != http.StatusOK {
+					t.Fatalf("funding on %s: %d %+v", ex, st, l)
+				}
+				if len(l.Payments) > 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("no funding payment on %s within %s", ex, wait)
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			// Every payment up to the newest one seen is recorded (a settlement is recorded at once): the window up
+			// to it gives the same payments read one per page, and its sum in the realized PnL.
+			cut := l.Payments[0].Time.UnixMilli()
+			q.Set("to", fmt.Sprint(cut))
+			q.Set("limit", "500")
+			var all history.HistoryFundingList
+			e.get("a", "/api/v1/history/funding", q, &all)
+			sum := decimal.Zero
+			for i, p := range all.Payments {
+				if p.Exchange != ex || p.Symbol != e.symbols[ex]["SWAP"] || p.Asset != "USDT" || p.ID == "" || dec(p.Amount).IsZero() {
+					t.Fatalf("funding payment on %s: %+v", ex, p)
+				}
+				if i > 0 && all.Payments[i-1].Time.Before(p.Time) {
+					t.Fatalf("funding on %s not newest first: %+v", ex, all.Payments)
+				}
+				sum = sum.Add(dec(p.Amount))
+			}
+			q.Set("limit", "1")
+			var paged []history.HistoryFunding
+			for range 100 {
+				var page history.HistoryFundingList
+				e.get("a", "/api/v1/history/funding", q, &page)
+				paged = append(paged, page.Payments...)
+				if page.NextCursor == "" {
+					break
+				}
+				q.Set("cursor", page.NextCursor)
+			}
+			if len(paged) != len(all.Payments) {
+				t.Fatalf("funding on %s: %d payments one per page, %d at once", ex, len(paged), len(all.Payments))
+			}
+			var r history.HistoryRpnl
+			e.get("a", "/api/v1/history/rpnl", url.Values{"exchange": {ex}, "from": {fmt.Sprint(start)}, "to": {fmt.Sprint(cut)}}, &r)
+			if len(r.Exchanges) != 1 || r.Exchanges[0].FundingMissing || !dec(r.Exchanges[0].Funding).Equal(sum) ||
+				!dec(r.TotalRpnl).Equal(dec(r.Exchanges[0].RealizedPnl).Add(sum)) {
+				t.Fatalf("rpnl on %s %+v, funding payments sum %s", ex, r, sum)
 			}
 		}
-		for _, p := range l.Payments {
-			if p.Exchange == "" || p.Symbol == "" || p.Amount == "" || p.Asset == "" {
-				t.Fatalf("funding payment %+v", p)
-			}
-			if !strings.HasSuffix(p.Symbol, "USDT") && !strings.HasSuffix(p.Symbol, "SWAP") {
-				t.Fatalf("funding payment on %s", p.Symbol)
-			}
+		// Member b holds no position: no funding payments.
+		var lb history.HistoryFundingList
+		if st := e.get("b", "/api/v1/history/funding", url.Values{"from": {fmt.Sprint(start)}}, &lb); st != http.StatusOK || len(lb.Payments) != 0 || len(lb.Failed) != 0 {
+			t.Fatalf("member b's funding: %d %+v", st, lb)
 		}
 	})
 }
