@@ -45,7 +45,10 @@ describe("reward", () => {
           code: "AB3DEF7G",
           referees: [{ nickname: "Bob", joined_at: "2026-02-01T00:00:00Z" }],
           totals: [{ coin: "USDT", settled: "1234.5", unsettled: "0.25" }],
-          rewards: [],
+          rewards: [
+            { id: "r2", amount: "0.25", coin: "USDT", state: "unsettled", created_at: "2026-02-03T00:00:00Z" },
+            { id: "r1", amount: "1234.5", coin: "USDT", state: "settled", created_at: "2026-02-02T00:00:00Z", settled_at: "2026-02-04T00:00:00Z" },
+          ],
         }),
     });
     renderAt("/dashboard?page=self_referral", {
@@ -60,6 +63,10 @@ describe("reward", () => {
     expect(screen.getByTestId("settled-USDT").textContent).toBe("1,234.5");
     expect(screen.getByTestId("unsettled-USDT").textContent).toBe("0.25");
     expect(screen.getByTestId("total-USDT").textContent).toBe("1,234.75");
+    const rows = within(screen.getByTestId("reward-rows")).getAllByRole("row").slice(1);
+    expect(rows.map((r) => r.getAttribute("data-state"))).toEqual(["unsettled", "settled"]);
+    expect(rows[0]!.textContent).toContain("0.25 USDT");
+    expect(rows[1]!.textContent).toContain("Settled");
     expect(
       within(screen.getByTestId("referees")).getByText(/Bob/),
     ).toBeTruthy();

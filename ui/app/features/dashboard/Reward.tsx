@@ -115,6 +115,40 @@ export function RewardPage() {
               </div>
             )}
           </section>
+          {r.rewards && r.rewards.length > 0 ? (
+            <section className="dash-card" aria-labelledby="recent-rewards-title">
+              <h2 id="recent-rewards-title">{t`Recent rewards`}</h2>
+              <div className="dash-table-wrap">
+                <table className="dash-table" data-testid="reward-rows">
+                  <thead>
+                    <tr>
+                      <th scope="col">{t`Time`}</th>
+                      <th scope="col">{t`Amount`}</th>
+                      <th scope="col">{t`Status`}</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {r.rewards.map((w) => (
+                      <tr key={w.id} data-state={w.state}>
+                        <td>
+                          {i18n.date(new Date(w.created_at), {
+                            dateStyle: "medium",
+                            timeStyle: "short",
+                          })}
+                        </td>
+                        <td>
+                          {fmt(w.amount)} {w.coin}
+                        </td>
+                        <td>
+                          {w.state === "settled" ? t`Settled` : t`Unsettled`}
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            </section>
+          ) : null}
           <section className="dash-card" aria-labelledby="referees-title">
             <h2 id="referees-title">{t`Referred members`}</h2>
             {r.referees.length === 0 ? (

@@ -49,10 +49,22 @@ export type Kyc = {
 export type RewardTotal = { coin: string; settled: string; unsettled: string };
 export type Referee = { nickname?: string; joined_at?: string };
 
+// One referral reward: a share of a referee's trading fee (decimal string).
+export type RewardRow = {
+  id: string;
+  amount: string;
+  coin: string;
+  state: "settled" | "unsettled";
+  created_at: string;
+  settled_at?: string;
+};
+
 export type Referral = {
   code: string;
   referees: Referee[];
   totals: RewardTotal[];
+  // Newest first, at most 200.
+  rewards?: RewardRow[];
 };
 
 export type FavoriteKey = {
