@@ -106,6 +106,7 @@ test("the wallet: deposit address and copy, demo funds, transfers both ways, a w
 
     // The top bar's Deposit button opens the Deposit sub-page.
     await page.goto("/");
+    assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), "dark");
     await page.locator(".account-nav").getByRole("link", { name: "Deposit", exact: true }).click();
     await page.waitForURL((u) => u.pathname === "/wallet" && u.searchParams.get("page") === "deposit");
     await page.getByTestId("wallet-deposit").waitFor();
@@ -218,6 +219,16 @@ test("the wallet: deposit address and copy, demo funds, transfers both ways, a w
     await page.getByTestId("language-menu").filter({ visible: true }).first().selectOption("ja");
     await page.locator('html[lang="ja"]').waitFor({ state: "attached" });
     await page.getByRole("heading", { name: texts.ja.wallet, exact: true }).waitFor();
+    await until(
+      page,
+      async () => (await getJSON(page, "/api/v1/me/preferences")).body?.preferences?.language === "ja",
+      "Japanese saved with the member's preferences",
+    );
+    // The light theme (the member's preferences brought back the dark one chosen in the first browser).
+    if ((await page.evaluate(() => document.documentElement.dataset.theme)) !== "light") {
+      await page.getByTestId("theme-toggle").filter({ visible: true }).first().click();
+      await page.waitForFunction(() => document.documentElement.dataset.theme === "light");
+    }
     await page.getByTestId(`overview-${exchange}`).waitFor();
     await visitAll(page, texts.ja, shot, "ja-light-390");
     // The copy button in Japanese.

@@ -114,6 +114,7 @@ function api(extra: Record<string, (c: ApiCall) => Response | Promise<Response>>
 // A page reads several routes in a row (exchanges, deposit exchange, coins, address): on a busy machine that can take
 // longer than the default second, so the waits are bounded generously.
 configure({ asyncUtilTimeout: 15_000 });
+vi.setConfig({ testTimeout: 60_000 });
 
 beforeEach(() => {
   resetSession();
@@ -270,5 +271,57 @@ describe("wallet", () => {
     fireEvent.change(screen.getByTestId("amount"), { target: { value: "19" } });
     fireEvent.click(screen.getByTestId("exchange-submit"));
     expect(await screen.findByText("Cannot be less than the minimum amount")).toBeTruthy();
+  });
+
+  it("converts with a quote: its price and expiry, then the trade with the quote's figures", async () => {
+    const expires = new Date(Date.now() + 60_000).toISOString();
+    const quote = { exchange: "binance", quote_id: "q1", from: "USDT", to: "XRP", from_amount: "100", to_amount: "40", price: "0.4", expires_at: expires };
+    const { calls } = api({
+      "POST /api/v1/wallet/convert/quotes": () => jsonResponse(quote),
+      "POST /api/v1/wallet/converts": () => jsonResponse(movement({ kind: "convert", to_asset: "XRP", to_amount: "40" }), 201),
+      "GET /api/v1/wallet/converts": () => jsonResponse({ exchange: "binance", items: [] }),
+    });
+    renderAt("/wallet?page=convert", { "/wallet": WalletScreen });
+    await waitFor(() => expect(screen.getByTestId("convert-from")).toHaveProperty("value", "USDT"));
+    fireEvent.change(screen.getByTestId("convert-to"), { target: { value: "XRP" } });
+    fireEvent.change(screen.getByTestId("amount"), { target: { value: "100" } });
+    fireEvent.click(screen.getByTestId("convert-quote"));
+    expect((await screen.findByTestId("convert-receive")).textContent).toBe("40 XRP");
+    expect(screen.getByTestId("convert-expiry").textContent).toMatch(/^\d+ s$/);
+    const asked = calls.find((c) => c.path === "/api/v1/wallet/convert/quotes")!;
+    expect(asked.body).toEqual({ exchange: "binance", from: "USDT", to: "XRP", from_amount: "100" });
+    fireEvent.click(screen.getByTestId("convert-confirm"));
+    expect((await screen.findByTestId("movement-done")).textContent).toBe("Conversion successful.");
+    const traded = calls.find((c) => c.method === "POST" && c.path === "/api/v1/wallet/converts")!;
+    expect(traded.body).toEqual({ exchange: "binance", quote_id: "q1", from: "USDT", to: "XRP", from_amount: "100", to_amount: "40" });
+    expect(traded.headers.get("Idempotency-Key")).toBeTruthy();
+  });
+
+  it("asks before sending a gift and shows both sides in its history", async () => {
+    const { calls } = api({
+      "POST /api/v1/wallet/gifts": () => jsonResponse(movement({ kind: "gift", direction: "out", recipient: "b-id", status: "completed" }), 201),
+      "GET /api/v1/wallet/movements": () =>
+        jsonResponse({
+          movements: [
+            movement({ id: "g2", kind: "gift", direction: "in", sender: "c-id", amount: "3" }),
+            movement({ id: "g1", kind: "gift", direction: "out", recipient: "b-id", amount: "2" }),
+          ],
+        }),
+    });
+    renderAt("/wallet?page=gift", { "/wallet": WalletScreen });
+    const history = await screen.findByTestId("gift-history-table");
+    expect(await within(history).findByText("c-id")).toBeTruthy();
+    expect(within(history).getByText("Received")).toBeTruthy();
+    expect(within(history).getByText("Sent")).toBeTruthy();
+    await waitFor(() => expect(screen.getByTestId("gift-coin")).toHaveProperty("value", "USDT"));
+    fireEvent.change(screen.getByTestId("gift-recipient"), { target: { value: "bob@example.com" } });
+    fireEvent.change(screen.getByTestId("amount"), { target: { value: "2" } });
+    fireEvent.click(screen.getByTestId("gift-submit"));
+    expect((await screen.findByTestId("gift-confirm-text")).textContent).toContain("bob@example.com");
+    expect(calls.some((c) => c.path === "/api/v1/wallet/gifts")).toBe(false);
+    fireEvent.click(screen.getByRole("button", { name: "Send" }));
+    expect((await screen.findByTestId("movement-done")).textContent).toBe("Gift sent.");
+    const sent = calls.find((c) => c.path === "/api/v1/wallet/gifts")!;
+    expect(sent.body).toEqual({ exchange: "binance", asset: "USDT", amount: "2", recipient: "bob@example.com" });
   });
 });
