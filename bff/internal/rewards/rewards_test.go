@@ -14,7 +14,6 @@ import (
 	"github.com/exhub/exhub/bff/internal/trading"
 )
 
-
 // fakeFills serves each member's own fills per exchange and market, filtered by the walk's window like an exchange.
 type fakeFills struct {
 	mu       sync.Mutex
