@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
@@ -47,6 +48,8 @@ type Server struct {
 	settings Settings
 	rest     *Client
 	insts    *instrumentCache
+	// instPage is the page size asked of instruments-info (Bybit's maximum; tests lower it to see the cursor).
+	instPage atomic.Int32
 
 	// ctx bounds every stream; Close cancels it.
 	ctx    context.Context
@@ -65,6 +68,7 @@ func New(opts Options) *Server {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{log: log, ctx: ctx, cancel: cancel}
+	s.instPage.Store(instrumentsPageLimit)
 	s.apply(st)
 	return s
 }

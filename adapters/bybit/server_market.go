@@ -50,7 +50,7 @@ func (s *Server) instruments(ctx context.Context, category string, force bool) (
 		if page == maxInstrumentPages {
 			return nil, internalf("instruments-info %s: more than %d pages", category, maxInstrumentPages)
 		}
-		q := url.Values{"category": {category}, "limit": {strconv.Itoa(instrumentsPageLimit)}}
+		q := url.Values{"category": {category}, "limit": {strconv.Itoa(int(s.instPage.Load()))}}
 		if cursor != "" {
 			q.Set("cursor", cursor)
 		}
@@ -239,11 +239,9 @@ func (s *Server) GetOrderBook(ctx context.Context, req *exchangev1.GetOrderBookR
 		Bids: bids, Asks: asks, Sequence: seq, Time: raw.Ts}}, nil
 }
 
-// maxKlineCalls bounds the kline calls of one GetCandles (1000 candles each).
-const maxKlineCalls = 10
-
-// GetCandles returns the newest `limit` candles with open time in [start_time, end_time] (end_time inclusive),
-// ascending. Bybit's kline answers newest first, 1000 per call; further pages go back with end = oldest start - 1.
+// GetCandles returns the newest `limit` (at most 1000) candles with open time in [start_time, end_time] (end_time
+// inclusive), ascending, from one kline call (Bybit answers newest first, 1000 at most). Older pages are asked with
+// end_time = the first open time - 1, which Bybit's `end` takes as is.
 func (s *Server) GetCandles(ctx context.Context, req *exchangev1.GetCandlesRequest) (*exchangev1.GetCandlesResponse, error) {
 	in, err := s.instrument(ctx, req.GetMarketType(), req.GetSymbol())
 	if err != nil {
@@ -258,37 +256,25 @@ func (s *Server) GetCandles(ctx context.Context, req *exchangev1.GetCandlesReque
 		limit = candlesPageLimit
 	}
 	end := req.GetEndTime()
-	var got []*exchangev1.Candle
-	for call := 0; len(got) < limit && call < maxKlineCalls; call++ {
-		want := min(candlesPageLimit, limit-len(got))
-		q := url.Values{"category": {in.Category}, "symbol": {in.Symbol}, "interval": {code}, "limit": {strconv.Itoa(want)}}
-		if end > 0 {
-			q.Set("end", msStr(end))
-		}
-		if req.GetStartTime() > 0 {
-			q.Set("start", msStr(req.GetStartTime()))
-		}
-		res, err := s.client().Get(ctx, pathMarketKline, q)
-		if err != nil {
-			return nil, err
-		}
-		page, err := ParseKlines(res.Result, req.GetInterval(), res.Time)
-		if err != nil {
-			return nil, internalf("kline %s: %v", in.Symbol, err)
-		}
-		var fresh []*exchangev1.Candle
-		for _, c := range page {
-			if (end <= 0 || c.OpenTime <= end) && c.OpenTime >= req.GetStartTime() && (len(got) == 0 || c.OpenTime < got[0].OpenTime) {
-				fresh = append(fresh, c)
-			}
-		}
-		if len(fresh) == 0 {
-			break
-		}
-		got = append(fresh, got...)
-		end = fresh[0].OpenTime - 1
-		if len(page) < want {
-			break // the history (or the window) ends here
+	q := url.Values{"category": {in.Category}, "symbol": {in.Symbol}, "interval": {code}, "limit": {strconv.Itoa(limit)}}
+	if end > 0 {
+		q.Set("end", msStr(end))
+	}
+	if req.GetStartTime() > 0 {
+		q.Set("start", msStr(req.GetStartTime()))
+	}
+	res, err := s.client().Get(ctx, pathMarketKline, q)
+	if err != nil {
+		return nil, err
+	}
+	page, err := ParseKlines(res.Result, req.GetInterval(), res.Time)
+	if err != nil {
+		return nil, internalf("kline %s: %v", in.Symbol, err)
+	}
+	got := page[:0]
+	for _, c := range page {
+		if (end <= 0 || c.OpenTime <= end) && c.OpenTime >= req.GetStartTime() {
+			got = append(got, c)
 		}
 	}
 	if len(got) > limit {
