@@ -176,7 +176,9 @@ export function DepositPage() {
             ) : null}
             <p className="auth-hint">
               <Trans>Send only {coin} on {netName} to this address.</Trans>{" "}
-              <Plural value={confirmations} one="Credited after # confirmation." other="Credited after # confirmations." />
+              <Trans>
+                Credited after <Plural value={confirmations} one="# confirmation" other="# confirmations" />.
+              </Trans>
             </p>
           </div>
         ) : address.isPending && net ? (
