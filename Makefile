@@ -72,6 +72,7 @@ hub-bins:
 	$(GO) build -o $(BIN)/plugins/reference ./plugins/reference
 	$(GO) build -o $(BIN)/plugins/binance ./plugins/binance
 	$(GO) build -o $(BIN)/plugins/okx ./plugins/okx
+	$(GO) build -o $(BIN)/plugins/bybit ./plugins/bybit
 
 $(BIN)/kratos: $(KRATOS_SRC)
 	@echo "building Kratos (a few minutes the first time)"

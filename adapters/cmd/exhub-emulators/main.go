@@ -5,6 +5,8 @@
 // plugin settings for each.
 //
 //	exhub-emulators --binance 127.0.0.1:7001 --okx 127.0.0.1:7002 --seed 1 --history-days 30 --chain-delay 30s-60s
+//
+// The Bybit emulator (public market data so far) runs only when --bybit (EXHUB_EMULATOR_BYBIT_ADDR) names an address.
 package main
 
 import (
@@ -27,6 +29,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	binanceemu "github.com/exhub/exhub/adapters/binance/emulator"
+	bybitemu "github.com/exhub/exhub/adapters/bybit/emulator"
 	okxemu "github.com/exhub/exhub/adapters/okx/emulator"
 	"github.com/exhub/exhub/adapters/venue"
 )
@@ -49,6 +52,7 @@ func run(args []string) int {
 	fs := flag.NewFlagSet("exhub-emulators", flag.ContinueOnError)
 	binanceAddr := fs.String("binance", envOr("EXHUB_EMULATOR_BINANCE_ADDR", "127.0.0.1:7001"), "listen address of the Binance emulator (empty: off)")
 	okxAddr := fs.String("okx", envOr("EXHUB_EMULATOR_OKX_ADDR", "127.0.0.1:7002"), "listen address of the OKX emulator (empty: off)")
+	bybitAddr := fs.String("bybit", envOr("EXHUB_EMULATOR_BYBIT_ADDR", ""), "listen address of the Bybit emulator, public market data only so far (empty, the default: off), e.g. 127.0.0.1:7003")
 	seed := fs.Int64("seed", 1, "seed of the synthetic markets (the same seed gives the same market)")
 	historyDays := fs.Int("history-days", 30, "days of generated history before now")
 	printSettings := fs.Bool("print-settings", false, "print the plugin settings for each emulator as JSON and exit")
@@ -68,7 +72,7 @@ func run(args []string) int {
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil)).With("component", "emulators")
 
-	addrs := map[string]string{"binance": *binanceAddr, "okx": *okxAddr}
+	addrs := map[string]string{"binance": *binanceAddr, "okx": *okxAddr, "bybit": *bybitAddr}
 	for name, a := range addrs {
 		if a == "" {
 			continue
@@ -111,6 +115,9 @@ func run(args []string) int {
 		}
 		if *okxAddr != "" {
 			out["okx"] = okxemu.PluginSettings("http://" + *okxAddr)
+		}
+		if *bybitAddr != "" {
+			out["bybit"] = bybitemu.PluginSettings("http://" + *bybitAddr)
 		}
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
@@ -242,6 +249,12 @@ func newEmulator(name string, v *venue.Venue, log *slog.Logger, base string, res
 			return nil, err
 		}
 		return &emulator{name: name, handler: s.Handler(), close: s.Close, settings: okxemu.PluginSettings(base)}, nil
+	case "bybit":
+		s, err := bybitemu.New(bybitemu.Config{Venue: v, Logger: log})
+		if err != nil {
+			return nil, err
+		}
+		return &emulator{name: name, handler: s.Handler(), close: s.Close, settings: bybitemu.PluginSettings(base)}, nil
 	default:
 		return nil, fmt.Errorf("no emulator for %q", name)
 	}
