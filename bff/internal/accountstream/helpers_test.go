@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +19,7 @@ import (
 	"github.com/exhub/exhub/bff/internal/auth"
 	"github.com/exhub/exhub/bff/internal/config/secret"
 	"github.com/exhub/exhub/bff/internal/pluginhost"
+	"github.com/exhub/exhub/bff/internal/plugintest"
 	"github.com/exhub/exhub/bff/internal/stream"
 	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
 )
@@ -28,24 +27,7 @@ import (
 // patience bounds every wait: what the tests wait for normally comes at once; only a broken stream reaches it.
 const patience = time.Minute
 
-var referenceBin string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "accountstream-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	referenceBin = filepath.Join(dir, "reference")
-	out, err := exec.Command("go", "build", "-o", referenceBin, "../../../plugins/reference").CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "building plugins/reference: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(plugintest.Run(m, nil, "reference")) }
 
 // accounts is an in-memory account directory: member -> exchange -> account id.
 type accounts struct {
@@ -151,7 +133,7 @@ func (id *identity) checker(t *testing.T) *auth.Checker {
 // startHost runs the real reference plugin under a plugin host until the test ends.
 func startHost(t *testing.T) *pluginhost.Host {
 	t.Helper()
-	h := pluginhost.New([]pluginhost.Spec{{Key: 100, Slug: "reference", Name: "Reference Exchange", Path: referenceBin,
+	h := pluginhost.New([]pluginhost.Spec{{Key: 100, Slug: "reference", Name: "Reference Exchange", Path: plugintest.Path("reference"),
 		Settings: map[string]string{"tick_interval": "50ms"}}}, pluginhost.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

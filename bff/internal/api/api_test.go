@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -22,26 +21,11 @@ import (
 	"github.com/exhub/exhub/bff/internal/config"
 	"github.com/exhub/exhub/bff/internal/metrics"
 	"github.com/exhub/exhub/bff/internal/pluginhost"
+	"github.com/exhub/exhub/bff/internal/plugintest"
 )
 
-var testPluginPath string
-
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "api-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	testPluginPath = filepath.Join(dir, "testplugin")
-	cmd := exec.Command("go", "build", "-o", testPluginPath, "../pluginhost/testdata/testplugin")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building the test plugin:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(plugintest.Run(m, nil, "bff/internal/pluginhost/testdata/testplugin", "reference"))
 }
 
 type env struct {
@@ -63,7 +47,7 @@ exchanges:
   - {key: 3, slug: bybit, name: Bybit, status: coming_soon, website: "https://www.bybit.com"}
   - {key: 100, slug: test, name: Configured Name, plugin: %q, settings: {endpoint: "http://127.0.0.1:1"}}
   - {key: 2, slug: okx, name: OKX, plugin: %q}
-`, filepath.Join(dir, "docs"), testPluginPath, filepath.Join(dir, "missing-plugin"))
+`, filepath.Join(dir, "docs"), plugintest.Path("testplugin"), filepath.Join(dir, "missing-plugin"))
 	p := filepath.Join(dir, "exhub.yaml")
 	if err := os.WriteFile(p, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)

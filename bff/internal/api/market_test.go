@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,30 +19,14 @@ import (
 	"github.com/exhub/exhub/bff/internal/config"
 	"github.com/exhub/exhub/bff/internal/market"
 	"github.com/exhub/exhub/bff/internal/pluginhost"
+	"github.com/exhub/exhub/bff/internal/plugintest"
 	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
 )
 
-var (
-	refOnce sync.Once
-	refPath string
-	refErr  error
-)
-
-// referencePlugin builds plugins/reference once per test binary.
+// referencePlugin is plugins/reference, built by TestMain.
 func referencePlugin(t *testing.T) string {
 	t.Helper()
-	refOnce.Do(func() {
-		dir := filepath.Dir(testPluginPath) // removed by TestMain
-		refPath = filepath.Join(dir, "reference")
-		out, err := exec.Command("go", "build", "-o", refPath, "../../../plugins/reference").CombinedOutput()
-		if err != nil {
-			refErr = fmt.Errorf("building plugins/reference: %v\n%s", err, out)
-		}
-	})
-	if refErr != nil {
-		t.Fatal(refErr)
-	}
-	return refPath
+	return plugintest.Path("reference")
 }
 
 // startReference serves the API with the real reference exchange plugin (slug reference) and Bybit coming soon.

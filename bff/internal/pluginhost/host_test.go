@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,27 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/exhub/exhub/bff/internal/plugintest"
 	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
 )
 
-var testPluginPath string
-
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "pluginhost-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	testPluginPath = filepath.Join(dir, "testplugin")
-	cmd := exec.Command("go", "build", "-o", testPluginPath, "./testdata/testplugin")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building the test plugin:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(plugintest.Run(m, nil, "bff/internal/pluginhost/testdata/testplugin", "reference"))
 }
 
 // recorder is an Observer that remembers what it saw.
@@ -96,7 +80,7 @@ func startHostSpec(t *testing.T, edit func(*Spec), opts Options) *harness {
 		opts.Logger = slog.New(slog.NewJSONHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 	sp := Spec{
-		Key: 100, Slug: "test", Name: "Test", Path: testPluginPath,
+		Key: 100, Slug: "test", Name: "Test", Path: plugintest.Path("testplugin"),
 		Settings: map[string]string{"endpoint": "http://127.0.0.1:1"},
 		Env:      []string{"TESTPLUGIN_LOG=" + logPath},
 	}
@@ -446,7 +430,7 @@ func (l *lockedBuffer) records() []map[string]any {
 
 func TestConfigureErrorIsAFailedLaunch(t *testing.T) {
 	logPath := filepath.Join(t.TempDir(), "plugin.log")
-	h := New([]Spec{{Key: 100, Slug: "test", Path: testPluginPath, Settings: map[string]string{"bogus": "1"},
+	h := New([]Spec{{Key: 100, Slug: "test", Path: plugintest.Path("testplugin"), Settings: map[string]string{"bogus": "1"},
 		Env: []string{"TESTPLUGIN_LOG=" + logPath}}}, Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

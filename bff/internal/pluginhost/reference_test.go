@@ -2,12 +2,11 @@ package pluginhost
 
 import (
 	"context"
-	"os/exec"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/exhub/exhub/bff/internal/plugintest"
 	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
 )
 
@@ -15,11 +14,7 @@ import (
 // describe, list instruments, stream a book, kill the process, and stream again (RECONNECTING, RESYNCED, a snapshot,
 // contiguous deltas).
 func TestReferencePluginSurvivesSIGKILL(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "reference")
-	build := exec.Command("go", "build", "-o", bin, "../../../plugins/reference")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building plugins/reference: %v\n%s", err, out)
-	}
+	bin := plugintest.Path("reference")
 	h := New([]Spec{{Key: 100, Slug: "reference", Name: "Reference Exchange", Path: bin}}, Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

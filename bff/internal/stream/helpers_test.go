@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,30 +13,14 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/exhub/exhub/bff/internal/pluginhost"
+	"github.com/exhub/exhub/bff/internal/plugintest"
 )
-
-var referenceBin string
 
 // patience bounds every wait in these tests: what they wait for normally comes at once or within a tick of the
 // gateway; only a broken gateway reaches the bound, so it is generous enough for a loaded machine under -race.
 const patience = time.Minute
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "stream-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	referenceBin = filepath.Join(dir, "reference")
-	out, err := exec.Command("go", "build", "-o", referenceBin, "../../../plugins/reference").CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "building plugins/reference: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(plugintest.Run(m, nil, "reference")) }
 
 // replica is one BFF gateway with its own plugin host and HTTP server.
 type replica struct {
@@ -50,7 +32,7 @@ type replica struct {
 
 func startReplica(t *testing.T, broker Broker, cfg Config, settings map[string]string) *replica {
 	t.Helper()
-	h := pluginhost.New([]pluginhost.Spec{{Key: 100, Slug: "reference", Name: "Reference Exchange", Path: referenceBin,
+	h := pluginhost.New([]pluginhost.Spec{{Key: 100, Slug: "reference", Name: "Reference Exchange", Path: plugintest.Path("reference"),
 		Settings: settings}}, pluginhost.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	hostDone := make(chan struct{})

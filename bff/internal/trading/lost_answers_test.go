@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,6 +21,7 @@ import (
 	"github.com/exhub/exhub/adapters/venue"
 	"github.com/exhub/exhub/bff/internal/config/setting"
 	"github.com/exhub/exhub/bff/internal/pluginhost"
+	"github.com/exhub/exhub/bff/internal/plugintest"
 	"github.com/exhub/exhub/bff/internal/store"
 	"github.com/exhub/exhub/plugin-sdk/faults"
 	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
@@ -134,8 +134,8 @@ func newVenueEnv(t *testing.T) *venueEnv {
 	e.acc.set("b", "okx", &exchangev1.AccountRef{AccountId: "okx-b", ApiKey: "okx-key-b", ApiSecret: "okx-secret-b", Passphrase: "okx-pass-b"})
 
 	specs := []pluginhost.Spec{
-		{Key: 1, Slug: "binance", Name: "Binance", Path: filepath.Join(pluginDir, "binance"), Settings: binanceemu.PluginSettings(bURL)},
-		{Key: 2, Slug: "okx", Name: "OKX", Path: filepath.Join(pluginDir, "okx"), Settings: okxemu.PluginSettings(oURL)},
+		{Key: 1, Slug: "binance", Name: "Binance", Path: plugintest.Path("binance"), Settings: binanceemu.PluginSettings(bURL)},
+		{Key: 2, Slug: "okx", Name: "OKX", Path: plugintest.Path("okx"), Settings: okxemu.PluginSettings(oURL)},
 	}
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	e.host = pluginhost.New(specs, pluginhost.Options{Logger: log, Backoff: pluginhost.Backoff{Initial: 50 * time.Millisecond, Max: time.Second}})

@@ -11,8 +11,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,6 +27,7 @@ import (
 	"github.com/exhub/exhub/bff/internal/config/secret"
 	"github.com/exhub/exhub/bff/internal/config/setting"
 	"github.com/exhub/exhub/bff/internal/pluginhost"
+	"github.com/exhub/exhub/bff/internal/plugintest"
 	"github.com/exhub/exhub/bff/internal/servicegate"
 	"github.com/exhub/exhub/bff/internal/store"
 	"github.com/exhub/exhub/bff/internal/store/storetest"
@@ -37,29 +36,7 @@ import (
 	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
 )
 
-var referencePlugin string
-
-func TestMain(m *testing.M) {
-	if dir := os.Getenv("EXHUB_TEST_PLUGIN_DIR"); dir != "" { // already built plugins (bin/plugins)
-		referencePlugin = filepath.Join(dir, "reference")
-		storetest.Main(m)
-		return
-	}
-	dir, err := os.MkdirTemp("", "trade-api-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	defer os.RemoveAll(dir)
-	referencePlugin = filepath.Join(dir, "reference")
-	cmd := exec.Command("go", "build", "-o", referencePlugin, "../../../../plugins/reference")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building the reference plugin:", err)
-		os.Exit(1)
-	}
-	storetest.Main(m)
-}
+func TestMain(m *testing.M) { os.Exit(plugintest.Run(m, storetest.Run, "reference")) }
 
 const wait = 90 * time.Second
 
@@ -131,7 +108,7 @@ func newEnvGated(t *testing.T, pg bool, g apiutil.Guard, acc trading.AccountSour
 	}
 	faultAddr := l.Addr().String()
 	_ = l.Close()
-	host := pluginhost.New([]pluginhost.Spec{{Key: 100, Slug: "reference", Name: "Reference", Path: referencePlugin,
+	host := pluginhost.New([]pluginhost.Spec{{Key: 100, Slug: "reference", Name: "Reference", Path: plugintest.Path("reference"),
 		Settings: map[string]string{"fault_listen": faultAddr, "history_days": "1"}}}, pluginhost.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	hdone := make(chan struct{})

@@ -92,7 +92,11 @@ func Postgres(t testing.TB) string {
 }
 
 // Main runs the tests, then stops the cluster Postgres started (if any) and exits. Call it from TestMain.
-func Main(m *testing.M) {
+func Main(m *testing.M) { os.Exit(Run(m)) }
+
+// Run runs the tests, then stops the cluster Postgres started (if any), and returns the exit code: for a TestMain
+// with more to clean up after the tests (plugintest.Run takes it).
+func Run(m *testing.M) int {
 	code := m.Run()
 	if err := Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "storetest:", err)
@@ -100,7 +104,7 @@ func Main(m *testing.M) {
 			code = 1
 		}
 	}
-	os.Exit(code)
+	return code
 }
 
 // Stop stops the cluster started by Postgres and removes its files. It is a no-op when none was started.
