@@ -6,8 +6,6 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -16,38 +14,14 @@ import (
 	binanceemu "github.com/exhub/exhub/adapters/binance/emulator"
 	"github.com/exhub/exhub/adapters/venue"
 	"github.com/exhub/exhub/bff/internal/pluginhost"
+	"github.com/exhub/exhub/bff/internal/plugintest"
 	"github.com/exhub/exhub/bff/internal/store"
 	"github.com/exhub/exhub/bff/internal/store/storetest"
 	"github.com/exhub/exhub/bff/internal/trading"
 	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
 )
 
-var pluginDir string
-
-func TestMain(m *testing.M) {
-	// EXHUB_TEST_PLUGIN_DIR runs already built plugins (bin/plugins); by default the Binance plugin is built from
-	// this checkout.
-	if dir := os.Getenv("EXHUB_TEST_PLUGIN_DIR"); dir != "" {
-		pluginDir = dir
-		storetest.Main(m)
-		return
-	}
-	dir, err := os.MkdirTemp("", "rewards-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	pluginDir = dir
-	cmd := exec.Command("go", "build", "-o", filepath.Join(dir, "binance"), "../../../plugins/binance")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building the binance plugin:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	defer os.RemoveAll(dir)
-	storetest.Main(m)
-}
+func TestMain(m *testing.M) { os.Exit(plugintest.Run(m, storetest.Run, "binance")) }
 
 // accountsOf maps members to their Binance credentials (an accounts.Service stand-in).
 type accountsOf map[string]*exchangev1.AccountRef
@@ -93,7 +67,7 @@ func TestRewardFromAnEmulatorFill(t *testing.T) {
 	}
 
 	host := pluginhost.New([]pluginhost.Spec{{Key: 1, Slug: "binance", Name: "Binance",
-		Path: filepath.Join(pluginDir, "binance"), Settings: binanceemu.PluginSettings(srv.URL)}},
+		Path: plugintest.Path("binance"), Settings: binanceemu.PluginSettings(srv.URL)}},
 		pluginhost.Options{Logger: slog.New(slog.DiscardHandler)})
 	hctx, hcancel := context.WithCancel(ctx)
 	hdone := make(chan struct{})
