@@ -29,6 +29,7 @@ import (
 	"github.com/exhub/exhub/bff/internal/api/apiutil"
 	contentapi "github.com/exhub/exhub/bff/internal/api/content"
 	historyapi "github.com/exhub/exhub/bff/internal/api/history"
+	homeapi "github.com/exhub/exhub/bff/internal/api/home"
 	marketapi "github.com/exhub/exhub/bff/internal/api/market"
 	"github.com/exhub/exhub/bff/internal/auth"
 	"github.com/exhub/exhub/bff/internal/cache"
@@ -137,6 +138,7 @@ func New(d Deps) (http.Handler, huma.API) {
 		account.Register(api, account.Deps{Auth: d.Auth, Members: d.Members, KYC: d.KYC, Accounts: d.Accounts, Logger: d.Logger,
 			Exchanges: exchangeSlugs(d.Config)})
 		wallet.Register(api, walletDeps(d, s.market))
+		homeapi.Register(api, homeapi.Deps{Guard: d.Auth, Wallet: walletDeps(d, s.market), Trading: d.Trading, Logger: d.Logger})
 	}
 	if d.Members != nil {
 		s.mux.Handle(member.HookPathPrefix, d.Members.Hooks())

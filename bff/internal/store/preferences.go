@@ -32,6 +32,8 @@ type PreferencesDoc struct {
 	SubPages map[string]string `json:"sub_pages,omitempty"`
 	// Trade is the trade screen's chart layout and state.
 	Trade *TradePrefs `json:"trade,omitempty"`
+	// HideBalances masks the member's balances and figures (the home's estimated balance) until shown again.
+	HideBalances bool `json:"hide_balances,omitempty"`
 }
 
 // TradePrefs is the trade screen's saved state: the chart's type, interval and indicators, the account tabs'

@@ -116,3 +116,26 @@ func TestTradePreferences(t *testing.T) {
 		t.Fatalf("decode: %+v %v", d.Trade, err)
 	}
 }
+
+// The eye on the home's balance card round-trips; absent is shown.
+func TestHideBalancesPreference(t *testing.T) {
+	engines(t, func(t *testing.T, s *Store) {
+		ctx := ctxT(t)
+		mustMember(t, s, "m")
+		if _, err := s.PutPreferences(ctx, "m", PreferencesDoc{Theme: "light", HideBalances: true}, 0); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Preferences(ctx, "m")
+		if err != nil || !got.Doc.HideBalances || got.Doc.Theme != "light" {
+			t.Fatalf("read back %+v %v", got.Doc, err)
+		}
+	})
+	d, err := DecodePreferences([]byte(`{"theme":"dark"}`))
+	if err != nil || d.HideBalances {
+		t.Fatalf("decode without the key: %+v %v", d, err)
+	}
+	d, err = DecodePreferences([]byte(`{"hide_balances":true}`))
+	if err != nil || !d.HideBalances {
+		t.Fatalf("decode: %+v %v", d, err)
+	}
+}

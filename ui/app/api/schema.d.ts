@@ -469,6 +469,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/home/summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Estimated balance and today's change
+         * @description The member's estimated balance in USDT across every exchange (valued as GET /api/v1/wallet/overview values it) and today's change since 00:00 UTC: realized (the realized PnL of today's fills less their fees valued in USDT, plus today's funding payments) and unrealized (the open positions' unrealized PnL now), per exchange and in total. An exchange that cannot be read is an entry with status error naming the part that failed (never a 500).
+         */
+        get: operations["get-home-summary"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/instruments": {
         parameters: {
             query?: never;
@@ -2242,6 +2262,86 @@ export interface components {
             /** @description A history longer than the bound was cut: the sums cover its newest part only */
             truncated: boolean;
         };
+        HomeExchange: {
+            /** @description The estimated balance here in USDT ("0" when it could not be read) */
+            balance_usdt: string;
+            /** @description realized + unrealized; empty when not read */
+            change: string;
+            /** @description Set when status is error */
+            error?: components["schemas"]["HomeExchangeError"];
+            /** @example binance */
+            exchange: string;
+            /** @description Fees of today's fills valued in USDT (paid is positive); empty when not read */
+            fees: string;
+            /** @description Today's funding payments, USDT (received is positive); empty when not read */
+            funding: string;
+            /** @description The exchange does not report funding payments */
+            funding_missing: boolean;
+            /** @description realized_pnl - fees + funding; empty when not read */
+            realized: string;
+            /** @description Realized PnL of today's fills, USDT; empty when today's change could not be read */
+            realized_pnl: string;
+            /**
+             * @description ok; no_account: the member has no account there (yet); error: a part could not be read (see error; the parts that were read are still given)
+             * @enum {string}
+             */
+            status: "ok" | "no_account" | "error";
+            /** @description The day had more fills or payments than are read: the sums cover its newest part */
+            truncated: boolean;
+            /** @description Unrealized PnL of the open positions now, USDT; empty when not read */
+            unrealized: string;
+            /** @description Coins fees were paid in that have no USDT price on the exchange (not in fees) */
+            unvalued: string[];
+        };
+        HomeExchangeError: {
+            /** @example exchange_unavailable */
+            code: string;
+            detail: string;
+            /**
+             * @description balance: the estimated balance; change: today's change
+             * @enum {string}
+             */
+            part: "balance" | "change";
+        };
+        HomeSummary: {
+            /**
+             * @description realized + unrealized
+             * @example 150.5
+             */
+            change: string;
+            /**
+             * @description change as a percentage of the balance at the day's start (total_usdt - change), 2 decimals; empty when that is not positive
+             * @example 1.51
+             */
+            change_pct: string;
+            /**
+             * Format: int64
+             * @description Start of today's change (Unix ms, 00:00 UTC)
+             */
+            day_start: number;
+            /** @description In the configured order; exchanges without a plugin (coming soon) are left out */
+            exchanges: components["schemas"]["HomeExchange"][];
+            /**
+             * @description Today's realized change in USDT: realized PnL of fills less their fees, plus funding payments
+             * @example 100.25
+             */
+            realized: string;
+            /**
+             * Format: int64
+             * @description When the figures were read (Unix ms)
+             */
+            time: number;
+            /**
+             * @description The estimated balance in USDT across every exchange that answered (as GET /api/v1/wallet/overview)
+             * @example 10150.5
+             */
+            total_usdt: string;
+            /**
+             * @description Unrealized PnL of the open positions now, USDT
+             * @example 50.25
+             */
+            unrealized: string;
+        };
         Instrument: {
             /** @example BTC */
             base: string;
@@ -2953,6 +3053,8 @@ export interface components {
             alerts?: {
                 [key: string]: boolean;
             };
+            /** @description Balances are masked until shown again (the eye on the home's balance card) */
+            hide_balances?: boolean;
             /** @description A BCP 47 tag such as en or ja */
             language?: string;
             /** @description A decimal from 0 to 1, as a string */
@@ -5344,6 +5446,63 @@ export interface operations {
             };
             /** @description Bad Gateway */
             502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+        };
+    };
+    "get-home-summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HomeSummary"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ErrorModel"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -8,6 +8,7 @@ import { renderApp } from "~/test/render";
 import { render } from "@testing-library/react";
 import { createRoutesStub } from "react-router";
 import { AppProviders } from "~/providers";
+import { resetSession, setMember } from "~/lib/session";
 
 const movers = [
   { exchange: 1, exchangeSlug: "binance", type: "SWAP", symbol: "SOLUSDT", base: "SOL", last: "151.2", changePct24h: "-6.4", quoteVolume24h: "1", default: false },
@@ -143,6 +144,39 @@ describe("quick register", () => {
     expect(localStorage.getItem(REGISTER_ACCOUNT_KEY)).toBeNull();
     expect(screen.getByTestId("quick-register")).toBeTruthy();
     expect(screen.queryByRole("heading", { name: "Sign Up" })).toBeNull();
+  });
+});
+
+describe("signed-in home", () => {
+  it("shows a member the balance card beside the movers instead of the quick registration", async () => {
+    setApiFetch(
+      home({
+        "/api/v1/home/summary": () =>
+          jsonResponse({ total_usdt: "250", day_start: 1, time: 2, realized: "0", unrealized: "0", change: "0", change_pct: "0", exchanges: [] }),
+      }).fetch,
+    );
+    setMember({ id: "m1", email_verified: true, phone_verified: false, aal: "aal1", two_factor: { totp: false, lookup_secret: false } });
+    try {
+      renderApp("/");
+      const total = await screen.findByTestId("home-balance-total", {}, { timeout: 10_000 });
+      expect(total.textContent).toBe("250.00 USDT");
+      const top = total.closest(".home-top");
+      expect(top?.classList.contains("home-top--member")).toBe(true);
+      expect(within(top as HTMLElement).getByRole("heading", { name: "Top movers (24h)" })).toBeTruthy();
+      expect(screen.queryByTestId("quick-register")).toBeNull();
+    } finally {
+      resetSession();
+    }
+  });
+
+  it("shows a visitor the quick registration and no balance card", async () => {
+    const api = home();
+    setApiFetch(api.fetch);
+    renderApp("/");
+    expect(await screen.findByTestId("quick-register")).toBeTruthy();
+    expect(await screen.findByRole("heading", { name: "Top movers (24h)" })).toBeTruthy();
+    expect(screen.queryByTestId("home-balance")).toBeNull();
+    expect(api.calls.some((c) => c.includes("/home/summary"))).toBe(false);
   });
 });
 

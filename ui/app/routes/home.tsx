@@ -1,5 +1,5 @@
 import { Trans, useLingui } from "@lingui/react/macro";
-import { Suspense } from "react";
+import { lazy, Suspense } from "react";
 import { Await, useLoaderData } from "react-router";
 import { fetchMovers } from "~/api/queries";
 import { ExchangeList, ExchangeListError, ExchangeListLoading } from "~/components/ExchangeList";
@@ -16,8 +16,12 @@ import {
   QuickRegister,
 } from "~/components/Home";
 import { PageTitle } from "~/components/PageTitle";
-import { HomeBalance } from "~/features/home/Balance";
 import { loadExchanges } from "~/lib/exchanges";
+import { useMember } from "~/lib/session";
+
+// The member's balance card is loaded only for a member: a visitor's first
+// load stays without it.
+const HomeBalance = lazy(() => import("~/features/home/Balance"));
 
 // Nothing is awaited: the page renders at once with loading states, and
 // <Await> shows each part or its error.
@@ -34,6 +38,7 @@ export function clientLoader() {
 export default function Home() {
   const { t } = useLingui();
   const { exchanges, movers } = useLoaderData<typeof clientLoader>();
+  const member = useMember();
   return (
     <div className="page home">
       <PageTitle page={t`Home`} />
@@ -41,29 +46,36 @@ export default function Home() {
         <h1>
           <Trans>Trade spot and perpetual futures across exchanges, in one place.</Trans>
         </h1>
-        <QuickRegister />
+        {/* A visitor's quick registration; a member sees their balance instead. */}
+        {member === null && <QuickRegister />}
       </section>
       <BannerCarousel />
       <AnnouncementStrip />
       {/* Signed in: the estimated balance and today's change, beside the movers. */}
-      <HomeBalance />
-      <section aria-labelledby="movers-heading">
-        <h2 id="movers-heading" className="section-title">
-          <Trans>Top movers (24h)</Trans>
-        </h2>
-        <Suspense fallback={<MoversLoading />}>
-          <Await
-            resolve={movers}
-            errorElement={
-              <p className="notice notice--error" role="alert">
-                <Trans>Network anomaly</Trans>
-              </p>
-            }
-          >
-            {(list) => <Movers movers={list} />}
-          </Await>
-        </Suspense>
-      </section>
+      <div className={member ? "home-top home-top--member" : "home-top"}>
+        {member && (
+          <Suspense fallback={null}>
+            <HomeBalance />
+          </Suspense>
+        )}
+        <section aria-labelledby="movers-heading">
+          <h2 id="movers-heading" className="section-title">
+            <Trans>Top movers (24h)</Trans>
+          </h2>
+          <Suspense fallback={<MoversLoading />}>
+            <Await
+              resolve={movers}
+              errorElement={
+                <p className="notice notice--error" role="alert">
+                  <Trans>Network anomaly</Trans>
+                </p>
+              }
+            >
+              {(list) => <Movers movers={list} />}
+            </Await>
+          </Suspense>
+        </section>
+      </div>
       <Suspense fallback={null}>
         <Await resolve={exchanges} errorElement={<span hidden />}>
           {(list) => <ExchangeCarousel exchanges={list} />}

@@ -21,6 +21,8 @@ type PreferencesDoc struct {
 	SoundVolume string            `json:"sound_volume,omitempty" pattern:"^(0(\\.[0-9]{1,4})?|1(\\.0{1,4})?)$" doc:"A decimal from 0 to 1, as a string"`
 	SubPages    map[string]string `json:"sub_pages,omitempty" doc:"The sub-page last shown per page (at most 64)"`
 	Trade       *TradePrefs       `json:"trade,omitempty" doc:"The trade screen's chart layout and account-tab switches"`
+	// HideBalances is the eye on the home's balance card.
+	HideBalances bool `json:"hide_balances,omitempty" doc:"Balances are masked until shown again (the eye on the home's balance card)"`
 }
 
 // TradePrefs is the trade screen's saved state.
@@ -35,7 +37,7 @@ type TradePrefs struct {
 
 func (d PreferencesDoc) store() store.PreferencesDoc {
 	out := store.PreferencesDoc{Theme: d.Theme, Language: d.Language, Alerts: d.Alerts, SoundVolume: d.SoundVolume,
-		SubPages: d.SubPages}
+		SubPages: d.SubPages, HideBalances: d.HideBalances}
 	if t := d.Trade; t != nil {
 		out.Trade = &store.TradePrefs{ChartType: t.ChartType, Interval: t.Interval, Indicators: t.Indicators,
 			PositionsAll: t.PositionsAll, OpenOrdersAll: t.OpenOrdersAll, DepthSteps: t.DepthSteps}
@@ -45,7 +47,7 @@ func (d PreferencesDoc) store() store.PreferencesDoc {
 
 func prefsOf(d store.PreferencesDoc) PreferencesDoc {
 	out := PreferencesDoc{Theme: d.Theme, Language: d.Language, Alerts: d.Alerts, SoundVolume: d.SoundVolume,
-		SubPages: d.SubPages}
+		SubPages: d.SubPages, HideBalances: d.HideBalances}
 	if t := d.Trade; t != nil {
 		out.Trade = &TradePrefs{ChartType: t.ChartType, Interval: t.Interval, Indicators: t.Indicators,
 			PositionsAll: t.PositionsAll, OpenOrdersAll: t.OpenOrdersAll, DepthSteps: t.DepthSteps}
