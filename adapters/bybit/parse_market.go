@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 
@@ -463,10 +464,10 @@ func ParseTime(result json.RawMessage) (int64, error) {
 	if err := json.Unmarshal(result, &r); err != nil {
 		return 0, fmt.Errorf("%w: time: %v", errMalformed, err)
 	}
-	if n, err := strconv.ParseInt(r.TimeNano, 10, 64); err == nil && n > 0 {
+	if n, err := strconv.ParseInt(r.TimeNano, 10, 64); err == nil && n >= 1_000_000 {
 		return n / 1_000_000, nil
 	}
-	if s, err := strconv.ParseInt(r.TimeSecond, 10, 64); err == nil && s > 0 {
+	if s, err := strconv.ParseInt(r.TimeSecond, 10, 64); err == nil && s > 0 && s <= math.MaxInt64/1000 {
 		return s * 1000, nil
 	}
 	return 0, fmt.Errorf("%w: time without timeNano or timeSecond", errMalformed)

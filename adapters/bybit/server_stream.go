@@ -237,7 +237,7 @@ func (m *marketSession) onState(ctx context.Context, c *wsConn, category string,
 		}
 		for k, t := range m.tickers {
 			if strings.HasPrefix(k, category+"|") {
-				t.have = false
+				t.have, t.lastMark = false, "" // the snapshot after the reconnect is sent whole, marks included
 			}
 		}
 		m.mu.Unlock()
