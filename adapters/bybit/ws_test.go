@@ -231,3 +231,82 @@ func TestStreamBookTickerPingReconnect(t *testing.T) {
 		t.Fatalf("want ERROR, got %v", ev)
 	}
 }
+
+// TestStreamSharedTickerTopic: CHANNEL_TICKER and CHANNEL_MARK_PRICE of a perpetual share the tickers topic;
+// dropping one keeps the topic for the other, and mark updates come only when mark, index or funding change.
+func TestStreamSharedTickerTopic(t *testing.T) {
+	f := newFakeBybit(t)
+	srv := bybit.New(bybit.Options{})
+	defer srv.Close()
+	c, _, err := sdktest.ServeInProcess(srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := "ws" + strings.TrimPrefix(f.ts.URL, "http") + "/ws"
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if _, err := c.Configure(ctx, &exchangev1.ConfigureRequest{Settings: map[string]string{"rest_url": f.ts.URL,
+		"ws_spot_url": ws, "ws_linear_url": ws}}); err != nil {
+		t.Fatal(err)
+	}
+	stream, err := c.StreamMarket(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := &eventStream{t: t, ch: make(chan *exchangev1.MarketEvent, 256)}
+	go func() {
+		for {
+			ev, err := stream.Recv()
+			if err != nil {
+				return
+			}
+			events.ch <- ev
+		}
+	}()
+	ticker := &exchangev1.Subscription{Channel: exchangev1.Channel_CHANNEL_TICKER, MarketType: exchangev1.MarketType_MARKET_TYPE_SWAP, Symbol: "ETHUSDT"}
+	mark := &exchangev1.Subscription{Channel: exchangev1.Channel_CHANNEL_MARK_PRICE, MarketType: exchangev1.MarketType_MARKET_TYPE_SWAP, Symbol: "ETHUSDT"}
+	if err := stream.Send(&exchangev1.StreamMarketRequest{Op: exchangev1.StreamMarketRequest_OP_SUBSCRIBE,
+		Subscriptions: []*exchangev1.Subscription{ticker, mark}}); err != nil {
+		t.Fatal(err)
+	}
+	conn := <-f.conns
+	f.waitFrame(t, "subscribe", "tickers.ETHUSDT")
+	push(t, conn, `{"topic":"tickers.ETHUSDT","type":"snapshot","ts":10,"cs":1,"data":{"symbol":"ETHUSDT","lastPrice":"100","markPrice":"100.1","indexPrice":"100.2","fundingRate":"0.0001","nextFundingTime":"28800000"}}`)
+	got := map[exchangev1.Channel]int{}
+	for range 2 {
+		ev := events.next()
+		got[ev.GetSubscription().GetChannel()]++
+		if m := ev.GetMarkPrice(); m != nil && (m.GetMarkPrice() != "100.1" || m.GetIndexPrice() != "100.2" || m.GetFundingRate() != "0.0001" || m.GetNextFundingTime() != 28800000) {
+			t.Fatalf("mark %v", m)
+		}
+	}
+	if got[exchangev1.Channel_CHANNEL_TICKER] != 1 || got[exchangev1.Channel_CHANNEL_MARK_PRICE] != 1 {
+		t.Fatalf("events by channel %v", got)
+	}
+	if err := stream.Send(&exchangev1.StreamMarketRequest{Op: exchangev1.StreamMarketRequest_OP_UNSUBSCRIBE,
+		Subscriptions: []*exchangev1.Subscription{ticker}}); err != nil {
+		t.Fatal(err)
+	}
+	if ev := events.next(); ev.GetStatus().GetState() != exchangev1.StreamStatus_STATE_UNSUBSCRIBED {
+		t.Fatalf("want UNSUBSCRIBED, got %v", ev)
+	}
+	// A last-price change alone gives the mark subscription nothing; a mark change does.
+	push(t, conn, `{"topic":"tickers.ETHUSDT","type":"delta","ts":11,"cs":2,"data":{"symbol":"ETHUSDT","lastPrice":"101"}}`)
+	push(t, conn, `{"topic":"tickers.ETHUSDT","type":"delta","ts":12,"cs":3,"data":{"symbol":"ETHUSDT","markPrice":"100.7"}}`)
+	ev := events.next()
+	if m := ev.GetMarkPrice(); m == nil || m.GetMarkPrice() != "100.7" || m.GetIndexPrice() != "100.2" || ev.GetTime() != 12 {
+		t.Fatalf("mark after the delta: %v", ev)
+	}
+	// The client never asked Bybit to drop the topic the mark subscription still uses.
+	for {
+		select {
+		case m := <-f.frames:
+			if m["op"] == "unsubscribe" {
+				t.Fatalf("unsubscribed a shared topic: %v", m)
+			}
+			continue
+		default:
+		}
+		break
+	}
+}

@@ -225,3 +225,32 @@ func TestWSBookDeltas(t *testing.T) {
 		}
 	}
 }
+
+// TestWSOps: more than 10 topics in one spot request is refused, unsubscribing an unknown topic is refused, and
+// an unknown op is answered with success false.
+func TestWSOps(t *testing.T) {
+	h := newHarness(t)
+	conn := h.dial(t, "spot")
+	args := make([]string, 11)
+	for i := range args {
+		args[i] = "publicTrade.BTCUSDT"
+	}
+	if a := conn.request(t, map[string]any{"op": "subscribe", "args": args}); a["success"] != false {
+		t.Errorf("11 args on spot: %v", a)
+	}
+	if a := conn.request(t, map[string]any{"op": "unsubscribe", "args": []string{"tickers.BTCUSDT"}}); a["success"] != false {
+		t.Errorf("unsubscribe of a topic not subscribed: %v", a)
+	}
+	if a := conn.request(t, map[string]any{"op": "subscribe", "args": []string{"orderbook.7.BTCUSDT", "kline.2.BTCUSDT", "tickers.NOPE"}}); a["success"] != false {
+		t.Errorf("unknown depth, interval and symbol: %v", a)
+	}
+	if a := conn.request(t, map[string]any{"op": "dance"}); a["success"] != false || a["op"] != "dance" {
+		t.Errorf("unknown op: %v", a)
+	}
+	if a := conn.request(t, map[string]any{"op": "subscribe", "args": []string{"tickers.BTCUSDT"}}); a["success"] != true {
+		t.Errorf("subscribe: %v", a)
+	}
+	if a := conn.request(t, map[string]any{"op": "unsubscribe", "args": []string{"tickers.BTCUSDT"}}); a["success"] != true {
+		t.Errorf("unsubscribe: %v", a)
+	}
+}
