@@ -9,6 +9,7 @@ import (
 )
 
 func (s *Server) walletRoutes() {
+	s.route("GET", "/api/v5/asset/currencies", 6, true, s.currencies)
 	s.route("GET", "/api/v5/asset/balances", 6, true, s.assetBalances)
 	s.route("POST", "/api/v5/asset/transfer", 2, true, s.transfer)
 	s.route("GET", "/api/v5/asset/deposit-address", 6, true, s.depositAddress)
@@ -27,6 +28,39 @@ func splitComma(s string) []string {
 		return nil
 	}
 	return strings.Split(strings.ToUpper(s), ",")
+}
+
+// currencies is GET /api/v5/asset/currencies: every venue asset on its one simulated chain ("<ccy>-SIM", the chain
+// deposit-address and the withdrawal history name), with the venue's withdrawal fee and minimum, filtered by ccy
+// (comma separated). Numbers are strings as OKX sends them; wdTickSz is the withdrawal precision in decimal places.
+// minFee and maxFee (deprecated by OKX, still sent) equal the fixed fee. Nothing needs a tag on the simulated chain.
+func (s *Server) currencies(q *request) (result, *apiError) {
+	only := splitComma(q.get("ccy"))
+	assets := s.v.Assets()
+	names := make([]string, 0, len(assets))
+	for a := range assets {
+		if len(only) == 0 || slices.Contains(only, a) {
+			names = append(names, a)
+		}
+	}
+	slices.Sort(names)
+	rows := []obj{}
+	for _, a := range names {
+		c := assets[a]
+		tick := c.Scale
+		if tick <= 0 {
+			tick = 8
+		}
+		fee := dec(c.WithdrawFee)
+		rows = append(rows, obj{"ccy": a, "name": a, "logoLink": "", "chain": a + chainSuffix, "ctAddr": "",
+			"canDep": true, "canWd": true, "canInternal": true, "depEstOpenTime": "", "wdEstOpenTime": "",
+			"minDep": "0.00000001", "minWd": dec(c.WithdrawMin), "minInternal": "0.00000001",
+			"maxWd": "9999999999", "wdTickSz": strconv.Itoa(int(tick)), "wdQuota": "10000000", "usedWdQuota": "0",
+			"fee": fee, "minFee": fee, "maxFee": fee, "minFeeForCtAddr": fee, "maxFeeForCtAddr": fee,
+			"burningFeeRate": "", "mainNet": true, "needTag": false, "minDepArrivalConfirm": "1",
+			"minWdUnlockConfirm": "1", "depQuotaFixed": "", "usedDepQuotaFixed": "", "depQuoteDailyLayer2": ""})
+	}
+	return result{data: rows}, nil
 }
 
 // assetBalances is the funding account.
