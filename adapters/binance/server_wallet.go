@@ -344,7 +344,13 @@ func (s *Server) Withdraw(ctx context.Context, req *exchangev1.WithdrawRequest) 
 	if addr == "" {
 		return nil, invalid("address", "address is required")
 	}
-	q := url.Values{"coin": {coin}, "address": {addr}, "amount": {amount}, "walletType": {"1"}} // 1: from the funding wallet
+	// walletType 1 pays from the funding wallet, 0 from the spot wallet (a broker master's withdrawal of what a
+	// broker transfer moved into its spot wallet).
+	walletType := "1"
+	if req.GetWallet() == exchangev1.WalletType_WALLET_TYPE_TRADING {
+		walletType = "0"
+	}
+	q := url.Values{"coin": {coin}, "address": {addr}, "amount": {amount}, "walletType": {walletType}}
 	if n := strings.TrimSpace(req.GetNetwork()); n != "" {
 		q.Set("network", n)
 	}

@@ -320,6 +320,9 @@ func (s *Server) Withdraw(ctx context.Context, req *exchangev1.WithdrawRequest) 
 	if req.GetAddress() == "" {
 		return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "address", "address is required")
 	}
+	if req.GetWallet() == exchangev1.WalletType_WALLET_TYPE_TRADING {
+		return nil, sdk.NotSupported("a withdrawal from the trading account (OKX pays withdrawals from the funding account)")
+	}
 	addr := req.GetAddress()
 	if req.GetMemo() != "" {
 		addr += ":" + req.GetMemo()

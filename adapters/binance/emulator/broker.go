@@ -51,6 +51,20 @@ func (s *Server) brokerOnly(fn func(*req) (any, error)) func(*req) (any, error) 
 	}
 }
 
+// subAccountKey reports whether an API key is a broker sub-account's (made by brokerCreateKey). Binance gives such
+// keys no withdraw permission: only the master withdraws.
+func (s *Server) subAccountKey(key string) bool {
+	s.mu.Lock()
+	c := s.creds[key]
+	s.mu.Unlock()
+	master, _, ok := strings.Cut(c.Account, "/sub")
+	if !ok {
+		return false
+	}
+	_, err := s.v.SubAccountOf(master, c.Account)
+	return err == nil
+}
+
 // subAccountID turns a venue sub-account id into Binance's numeric id and back.
 func (s *Server) subVenueID(master, id string) string { return master + "/sub" + id }
 

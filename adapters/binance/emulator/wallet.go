@@ -344,6 +344,9 @@ func (s *Server) sapiDepositHistory(q *req) (any, error) {
 }
 
 func (s *Server) sapiWithdraw(q *req) (any, error) {
+	if !s.mayWithdraw(q.apiKey) {
+		return nil, errf(http.StatusUnauthorized, codeRejectedMBXKey, "Invalid API-key, IP, or permissions for action.")
+	}
 	coin := strings.ToUpper(q.str("coin"))
 	if coin == "" {
 		return nil, badParam("coin")
@@ -363,7 +366,15 @@ func (s *Server) sapiWithdraw(q *req) (any, error) {
 	if network == "" {
 		network = "SIM"
 	}
-	tx, err := s.v.Withdraw(s.ctx, q.account, coin, amount, addr)
+	var tx venue.WalletTx
+	switch q.str("walletType") {
+	case "", "1":
+		tx, err = s.v.Withdraw(s.ctx, q.account, coin, amount, addr)
+	case "0":
+		tx, err = s.withdrawFromSpot(q.account, coin, amount, addr)
+	default:
+		return nil, illegal("walletType")
+	}
 	if err != nil {
 		return nil, walletError(err)
 	}
@@ -372,6 +383,44 @@ func (s *Server) sapiWithdraw(q *req) (any, error) {
 		address: addr, network: network, clientID: q.str("withdrawOrderId"), amount: tx.Amount, fee: tx.Fee, time: tx.Time}))
 	s.wallet.mu.Unlock()
 	return map[string]string{"id": tx.ID}, nil
+}
+
+// mayWithdraw reports whether a key holds the withdraw permission. A broker sub-account's key never does (only the
+// master withdraws); a key given permissions with SetPermissions has it when they enable withdrawals; other keys
+// (the demo key, Config.Credentials) may withdraw. Binance answers a key without it with -2015.
+func (s *Server) mayWithdraw(key string) bool {
+	if s.subAccountKey(key) {
+		return false
+	}
+	s.tm.mu.Lock()
+	p, set := s.tm.perms[key]
+	s.tm.mu.Unlock()
+	return !set || p.EnableWithdrawals
+}
+
+// withdrawFromSpot pays a withdrawal (walletType 0) from the spot wallet. The venue pays withdrawals from its
+// funding wallet, so the emulator moves amount and fee there first and back when the withdrawal is refused; the
+// move shows in no transfer history (simplification).
+func (s *Server) withdrawFromSpot(account, coin string, amount decimal.Decimal, addr string) (venue.WalletTx, error) {
+	c, ok := s.v.Assets()[coin]
+	if !ok {
+		return venue.WalletTx{}, venue.ErrUnknownAsset
+	}
+	if amount.LessThan(c.WithdrawMin) {
+		return venue.WalletTx{}, venue.ErrWithdrawMin
+	}
+	total := amount.Add(c.WithdrawFee)
+	if _, err := s.v.Transfer(s.ctx, account, coin, total, venue.TradingWallet, venue.Funding); err != nil {
+		return venue.WalletTx{}, err
+	}
+	tx, err := s.v.Withdraw(s.ctx, account, coin, amount, addr)
+	if err != nil {
+		if _, berr := s.v.Transfer(s.ctx, account, coin, total, venue.Funding, venue.TradingWallet); berr != nil {
+			s.log.Error("spot withdrawal refused and its funds not moved back", "account", account, "err", berr)
+		}
+		return venue.WalletTx{}, err
+	}
+	return tx, nil
 }
 
 func binanceTime(ms int64) string {

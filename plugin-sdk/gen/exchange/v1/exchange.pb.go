@@ -10961,10 +10961,15 @@ type WithdrawRequest struct {
 	Asset   string                 `protobuf:"bytes,2,opt,name=asset,proto3" json:"asset,omitempty"`
 	Network string                 `protobuf:"bytes,3,opt,name=network,proto3" json:"network,omitempty"`
 	// Amount received; the fee is charged on top.
-	Amount        string `protobuf:"bytes,4,opt,name=amount,proto3" json:"amount,omitempty"`
-	Address       string `protobuf:"bytes,5,opt,name=address,proto3" json:"address,omitempty"`
-	Memo          string `protobuf:"bytes,6,opt,name=memo,proto3" json:"memo,omitempty"`
-	ClientId      string `protobuf:"bytes,7,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	Amount   string `protobuf:"bytes,4,opt,name=amount,proto3" json:"amount,omitempty"`
+	Address  string `protobuf:"bytes,5,opt,name=address,proto3" json:"address,omitempty"`
+	Memo     string `protobuf:"bytes,6,opt,name=memo,proto3" json:"memo,omitempty"`
+	ClientId string `protobuf:"bytes,7,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	// The wallet the withdrawal is paid from: UNSPECIFIED or FUNDING the funding wallet; TRADING the spot wallet,
+	// where the exchange pays withdrawals from it (Binance walletType 0: a broker master withdraws what a broker
+	// transfer moved into its spot wallet). An exchange that pays only from one wallet answers NOT_SUPPORTED for the
+	// other. Since 1.2 (additive: older plugins pay from the funding wallet).
+	Wallet        WalletType `protobuf:"varint,8,opt,name=wallet,proto3,enum=exchange.v1.WalletType" json:"wallet,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -11046,6 +11051,13 @@ func (x *WithdrawRequest) GetClientId() string {
 		return x.ClientId
 	}
 	return ""
+}
+
+func (x *WithdrawRequest) GetWallet() WalletType {
+	if x != nil {
+		return x.Wallet
+	}
+	return WalletType_WALLET_TYPE_UNSPECIFIED
 }
 
 type WithdrawResponse struct {
@@ -13700,7 +13712,7 @@ const file_exchange_v1_exchange_proto_rawDesc = "" +
 	"\x05tx_id\x18\t \x01(\tR\x04txId\x123\n" +
 	"\x06status\x18\n" +
 	" \x01(\x0e2\x1b.exchange.v1.TransferStatusR\x06status\x12\x12\n" +
-	"\x04time\x18\v \x01(\x03R\x04time\"\xd7\x01\n" +
+	"\x04time\x18\v \x01(\x03R\x04time\"\x88\x02\n" +
 	"\x0fWithdrawRequest\x121\n" +
 	"\aaccount\x18\x01 \x01(\v2\x17.exchange.v1.AccountRefR\aaccount\x12\x14\n" +
 	"\x05asset\x18\x02 \x01(\tR\x05asset\x12\x18\n" +
@@ -13708,7 +13720,8 @@ const file_exchange_v1_exchange_proto_rawDesc = "" +
 	"\x06amount\x18\x04 \x01(\tR\x06amount\x12\x18\n" +
 	"\aaddress\x18\x05 \x01(\tR\aaddress\x12\x12\n" +
 	"\x04memo\x18\x06 \x01(\tR\x04memo\x12\x1b\n" +
-	"\tclient_id\x18\a \x01(\tR\bclientId\"Q\n" +
+	"\tclient_id\x18\a \x01(\tR\bclientId\x12/\n" +
+	"\x06wallet\x18\b \x01(\x0e2\x17.exchange.v1.WalletTypeR\x06wallet\"Q\n" +
 	"\x10WithdrawResponse\x12=\n" +
 	"\n" +
 	"withdrawal\x18\x01 \x01(\v2\x1d.exchange.v1.WithdrawalRecordR\n" +
@@ -14465,163 +14478,164 @@ var file_exchange_v1_exchange_proto_depIdxs = []int32{
 	151, // 208: exchange.v1.ListDepositsResponse.deposits:type_name -> exchange.v1.DepositRecord
 	16,  // 209: exchange.v1.WithdrawalRecord.status:type_name -> exchange.v1.TransferStatus
 	80,  // 210: exchange.v1.WithdrawRequest.account:type_name -> exchange.v1.AccountRef
-	154, // 211: exchange.v1.WithdrawResponse.withdrawal:type_name -> exchange.v1.WithdrawalRecord
-	80,  // 212: exchange.v1.ListWithdrawalsRequest.account:type_name -> exchange.v1.AccountRef
-	95,  // 213: exchange.v1.ListWithdrawalsRequest.page:type_name -> exchange.v1.HistoryPage
-	154, // 214: exchange.v1.ListWithdrawalsResponse.withdrawals:type_name -> exchange.v1.WithdrawalRecord
-	80,  // 215: exchange.v1.GetConvertQuoteRequest.account:type_name -> exchange.v1.AccountRef
-	159, // 216: exchange.v1.GetConvertQuoteResponse.quote:type_name -> exchange.v1.ConvertQuote
-	16,  // 217: exchange.v1.ConvertRecord.status:type_name -> exchange.v1.TransferStatus
-	80,  // 218: exchange.v1.ConvertRequest.account:type_name -> exchange.v1.AccountRef
-	162, // 219: exchange.v1.ConvertResponse.convert:type_name -> exchange.v1.ConvertRecord
-	80,  // 220: exchange.v1.ListConvertsRequest.account:type_name -> exchange.v1.AccountRef
-	95,  // 221: exchange.v1.ListConvertsRequest.page:type_name -> exchange.v1.HistoryPage
-	162, // 222: exchange.v1.ListConvertsResponse.converts:type_name -> exchange.v1.ConvertRecord
-	80,  // 223: exchange.v1.StreamAccountRequest.account:type_name -> exchange.v1.AccountRef
-	82,  // 224: exchange.v1.AccountEvent.order:type_name -> exchange.v1.Order
-	98,  // 225: exchange.v1.AccountEvent.fill:type_name -> exchange.v1.Fill
-	111, // 226: exchange.v1.AccountEvent.position:type_name -> exchange.v1.Position
-	141, // 227: exchange.v1.AccountEvent.balance:type_name -> exchange.v1.Balance
-	101, // 228: exchange.v1.AccountEvent.algo_order:type_name -> exchange.v1.AlgoOrder
-	78,  // 229: exchange.v1.AccountEvent.status:type_name -> exchange.v1.StreamStatus
-	169, // 230: exchange.v1.AccountEvent.snapshot:type_name -> exchange.v1.AccountSnapshot
-	82,  // 231: exchange.v1.AccountSnapshot.open_orders:type_name -> exchange.v1.Order
-	111, // 232: exchange.v1.AccountSnapshot.positions:type_name -> exchange.v1.Position
-	141, // 233: exchange.v1.AccountSnapshot.balances:type_name -> exchange.v1.Balance
-	101, // 234: exchange.v1.AccountSnapshot.algo_orders:type_name -> exchange.v1.AlgoOrder
-	80,  // 235: exchange.v1.CreateSubAccountRequest.account:type_name -> exchange.v1.AccountRef
-	170, // 236: exchange.v1.CreateSubAccountResponse.sub_account:type_name -> exchange.v1.SubAccount
-	80,  // 237: exchange.v1.CreateSubAccountApiKeyRequest.account:type_name -> exchange.v1.AccountRef
-	18,  // 238: exchange.v1.CreateSubAccountApiKeyRequest.permissions:type_name -> exchange.v1.ApiKeyPermission
-	18,  // 239: exchange.v1.CreateSubAccountApiKeyResponse.permissions:type_name -> exchange.v1.ApiKeyPermission
-	17,  // 240: exchange.v1.SubAccountTransferRecord.wallet:type_name -> exchange.v1.SubAccountWallet
-	16,  // 241: exchange.v1.SubAccountTransferRecord.status:type_name -> exchange.v1.TransferStatus
-	80,  // 242: exchange.v1.SubAccountTransferRequest.account:type_name -> exchange.v1.AccountRef
-	17,  // 243: exchange.v1.SubAccountTransferRequest.wallet:type_name -> exchange.v1.SubAccountWallet
-	175, // 244: exchange.v1.SubAccountTransferResponse.transfer:type_name -> exchange.v1.SubAccountTransferRecord
-	80,  // 245: exchange.v1.GetSubAccountTransferRequest.account:type_name -> exchange.v1.AccountRef
-	17,  // 246: exchange.v1.GetSubAccountTransferRequest.wallet:type_name -> exchange.v1.SubAccountWallet
-	175, // 247: exchange.v1.GetSubAccountTransferResponse.transfer:type_name -> exchange.v1.SubAccountTransferRecord
-	80,  // 248: exchange.v1.GetSubAccountBalancesRequest.account:type_name -> exchange.v1.AccountRef
-	14,  // 249: exchange.v1.GetSubAccountBalancesRequest.wallet:type_name -> exchange.v1.WalletType
-	141, // 250: exchange.v1.GetSubAccountBalancesResponse.balances:type_name -> exchange.v1.Balance
-	24,  // 251: exchange.v1.Exchange.Describe:input_type -> exchange.v1.DescribeRequest
-	37,  // 252: exchange.v1.Exchange.Configure:input_type -> exchange.v1.ConfigureRequest
-	39,  // 253: exchange.v1.Exchange.Health:input_type -> exchange.v1.HealthRequest
-	41,  // 254: exchange.v1.Exchange.GetServerTime:input_type -> exchange.v1.GetServerTimeRequest
-	44,  // 255: exchange.v1.Exchange.ListInstruments:input_type -> exchange.v1.ListInstrumentsRequest
-	47,  // 256: exchange.v1.Exchange.GetTickers:input_type -> exchange.v1.GetTickersRequest
-	51,  // 257: exchange.v1.Exchange.GetOrderBook:input_type -> exchange.v1.GetOrderBookRequest
-	54,  // 258: exchange.v1.Exchange.GetCandles:input_type -> exchange.v1.GetCandlesRequest
-	57,  // 259: exchange.v1.Exchange.GetTrades:input_type -> exchange.v1.GetTradesRequest
-	60,  // 260: exchange.v1.Exchange.GetFundingRate:input_type -> exchange.v1.GetFundingRateRequest
-	62,  // 261: exchange.v1.Exchange.GetFundingRateHistory:input_type -> exchange.v1.GetFundingRateHistoryRequest
-	66,  // 262: exchange.v1.Exchange.GetOpenInterestHistory:input_type -> exchange.v1.GetOpenInterestHistoryRequest
-	69,  // 263: exchange.v1.Exchange.GetLongShortRatioHistory:input_type -> exchange.v1.GetLongShortRatioHistoryRequest
-	72,  // 264: exchange.v1.Exchange.GetTakerVolumeHistory:input_type -> exchange.v1.GetTakerVolumeHistoryRequest
-	75,  // 265: exchange.v1.Exchange.StreamMarket:input_type -> exchange.v1.StreamMarketRequest
-	83,  // 266: exchange.v1.Exchange.PlaceOrder:input_type -> exchange.v1.PlaceOrderRequest
-	85,  // 267: exchange.v1.Exchange.AmendOrder:input_type -> exchange.v1.AmendOrderRequest
-	87,  // 268: exchange.v1.Exchange.CancelOrder:input_type -> exchange.v1.CancelOrderRequest
-	89,  // 269: exchange.v1.Exchange.CancelAllOrders:input_type -> exchange.v1.CancelAllOrdersRequest
-	91,  // 270: exchange.v1.Exchange.GetOrder:input_type -> exchange.v1.GetOrderRequest
-	93,  // 271: exchange.v1.Exchange.ListOpenOrders:input_type -> exchange.v1.ListOpenOrdersRequest
-	96,  // 272: exchange.v1.Exchange.ListOrderHistory:input_type -> exchange.v1.ListOrderHistoryRequest
-	99,  // 273: exchange.v1.Exchange.ListFills:input_type -> exchange.v1.ListFillsRequest
-	102, // 274: exchange.v1.Exchange.PlaceAlgoOrder:input_type -> exchange.v1.PlaceAlgoOrderRequest
-	104, // 275: exchange.v1.Exchange.CancelAlgoOrder:input_type -> exchange.v1.CancelAlgoOrderRequest
-	109, // 276: exchange.v1.Exchange.ListAlgoOrders:input_type -> exchange.v1.ListAlgoOrdersRequest
-	112, // 277: exchange.v1.Exchange.ListPositions:input_type -> exchange.v1.ListPositionsRequest
-	114, // 278: exchange.v1.Exchange.ClosePosition:input_type -> exchange.v1.ClosePositionRequest
-	116, // 279: exchange.v1.Exchange.GetLeverage:input_type -> exchange.v1.GetLeverageRequest
-	118, // 280: exchange.v1.Exchange.SetLeverage:input_type -> exchange.v1.SetLeverageRequest
-	120, // 281: exchange.v1.Exchange.SetMarginMode:input_type -> exchange.v1.SetMarginModeRequest
-	122, // 282: exchange.v1.Exchange.GetPositionMode:input_type -> exchange.v1.GetPositionModeRequest
-	124, // 283: exchange.v1.Exchange.SetPositionMode:input_type -> exchange.v1.SetPositionModeRequest
-	126, // 284: exchange.v1.Exchange.GetMaxOrderSize:input_type -> exchange.v1.GetMaxOrderSizeRequest
-	107, // 285: exchange.v1.Exchange.ListFundingPayments:input_type -> exchange.v1.ListFundingPaymentsRequest
-	128, // 286: exchange.v1.Exchange.CheckCredentials:input_type -> exchange.v1.CheckCredentialsRequest
-	130, // 287: exchange.v1.Exchange.BatchPlaceOrders:input_type -> exchange.v1.BatchPlaceOrdersRequest
-	133, // 288: exchange.v1.Exchange.BatchCancelOrders:input_type -> exchange.v1.BatchCancelOrdersRequest
-	135, // 289: exchange.v1.Exchange.CancelAllAfter:input_type -> exchange.v1.CancelAllAfterRequest
-	139, // 290: exchange.v1.Exchange.ListAssets:input_type -> exchange.v1.ListAssetsRequest
-	142, // 291: exchange.v1.Exchange.GetBalances:input_type -> exchange.v1.GetBalancesRequest
-	145, // 292: exchange.v1.Exchange.Transfer:input_type -> exchange.v1.TransferRequest
-	147, // 293: exchange.v1.Exchange.ListTransfers:input_type -> exchange.v1.ListTransfersRequest
-	149, // 294: exchange.v1.Exchange.GetDepositAddress:input_type -> exchange.v1.GetDepositAddressRequest
-	152, // 295: exchange.v1.Exchange.ListDeposits:input_type -> exchange.v1.ListDepositsRequest
-	155, // 296: exchange.v1.Exchange.Withdraw:input_type -> exchange.v1.WithdrawRequest
-	157, // 297: exchange.v1.Exchange.ListWithdrawals:input_type -> exchange.v1.ListWithdrawalsRequest
-	160, // 298: exchange.v1.Exchange.GetConvertQuote:input_type -> exchange.v1.GetConvertQuoteRequest
-	163, // 299: exchange.v1.Exchange.Convert:input_type -> exchange.v1.ConvertRequest
-	165, // 300: exchange.v1.Exchange.ListConverts:input_type -> exchange.v1.ListConvertsRequest
-	167, // 301: exchange.v1.Exchange.StreamAccount:input_type -> exchange.v1.StreamAccountRequest
-	171, // 302: exchange.v1.Exchange.CreateSubAccount:input_type -> exchange.v1.CreateSubAccountRequest
-	173, // 303: exchange.v1.Exchange.CreateSubAccountApiKey:input_type -> exchange.v1.CreateSubAccountApiKeyRequest
-	176, // 304: exchange.v1.Exchange.SubAccountTransfer:input_type -> exchange.v1.SubAccountTransferRequest
-	178, // 305: exchange.v1.Exchange.GetSubAccountTransfer:input_type -> exchange.v1.GetSubAccountTransferRequest
-	180, // 306: exchange.v1.Exchange.GetSubAccountBalances:input_type -> exchange.v1.GetSubAccountBalancesRequest
-	25,  // 307: exchange.v1.Exchange.Describe:output_type -> exchange.v1.DescribeResponse
-	38,  // 308: exchange.v1.Exchange.Configure:output_type -> exchange.v1.ConfigureResponse
-	40,  // 309: exchange.v1.Exchange.Health:output_type -> exchange.v1.HealthResponse
-	42,  // 310: exchange.v1.Exchange.GetServerTime:output_type -> exchange.v1.GetServerTimeResponse
-	45,  // 311: exchange.v1.Exchange.ListInstruments:output_type -> exchange.v1.ListInstrumentsResponse
-	48,  // 312: exchange.v1.Exchange.GetTickers:output_type -> exchange.v1.GetTickersResponse
-	52,  // 313: exchange.v1.Exchange.GetOrderBook:output_type -> exchange.v1.GetOrderBookResponse
-	55,  // 314: exchange.v1.Exchange.GetCandles:output_type -> exchange.v1.GetCandlesResponse
-	58,  // 315: exchange.v1.Exchange.GetTrades:output_type -> exchange.v1.GetTradesResponse
-	61,  // 316: exchange.v1.Exchange.GetFundingRate:output_type -> exchange.v1.GetFundingRateResponse
-	63,  // 317: exchange.v1.Exchange.GetFundingRateHistory:output_type -> exchange.v1.GetFundingRateHistoryResponse
-	67,  // 318: exchange.v1.Exchange.GetOpenInterestHistory:output_type -> exchange.v1.GetOpenInterestHistoryResponse
-	70,  // 319: exchange.v1.Exchange.GetLongShortRatioHistory:output_type -> exchange.v1.GetLongShortRatioHistoryResponse
-	73,  // 320: exchange.v1.Exchange.GetTakerVolumeHistory:output_type -> exchange.v1.GetTakerVolumeHistoryResponse
-	79,  // 321: exchange.v1.Exchange.StreamMarket:output_type -> exchange.v1.MarketEvent
-	84,  // 322: exchange.v1.Exchange.PlaceOrder:output_type -> exchange.v1.PlaceOrderResponse
-	86,  // 323: exchange.v1.Exchange.AmendOrder:output_type -> exchange.v1.AmendOrderResponse
-	88,  // 324: exchange.v1.Exchange.CancelOrder:output_type -> exchange.v1.CancelOrderResponse
-	90,  // 325: exchange.v1.Exchange.CancelAllOrders:output_type -> exchange.v1.CancelAllOrdersResponse
-	92,  // 326: exchange.v1.Exchange.GetOrder:output_type -> exchange.v1.GetOrderResponse
-	94,  // 327: exchange.v1.Exchange.ListOpenOrders:output_type -> exchange.v1.ListOpenOrdersResponse
-	97,  // 328: exchange.v1.Exchange.ListOrderHistory:output_type -> exchange.v1.ListOrderHistoryResponse
-	100, // 329: exchange.v1.Exchange.ListFills:output_type -> exchange.v1.ListFillsResponse
-	103, // 330: exchange.v1.Exchange.PlaceAlgoOrder:output_type -> exchange.v1.PlaceAlgoOrderResponse
-	105, // 331: exchange.v1.Exchange.CancelAlgoOrder:output_type -> exchange.v1.CancelAlgoOrderResponse
-	110, // 332: exchange.v1.Exchange.ListAlgoOrders:output_type -> exchange.v1.ListAlgoOrdersResponse
-	113, // 333: exchange.v1.Exchange.ListPositions:output_type -> exchange.v1.ListPositionsResponse
-	115, // 334: exchange.v1.Exchange.ClosePosition:output_type -> exchange.v1.ClosePositionResponse
-	117, // 335: exchange.v1.Exchange.GetLeverage:output_type -> exchange.v1.GetLeverageResponse
-	119, // 336: exchange.v1.Exchange.SetLeverage:output_type -> exchange.v1.SetLeverageResponse
-	121, // 337: exchange.v1.Exchange.SetMarginMode:output_type -> exchange.v1.SetMarginModeResponse
-	123, // 338: exchange.v1.Exchange.GetPositionMode:output_type -> exchange.v1.GetPositionModeResponse
-	125, // 339: exchange.v1.Exchange.SetPositionMode:output_type -> exchange.v1.SetPositionModeResponse
-	127, // 340: exchange.v1.Exchange.GetMaxOrderSize:output_type -> exchange.v1.GetMaxOrderSizeResponse
-	108, // 341: exchange.v1.Exchange.ListFundingPayments:output_type -> exchange.v1.ListFundingPaymentsResponse
-	129, // 342: exchange.v1.Exchange.CheckCredentials:output_type -> exchange.v1.CheckCredentialsResponse
-	132, // 343: exchange.v1.Exchange.BatchPlaceOrders:output_type -> exchange.v1.BatchPlaceOrdersResponse
-	134, // 344: exchange.v1.Exchange.BatchCancelOrders:output_type -> exchange.v1.BatchCancelOrdersResponse
-	136, // 345: exchange.v1.Exchange.CancelAllAfter:output_type -> exchange.v1.CancelAllAfterResponse
-	140, // 346: exchange.v1.Exchange.ListAssets:output_type -> exchange.v1.ListAssetsResponse
-	143, // 347: exchange.v1.Exchange.GetBalances:output_type -> exchange.v1.GetBalancesResponse
-	146, // 348: exchange.v1.Exchange.Transfer:output_type -> exchange.v1.TransferResponse
-	148, // 349: exchange.v1.Exchange.ListTransfers:output_type -> exchange.v1.ListTransfersResponse
-	150, // 350: exchange.v1.Exchange.GetDepositAddress:output_type -> exchange.v1.GetDepositAddressResponse
-	153, // 351: exchange.v1.Exchange.ListDeposits:output_type -> exchange.v1.ListDepositsResponse
-	156, // 352: exchange.v1.Exchange.Withdraw:output_type -> exchange.v1.WithdrawResponse
-	158, // 353: exchange.v1.Exchange.ListWithdrawals:output_type -> exchange.v1.ListWithdrawalsResponse
-	161, // 354: exchange.v1.Exchange.GetConvertQuote:output_type -> exchange.v1.GetConvertQuoteResponse
-	164, // 355: exchange.v1.Exchange.Convert:output_type -> exchange.v1.ConvertResponse
-	166, // 356: exchange.v1.Exchange.ListConverts:output_type -> exchange.v1.ListConvertsResponse
-	168, // 357: exchange.v1.Exchange.StreamAccount:output_type -> exchange.v1.AccountEvent
-	172, // 358: exchange.v1.Exchange.CreateSubAccount:output_type -> exchange.v1.CreateSubAccountResponse
-	174, // 359: exchange.v1.Exchange.CreateSubAccountApiKey:output_type -> exchange.v1.CreateSubAccountApiKeyResponse
-	177, // 360: exchange.v1.Exchange.SubAccountTransfer:output_type -> exchange.v1.SubAccountTransferResponse
-	179, // 361: exchange.v1.Exchange.GetSubAccountTransfer:output_type -> exchange.v1.GetSubAccountTransferResponse
-	181, // 362: exchange.v1.Exchange.GetSubAccountBalances:output_type -> exchange.v1.GetSubAccountBalancesResponse
-	307, // [307:363] is the sub-list for method output_type
-	251, // [251:307] is the sub-list for method input_type
-	251, // [251:251] is the sub-list for extension type_name
-	251, // [251:251] is the sub-list for extension extendee
-	0,   // [0:251] is the sub-list for field type_name
+	14,  // 211: exchange.v1.WithdrawRequest.wallet:type_name -> exchange.v1.WalletType
+	154, // 212: exchange.v1.WithdrawResponse.withdrawal:type_name -> exchange.v1.WithdrawalRecord
+	80,  // 213: exchange.v1.ListWithdrawalsRequest.account:type_name -> exchange.v1.AccountRef
+	95,  // 214: exchange.v1.ListWithdrawalsRequest.page:type_name -> exchange.v1.HistoryPage
+	154, // 215: exchange.v1.ListWithdrawalsResponse.withdrawals:type_name -> exchange.v1.WithdrawalRecord
+	80,  // 216: exchange.v1.GetConvertQuoteRequest.account:type_name -> exchange.v1.AccountRef
+	159, // 217: exchange.v1.GetConvertQuoteResponse.quote:type_name -> exchange.v1.ConvertQuote
+	16,  // 218: exchange.v1.ConvertRecord.status:type_name -> exchange.v1.TransferStatus
+	80,  // 219: exchange.v1.ConvertRequest.account:type_name -> exchange.v1.AccountRef
+	162, // 220: exchange.v1.ConvertResponse.convert:type_name -> exchange.v1.ConvertRecord
+	80,  // 221: exchange.v1.ListConvertsRequest.account:type_name -> exchange.v1.AccountRef
+	95,  // 222: exchange.v1.ListConvertsRequest.page:type_name -> exchange.v1.HistoryPage
+	162, // 223: exchange.v1.ListConvertsResponse.converts:type_name -> exchange.v1.ConvertRecord
+	80,  // 224: exchange.v1.StreamAccountRequest.account:type_name -> exchange.v1.AccountRef
+	82,  // 225: exchange.v1.AccountEvent.order:type_name -> exchange.v1.Order
+	98,  // 226: exchange.v1.AccountEvent.fill:type_name -> exchange.v1.Fill
+	111, // 227: exchange.v1.AccountEvent.position:type_name -> exchange.v1.Position
+	141, // 228: exchange.v1.AccountEvent.balance:type_name -> exchange.v1.Balance
+	101, // 229: exchange.v1.AccountEvent.algo_order:type_name -> exchange.v1.AlgoOrder
+	78,  // 230: exchange.v1.AccountEvent.status:type_name -> exchange.v1.StreamStatus
+	169, // 231: exchange.v1.AccountEvent.snapshot:type_name -> exchange.v1.AccountSnapshot
+	82,  // 232: exchange.v1.AccountSnapshot.open_orders:type_name -> exchange.v1.Order
+	111, // 233: exchange.v1.AccountSnapshot.positions:type_name -> exchange.v1.Position
+	141, // 234: exchange.v1.AccountSnapshot.balances:type_name -> exchange.v1.Balance
+	101, // 235: exchange.v1.AccountSnapshot.algo_orders:type_name -> exchange.v1.AlgoOrder
+	80,  // 236: exchange.v1.CreateSubAccountRequest.account:type_name -> exchange.v1.AccountRef
+	170, // 237: exchange.v1.CreateSubAccountResponse.sub_account:type_name -> exchange.v1.SubAccount
+	80,  // 238: exchange.v1.CreateSubAccountApiKeyRequest.account:type_name -> exchange.v1.AccountRef
+	18,  // 239: exchange.v1.CreateSubAccountApiKeyRequest.permissions:type_name -> exchange.v1.ApiKeyPermission
+	18,  // 240: exchange.v1.CreateSubAccountApiKeyResponse.permissions:type_name -> exchange.v1.ApiKeyPermission
+	17,  // 241: exchange.v1.SubAccountTransferRecord.wallet:type_name -> exchange.v1.SubAccountWallet
+	16,  // 242: exchange.v1.SubAccountTransferRecord.status:type_name -> exchange.v1.TransferStatus
+	80,  // 243: exchange.v1.SubAccountTransferRequest.account:type_name -> exchange.v1.AccountRef
+	17,  // 244: exchange.v1.SubAccountTransferRequest.wallet:type_name -> exchange.v1.SubAccountWallet
+	175, // 245: exchange.v1.SubAccountTransferResponse.transfer:type_name -> exchange.v1.SubAccountTransferRecord
+	80,  // 246: exchange.v1.GetSubAccountTransferRequest.account:type_name -> exchange.v1.AccountRef
+	17,  // 247: exchange.v1.GetSubAccountTransferRequest.wallet:type_name -> exchange.v1.SubAccountWallet
+	175, // 248: exchange.v1.GetSubAccountTransferResponse.transfer:type_name -> exchange.v1.SubAccountTransferRecord
+	80,  // 249: exchange.v1.GetSubAccountBalancesRequest.account:type_name -> exchange.v1.AccountRef
+	14,  // 250: exchange.v1.GetSubAccountBalancesRequest.wallet:type_name -> exchange.v1.WalletType
+	141, // 251: exchange.v1.GetSubAccountBalancesResponse.balances:type_name -> exchange.v1.Balance
+	24,  // 252: exchange.v1.Exchange.Describe:input_type -> exchange.v1.DescribeRequest
+	37,  // 253: exchange.v1.Exchange.Configure:input_type -> exchange.v1.ConfigureRequest
+	39,  // 254: exchange.v1.Exchange.Health:input_type -> exchange.v1.HealthRequest
+	41,  // 255: exchange.v1.Exchange.GetServerTime:input_type -> exchange.v1.GetServerTimeRequest
+	44,  // 256: exchange.v1.Exchange.ListInstruments:input_type -> exchange.v1.ListInstrumentsRequest
+	47,  // 257: exchange.v1.Exchange.GetTickers:input_type -> exchange.v1.GetTickersRequest
+	51,  // 258: exchange.v1.Exchange.GetOrderBook:input_type -> exchange.v1.GetOrderBookRequest
+	54,  // 259: exchange.v1.Exchange.GetCandles:input_type -> exchange.v1.GetCandlesRequest
+	57,  // 260: exchange.v1.Exchange.GetTrades:input_type -> exchange.v1.GetTradesRequest
+	60,  // 261: exchange.v1.Exchange.GetFundingRate:input_type -> exchange.v1.GetFundingRateRequest
+	62,  // 262: exchange.v1.Exchange.GetFundingRateHistory:input_type -> exchange.v1.GetFundingRateHistoryRequest
+	66,  // 263: exchange.v1.Exchange.GetOpenInterestHistory:input_type -> exchange.v1.GetOpenInterestHistoryRequest
+	69,  // 264: exchange.v1.Exchange.GetLongShortRatioHistory:input_type -> exchange.v1.GetLongShortRatioHistoryRequest
+	72,  // 265: exchange.v1.Exchange.GetTakerVolumeHistory:input_type -> exchange.v1.GetTakerVolumeHistoryRequest
+	75,  // 266: exchange.v1.Exchange.StreamMarket:input_type -> exchange.v1.StreamMarketRequest
+	83,  // 267: exchange.v1.Exchange.PlaceOrder:input_type -> exchange.v1.PlaceOrderRequest
+	85,  // 268: exchange.v1.Exchange.AmendOrder:input_type -> exchange.v1.AmendOrderRequest
+	87,  // 269: exchange.v1.Exchange.CancelOrder:input_type -> exchange.v1.CancelOrderRequest
+	89,  // 270: exchange.v1.Exchange.CancelAllOrders:input_type -> exchange.v1.CancelAllOrdersRequest
+	91,  // 271: exchange.v1.Exchange.GetOrder:input_type -> exchange.v1.GetOrderRequest
+	93,  // 272: exchange.v1.Exchange.ListOpenOrders:input_type -> exchange.v1.ListOpenOrdersRequest
+	96,  // 273: exchange.v1.Exchange.ListOrderHistory:input_type -> exchange.v1.ListOrderHistoryRequest
+	99,  // 274: exchange.v1.Exchange.ListFills:input_type -> exchange.v1.ListFillsRequest
+	102, // 275: exchange.v1.Exchange.PlaceAlgoOrder:input_type -> exchange.v1.PlaceAlgoOrderRequest
+	104, // 276: exchange.v1.Exchange.CancelAlgoOrder:input_type -> exchange.v1.CancelAlgoOrderRequest
+	109, // 277: exchange.v1.Exchange.ListAlgoOrders:input_type -> exchange.v1.ListAlgoOrdersRequest
+	112, // 278: exchange.v1.Exchange.ListPositions:input_type -> exchange.v1.ListPositionsRequest
+	114, // 279: exchange.v1.Exchange.ClosePosition:input_type -> exchange.v1.ClosePositionRequest
+	116, // 280: exchange.v1.Exchange.GetLeverage:input_type -> exchange.v1.GetLeverageRequest
+	118, // 281: exchange.v1.Exchange.SetLeverage:input_type -> exchange.v1.SetLeverageRequest
+	120, // 282: exchange.v1.Exchange.SetMarginMode:input_type -> exchange.v1.SetMarginModeRequest
+	122, // 283: exchange.v1.Exchange.GetPositionMode:input_type -> exchange.v1.GetPositionModeRequest
+	124, // 284: exchange.v1.Exchange.SetPositionMode:input_type -> exchange.v1.SetPositionModeRequest
+	126, // 285: exchange.v1.Exchange.GetMaxOrderSize:input_type -> exchange.v1.GetMaxOrderSizeRequest
+	107, // 286: exchange.v1.Exchange.ListFundingPayments:input_type -> exchange.v1.ListFundingPaymentsRequest
+	128, // 287: exchange.v1.Exchange.CheckCredentials:input_type -> exchange.v1.CheckCredentialsRequest
+	130, // 288: exchange.v1.Exchange.BatchPlaceOrders:input_type -> exchange.v1.BatchPlaceOrdersRequest
+	133, // 289: exchange.v1.Exchange.BatchCancelOrders:input_type -> exchange.v1.BatchCancelOrdersRequest
+	135, // 290: exchange.v1.Exchange.CancelAllAfter:input_type -> exchange.v1.CancelAllAfterRequest
+	139, // 291: exchange.v1.Exchange.ListAssets:input_type -> exchange.v1.ListAssetsRequest
+	142, // 292: exchange.v1.Exchange.GetBalances:input_type -> exchange.v1.GetBalancesRequest
+	145, // 293: exchange.v1.Exchange.Transfer:input_type -> exchange.v1.TransferRequest
+	147, // 294: exchange.v1.Exchange.ListTransfers:input_type -> exchange.v1.ListTransfersRequest
+	149, // 295: exchange.v1.Exchange.GetDepositAddress:input_type -> exchange.v1.GetDepositAddressRequest
+	152, // 296: exchange.v1.Exchange.ListDeposits:input_type -> exchange.v1.ListDepositsRequest
+	155, // 297: exchange.v1.Exchange.Withdraw:input_type -> exchange.v1.WithdrawRequest
+	157, // 298: exchange.v1.Exchange.ListWithdrawals:input_type -> exchange.v1.ListWithdrawalsRequest
+	160, // 299: exchange.v1.Exchange.GetConvertQuote:input_type -> exchange.v1.GetConvertQuoteRequest
+	163, // 300: exchange.v1.Exchange.Convert:input_type -> exchange.v1.ConvertRequest
+	165, // 301: exchange.v1.Exchange.ListConverts:input_type -> exchange.v1.ListConvertsRequest
+	167, // 302: exchange.v1.Exchange.StreamAccount:input_type -> exchange.v1.StreamAccountRequest
+	171, // 303: exchange.v1.Exchange.CreateSubAccount:input_type -> exchange.v1.CreateSubAccountRequest
+	173, // 304: exchange.v1.Exchange.CreateSubAccountApiKey:input_type -> exchange.v1.CreateSubAccountApiKeyRequest
+	176, // 305: exchange.v1.Exchange.SubAccountTransfer:input_type -> exchange.v1.SubAccountTransferRequest
+	178, // 306: exchange.v1.Exchange.GetSubAccountTransfer:input_type -> exchange.v1.GetSubAccountTransferRequest
+	180, // 307: exchange.v1.Exchange.GetSubAccountBalances:input_type -> exchange.v1.GetSubAccountBalancesRequest
+	25,  // 308: exchange.v1.Exchange.Describe:output_type -> exchange.v1.DescribeResponse
+	38,  // 309: exchange.v1.Exchange.Configure:output_type -> exchange.v1.ConfigureResponse
+	40,  // 310: exchange.v1.Exchange.Health:output_type -> exchange.v1.HealthResponse
+	42,  // 311: exchange.v1.Exchange.GetServerTime:output_type -> exchange.v1.GetServerTimeResponse
+	45,  // 312: exchange.v1.Exchange.ListInstruments:output_type -> exchange.v1.ListInstrumentsResponse
+	48,  // 313: exchange.v1.Exchange.GetTickers:output_type -> exchange.v1.GetTickersResponse
+	52,  // 314: exchange.v1.Exchange.GetOrderBook:output_type -> exchange.v1.GetOrderBookResponse
+	55,  // 315: exchange.v1.Exchange.GetCandles:output_type -> exchange.v1.GetCandlesResponse
+	58,  // 316: exchange.v1.Exchange.GetTrades:output_type -> exchange.v1.GetTradesResponse
+	61,  // 317: exchange.v1.Exchange.GetFundingRate:output_type -> exchange.v1.GetFundingRateResponse
+	63,  // 318: exchange.v1.Exchange.GetFundingRateHistory:output_type -> exchange.v1.GetFundingRateHistoryResponse
+	67,  // 319: exchange.v1.Exchange.GetOpenInterestHistory:output_type -> exchange.v1.GetOpenInterestHistoryResponse
+	70,  // 320: exchange.v1.Exchange.GetLongShortRatioHistory:output_type -> exchange.v1.GetLongShortRatioHistoryResponse
+	73,  // 321: exchange.v1.Exchange.GetTakerVolumeHistory:output_type -> exchange.v1.GetTakerVolumeHistoryResponse
+	79,  // 322: exchange.v1.Exchange.StreamMarket:output_type -> exchange.v1.MarketEvent
+	84,  // 323: exchange.v1.Exchange.PlaceOrder:output_type -> exchange.v1.PlaceOrderResponse
+	86,  // 324: exchange.v1.Exchange.AmendOrder:output_type -> exchange.v1.AmendOrderResponse
+	88,  // 325: exchange.v1.Exchange.CancelOrder:output_type -> exchange.v1.CancelOrderResponse
+	90,  // 326: exchange.v1.Exchange.CancelAllOrders:output_type -> exchange.v1.CancelAllOrdersResponse
+	92,  // 327: exchange.v1.Exchange.GetOrder:output_type -> exchange.v1.GetOrderResponse
+	94,  // 328: exchange.v1.Exchange.ListOpenOrders:output_type -> exchange.v1.ListOpenOrdersResponse
+	97,  // 329: exchange.v1.Exchange.ListOrderHistory:output_type -> exchange.v1.ListOrderHistoryResponse
+	100, // 330: exchange.v1.Exchange.ListFills:output_type -> exchange.v1.ListFillsResponse
+	103, // 331: exchange.v1.Exchange.PlaceAlgoOrder:output_type -> exchange.v1.PlaceAlgoOrderResponse
+	105, // 332: exchange.v1.Exchange.CancelAlgoOrder:output_type -> exchange.v1.CancelAlgoOrderResponse
+	110, // 333: exchange.v1.Exchange.ListAlgoOrders:output_type -> exchange.v1.ListAlgoOrdersResponse
+	113, // 334: exchange.v1.Exchange.ListPositions:output_type -> exchange.v1.ListPositionsResponse
+	115, // 335: exchange.v1.Exchange.ClosePosition:output_type -> exchange.v1.ClosePositionResponse
+	117, // 336: exchange.v1.Exchange.GetLeverage:output_type -> exchange.v1.GetLeverageResponse
+	119, // 337: exchange.v1.Exchange.SetLeverage:output_type -> exchange.v1.SetLeverageResponse
+	121, // 338: exchange.v1.Exchange.SetMarginMode:output_type -> exchange.v1.SetMarginModeResponse
+	123, // 339: exchange.v1.Exchange.GetPositionMode:output_type -> exchange.v1.GetPositionModeResponse
+	125, // 340: exchange.v1.Exchange.SetPositionMode:output_type -> exchange.v1.SetPositionModeResponse
+	127, // 341: exchange.v1.Exchange.GetMaxOrderSize:output_type -> exchange.v1.GetMaxOrderSizeResponse
+	108, // 342: exchange.v1.Exchange.ListFundingPayments:output_type -> exchange.v1.ListFundingPaymentsResponse
+	129, // 343: exchange.v1.Exchange.CheckCredentials:output_type -> exchange.v1.CheckCredentialsResponse
+	132, // 344: exchange.v1.Exchange.BatchPlaceOrders:output_type -> exchange.v1.BatchPlaceOrdersResponse
+	134, // 345: exchange.v1.Exchange.BatchCancelOrders:output_type -> exchange.v1.BatchCancelOrdersResponse
+	136, // 346: exchange.v1.Exchange.CancelAllAfter:output_type -> exchange.v1.CancelAllAfterResponse
+	140, // 347: exchange.v1.Exchange.ListAssets:output_type -> exchange.v1.ListAssetsResponse
+	143, // 348: exchange.v1.Exchange.GetBalances:output_type -> exchange.v1.GetBalancesResponse
+	146, // 349: exchange.v1.Exchange.Transfer:output_type -> exchange.v1.TransferResponse
+	148, // 350: exchange.v1.Exchange.ListTransfers:output_type -> exchange.v1.ListTransfersResponse
+	150, // 351: exchange.v1.Exchange.GetDepositAddress:output_type -> exchange.v1.GetDepositAddressResponse
+	153, // 352: exchange.v1.Exchange.ListDeposits:output_type -> exchange.v1.ListDepositsResponse
+	156, // 353: exchange.v1.Exchange.Withdraw:output_type -> exchange.v1.WithdrawResponse
+	158, // 354: exchange.v1.Exchange.ListWithdrawals:output_type -> exchange.v1.ListWithdrawalsResponse
+	161, // 355: exchange.v1.Exchange.GetConvertQuote:output_type -> exchange.v1.GetConvertQuoteResponse
+	164, // 356: exchange.v1.Exchange.Convert:output_type -> exchange.v1.ConvertResponse
+	166, // 357: exchange.v1.Exchange.ListConverts:output_type -> exchange.v1.ListConvertsResponse
+	168, // 358: exchange.v1.Exchange.StreamAccount:output_type -> exchange.v1.AccountEvent
+	172, // 359: exchange.v1.Exchange.CreateSubAccount:output_type -> exchange.v1.CreateSubAccountResponse
+	174, // 360: exchange.v1.Exchange.CreateSubAccountApiKey:output_type -> exchange.v1.CreateSubAccountApiKeyResponse
+	177, // 361: exchange.v1.Exchange.SubAccountTransfer:output_type -> exchange.v1.SubAccountTransferResponse
+	179, // 362: exchange.v1.Exchange.GetSubAccountTransfer:output_type -> exchange.v1.GetSubAccountTransferResponse
+	181, // 363: exchange.v1.Exchange.GetSubAccountBalances:output_type -> exchange.v1.GetSubAccountBalancesResponse
+	308, // [308:364] is the sub-list for method output_type
+	252, // [252:308] is the sub-list for method input_type
+	252, // [252:252] is the sub-list for extension type_name
+	252, // [252:252] is the sub-list for extension extendee
+	0,   // [0:252] is the sub-list for field type_name
 }
 
 func init() { file_exchange_v1_exchange_proto_init() }
