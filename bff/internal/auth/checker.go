@@ -152,6 +152,19 @@ func NewChecker(cfg Config, opts ...Option) (*Checker, error) {
 // Config returns the checker's configuration.
 func (c *Checker) Config() Config { return c.cfg }
 
+// StepUpURL is aal2_url with refresh=true: the UI page where a signed-in member completes the second factor again
+// (Kratos' login flow with refresh=true and aal=aal2).
+func (c *Checker) StepUpURL() string {
+	u, err := url.Parse(c.cfg.AAL2URL)
+	if err != nil {
+		return c.cfg.AAL2URL
+	}
+	q := u.Query()
+	q.Set("refresh", "true")
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
 // SessionCookie returns the value of the request's Kratos session cookie, or "".
 func (c *Checker) SessionCookie(r *http.Request) string {
 	ck, err := r.Cookie(c.cfg.SessionCookie)
@@ -294,7 +307,17 @@ type whoami struct {
 	AuthenticatedAt time.Time `json:"authenticated_at"`
 	AAL             string    `json:"authenticator_assurance_level"`
 	Identity        identity  `json:"identity"`
+	// AuthenticationMethods lists every factor completed in the session, one entry per completion (a refresh
+	// login appends one).
+	AuthenticationMethods []struct {
+		Method      string    `json:"method"`
+		AAL         string    `json:"aal"`
+		CompletedAt time.Time `json:"completed_at"`
+	} `json:"authentication_methods"`
 }
+
+// secondFactors are the authentication methods that count as the second factor.
+var secondFactors = map[string]bool{"totp": true, "lookup_secret": true}
 
 type identity struct {
 	ID     string `json:"id"`
@@ -408,6 +431,11 @@ func memberOf(s whoami, creds map[string]json.RawMessage) Member {
 		ID: s.Identity.ID, Email: t.Email, Phone: t.Phone, Nickname: t.Nickname, Locale: t.Locale,
 		ReferralCode: t.ReferralCode, AAL: s.AAL, SessionID: s.ID, ExpiresAt: s.ExpiresAt,
 		AuthenticatedAt: s.AuthenticatedAt,
+	}
+	for _, am := range s.AuthenticationMethods {
+		if secondFactors[am.Method] && am.CompletedAt.After(m.SecondFactorAt) {
+			m.SecondFactorAt = am.CompletedAt
+		}
 	}
 	for _, a := range s.Identity.VerifiableAddresses {
 		if !a.Verified {

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
@@ -51,7 +52,8 @@ func (c *Checker) Middleware(next http.Handler) http.Handler {
 			WriteProblem(w, p)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(WithMember(r.Context(), m)))
+		ctx := context.WithValue(WithMember(r.Context(), m), sessionKey{}, sessionRef{c: c, cookie: c.SessionCookie(r), clientIP: m.ClientIP})
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 
@@ -74,7 +76,8 @@ func (c *Checker) Huma() func(huma.Context, func(huma.Context)) {
 			writeHumaProblem(ctx, p)
 			return
 		}
-		next(huma.WithValue(ctx, memberKey{}, m))
+		ctx = huma.WithValue(ctx, memberKey{}, m)
+		next(huma.WithValue(ctx, sessionKey{}, sessionRef{c: c, cookie: c.SessionCookie(r), clientIP: m.ClientIP}))
 	}
 }
 

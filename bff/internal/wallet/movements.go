@@ -110,11 +110,10 @@ func (s *Service) gate(ctx context.Context, c Caller, exchange, service string) 
 }
 
 // withdrawAllowed refuses money leaving the member's accounts during the lockout after a security change, and
-// without the second factor of a member who enrolled one.
+// without a recent second factor of a member who enrolled one (secondFactor).
 func (s *Service) withdrawAllowed(ctx context.Context, c Caller) error {
-	if c.TwoFactor && c.AAL != "aal2" {
-		return refuse(http.StatusForbidden, "aal2_required", "",
-			"Confirm this session with your authenticator app code before withdrawing.")
+	if err := s.secondFactor(c); err != nil {
+		return err
 	}
 	row, err := s.st.Member(ctx, c.ID)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -540,6 +539,9 @@ func (s *Service) Gift(ctx context.Context, c Caller, key string, r GiftRequest)
 		return m, err
 	}
 	if err := s.gate(ctx, c, r.Exchange, servicegate.Transfer); err != nil {
+		return store.Movement{}, err
+	}
+	if err := s.secondFactor(c); err != nil {
 		return store.Movement{}, err
 	}
 	sup, err := s.supervisor(r.Exchange)

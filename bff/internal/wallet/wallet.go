@@ -59,6 +59,10 @@ type Config struct {
 	FeeFreeAsset    string `yaml:"fee_free_asset"`
 	FeeFreeMin      string `yaml:"fee_free_min"`
 	FeeFreeMax      string `yaml:"fee_free_max"`
+	// SecondFactorWindow is how recently a member with an authenticator app must have entered a code in this
+	// session for money to leave the account (withdrawals, transfers to another exchange, gifts); older: 403
+	// second_factor_stale and the UI asks for a code again.
+	SecondFactorWindow setting.Duration `yaml:"second_factor_window"`
 }
 
 // Defaults are the production settings.
@@ -79,6 +83,8 @@ func Defaults() Config {
 		FeeFreeAsset:    "USDT",
 		FeeFreeMin:      "20",
 		FeeFreeMax:      "20000",
+
+		SecondFactorWindow: setting.Duration(5 * time.Minute),
 	}
 }
 
@@ -89,7 +95,8 @@ func (c Config) Validate() error {
 		setting.KeyDuration{Key: "resolve_initial", D: c.ResolveInitial}, setting.KeyDuration{Key: "resolve_max", D: c.ResolveMax},
 		setting.KeyDuration{Key: "not_found_grace", D: c.NotFoundGrace}, setting.KeyDuration{Key: "sent_stale", D: c.SentStale},
 		setting.KeyDuration{Key: "follow_interval", D: c.FollowInterval}, setting.KeyDuration{Key: "tick", D: c.Tick},
-		setting.KeyDuration{Key: "idempotency_wait", D: c.IdempotencyWait})
+		setting.KeyDuration{Key: "idempotency_wait", D: c.IdempotencyWait},
+		setting.KeyDuration{Key: "second_factor_window", D: c.SecondFactorWindow})
 	if c.ResolveMax < c.ResolveInitial {
 		p.Add("resolve_max", "%s is below resolve_initial %s", c.ResolveMax.D(), c.ResolveInitial.D())
 	}
@@ -143,6 +150,8 @@ type Caller struct {
 	// TwoFactor: an authenticator app is enrolled; AAL the session's assurance level (aal1, aal2).
 	TwoFactor bool
 	AAL       string
+	// SecondFactorAt is when the session last completed the second factor (zero: never).
+	SecondFactorAt time.Time
 }
 
 // Options builds a Service.

@@ -166,7 +166,7 @@ func TestWithdrawRules(t *testing.T) {
 		WithdrawRequest{Exchange: "binance", Asset: "USDT", Amount: "20", Address: "sim1destination"})
 	wantCode(t, err, "aal2_required", "")
 	// Accepted: the fee comes on top of the amount.
-	m, err := e.svc.Withdraw(ctx, Caller{ID: "a", TwoFactor: true, AAL: "aal2"}, "ok",
+	m, err := e.svc.Withdraw(ctx, Caller{ID: "a", TwoFactor: true, AAL: "aal2", SecondFactorAt: time.Now()}, "ok",
 		WithdrawRequest{Exchange: "binance", Asset: "USDT", Amount: "20", Address: "sim1destination"})
 	if err != nil || m.ExchangeID == "" || m.Fee != fee.String() || (m.State != store.MovementCompleted && m.State != store.MovementAcknowledged) {
 		t.Fatalf("withdraw %+v %v", m, err)

@@ -269,15 +269,40 @@ func (r *routes) caller(ctx context.Context) (walletsvc.Caller, error) {
 	if r.Wallet == nil {
 		return walletsvc.Caller{}, unavailable("Money movements are")
 	}
-	return walletsvc.Caller{ID: m.ID, TwoFactor: m.TOTP, AAL: m.AAL}, nil
+	return walletsvc.Caller{ID: m.ID, TwoFactor: m.TOTP, AAL: m.AAL, SecondFactorAt: m.SecondFactorAt}, nil
+}
+
+// payer is caller for money leaving the account (withdrawals, transfers to another exchange, gifts): when the
+// session's second factor looks older than the wallet's window, Kratos is asked once more past the session cache,
+// so a code entered a moment ago (possibly through another replica) counts. The service then applies the rule.
+func (r *routes) payer(ctx context.Context) (walletsvc.Caller, error) {
+	c, err := r.caller(ctx)
+	if err != nil || !r.Wallet.SecondFactorStale(c) {
+		return c, err
+	}
+	m, err := auth.Recheck(ctx)
+	if err != nil {
+		if errors.Is(err, auth.ErrNotChecked) {
+			return c, nil // a guard other than the auth checker: the service decides on what it has
+		}
+		return walletsvc.Caller{}, auth.ProblemOf(err)
+	}
+	if m.ID != c.ID {
+		return walletsvc.Caller{}, auth.Unauthorized()
+	}
+	return walletsvc.Caller{ID: m.ID, TwoFactor: m.TOTP, AAL: m.AAL, SecondFactorAt: m.SecondFactorAt}, nil
 }
 
 // moveFail maps a wallet service error: a refusal to its problem, anything else as fail does.
 func (r *routes) moveFail(ctx context.Context, err error) error {
 	var we *walletsvc.Error
 	if errors.As(err, &we) {
-		return &Problem{Type: "about:blank", Title: http.StatusText(we.Status), Status: we.Status, Detail: we.Message,
+		p := &Problem{Type: "about:blank", Title: http.StatusText(we.Status), Status: we.Status, Detail: we.Message,
 			Code: we.Code, ExchangeCode: we.ExchangeCode, Field: we.Field}
+		if we.Code == walletsvc.CodeSecondFactorStale {
+			p.StepUp = auth.StepUpURL(ctx)
+		}
+		return p
 	}
 	return r.fail(ctx, err)
 }
@@ -322,7 +347,7 @@ func (r *routes) transfer(ctx context.Context, in *transferInput) (*movementRepl
 }
 
 func (r *routes) withdraw(ctx context.Context, in *withdrawInput) (*movementReply, error) {
-	c, err := r.caller(ctx)
+	c, err := r.payer(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -361,7 +386,7 @@ func (r *routes) convert(ctx context.Context, in *convertInput) (*movementReply,
 }
 
 func (r *routes) gift(ctx context.Context, in *giftInput) (*movementReply, error) {
-	c, err := r.caller(ctx)
+	c, err := r.payer(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -384,7 +409,7 @@ func (r *routes) faucet(ctx context.Context, in *faucetInput) (*movementReply, e
 }
 
 func (r *routes) exchangeTransfer(ctx context.Context, in *exchangeTransferInput) (*movementReply, error) {
-	c, err := r.caller(ctx)
+	c, err := r.payer(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -70,7 +70,7 @@ func freeAddr(t *testing.T) string {
 // endpoint armed per client id), in live mode.
 func newMoveEnv(t *testing.T) *moveEnv { return newMoveEnvWith(t, readGuard{}) }
 
-func newMoveEnvWith(t *testing.T, guard apiutil.Guard) *moveEnv {
+func newMoveEnvWith(t *testing.T, guard apiutil.Guard, tune ...func(*walletsvc.Config)) *moveEnv {
 	t.Helper()
 	st, err := store.Open(context.Background(), store.DefaultConfig(t.TempDir()), store.WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
@@ -99,6 +99,9 @@ func newMoveEnvWith(t *testing.T, guard apiutil.Guard) *moveEnv {
 	cfg := walletsvc.Defaults()
 	cfg.ResolveInitial, cfg.ResolveMax = setting.Duration(50*time.Millisecond), setting.Duration(500*time.Millisecond)
 	cfg.Tick = setting.Duration(50 * time.Millisecond)
+	for _, f := range tune {
+		f(&cfg)
+	}
 	svc, err := walletsvc.New(walletsvc.Options{Config: cfg, Store: st, Plugins: host, Accounts: linkedAccounts{},
 		ClientIDs: func() string {
 			e.mu.Lock()

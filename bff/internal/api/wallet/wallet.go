@@ -103,6 +103,7 @@ type Problem struct {
 	Code         string `json:"code" doc:"Why: a stable code (no_account, exchange_not_found, exchange_unavailable, invalid_argument, ...)"`
 	ExchangeCode string `json:"exchange_code,omitempty" doc:"The exchange's own error code, when the exchange refused"`
 	Field        string `json:"field,omitempty" doc:"The request field at fault"`
+	StepUp       string `json:"step_up,omitempty" doc:"second_factor_stale: the UI page where the member enters an authenticator code again (add return_to), then confirms once more"`
 }
 
 func (p *Problem) Error() string               { return p.Detail }

@@ -231,6 +231,20 @@ func (b *Browser) SecondFactor() {
 	}
 }
 
+// StepUp completes the second factor again in a signed-in aal2 session (Kratos' login flow with refresh=true and
+// aal=aal2, as the UI's /otpauth?refresh=true does): the session gets a new totp entry in authentication_methods.
+func (b *Browser) StepUp() {
+	b.t.Helper()
+	f := b.Flow("login", "refresh=true&aal=aal2")
+	resp := b.Do(http.MethodPost, "/self-service/login?flow="+f.ID, map[string]any{
+		"method": "totp", "csrf_token": f.CSRF(), "totp_code": TOTP(b.t, b.TOTPSecret, time.Now()),
+	}, nil)
+	if resp.StatusCode != http.StatusOK {
+		raw, _ := io.ReadAll(resp.Body)
+		b.t.Fatalf("step up: status %d\n%s", resp.StatusCode, raw)
+	}
+}
+
 // Logout ends the session by the browser logout flow.
 func (b *Browser) Logout() {
 	b.t.Helper()
