@@ -10,5 +10,7 @@ export default defineConfig({
     include: ["app/**/*.test.{ts,tsx}", "tools/**/*.test.ts"],
     setupFiles: ["./app/test/setup.ts"],
     restoreMocks: true,
+    // A bound for a stuck test, not a budget: tests wait for conditions (see app/test/setup.ts).
+    testTimeout: 60_000,
   },
 });

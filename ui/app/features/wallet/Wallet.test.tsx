@@ -1,4 +1,4 @@
-import { configure, fireEvent, screen, waitFor, within } from "@testing-library/react";
+import { fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { queryClient } from "~/api/queries";
 import { SUBPAGE_KEYS } from "~/components/Nav";
@@ -111,10 +111,6 @@ function api(extra: Record<string, (c: ApiCall) => Response | Promise<Response>>
   });
 }
 
-// A page reads several routes in a row (exchanges, deposit exchange, coins, address): on a busy machine that can take
-// longer than the default second, so the waits are bounded generously.
-configure({ asyncUtilTimeout: 15_000 });
-vi.setConfig({ testTimeout: 60_000 });
 
 beforeEach(() => {
   resetSession();
