@@ -143,9 +143,13 @@ func marketCapabilities() []*exchangev1.MarketTradingCapabilities {
 	basic := []exchangev1.OrderType{exchangev1.OrderType_ORDER_TYPE_LIMIT, exchangev1.OrderType_ORDER_TYPE_MARKET}
 	return []*exchangev1.MarketTradingCapabilities{
 		// Spot TP/SL on entry: a LIMIT entry with both a take-profit and a stop-loss is an OTOCO order list (orderlist.go).
+		// It takes only that: a LIMIT entry, both legs, last price, market on trigger (tpsl_on_entry).
 		{MarketType: exchangev1.MarketType_MARKET_TYPE_SPOT, OrderTypes: basic, TimeInForce: tifs, IdempotentClientOrderId: true,
 			TpslKinds:         []exchangev1.TpSlKind{exchangev1.TpSlKind_TP_SL_KIND_ON_ORDER},
-			TriggerPriceTypes: []exchangev1.TriggerPriceType{exchangev1.TriggerPriceType_TRIGGER_PRICE_TYPE_LAST}},
+			TriggerPriceTypes: []exchangev1.TriggerPriceType{exchangev1.TriggerPriceType_TRIGGER_PRICE_TYPE_LAST},
+			TpslOnEntry: &exchangev1.TpSlOnEntry{OrderTypes: []exchangev1.OrderType{exchangev1.OrderType_ORDER_TYPE_LIMIT},
+				BothLegsRequired:  true,
+				TriggerPriceTypes: []exchangev1.TriggerPriceType{exchangev1.TriggerPriceType_TRIGGER_PRICE_TYPE_LAST}}},
 		{MarketType: exchangev1.MarketType_MARKET_TYPE_SWAP, OrderTypes: basic,
 			TimeInForce: append(slices.Clone(tifs), exchangev1.TimeInForce_TIME_IN_FORCE_GTD), Amend: true,
 			AlgoOrderTypes: []exchangev1.OrderType{exchangev1.OrderType_ORDER_TYPE_STOP_MARKET, exchangev1.OrderType_ORDER_TYPE_TAKE_PROFIT_MARKET},

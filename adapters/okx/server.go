@@ -171,14 +171,21 @@ func marketCapabilities() []*exchangev1.MarketTradingCapabilities {
 		exchangev1.OrderType_ORDER_TYPE_STOP_LIMIT, exchangev1.OrderType_ORDER_TYPE_TAKE_PROFIT_LIMIT}
 	triggers := []exchangev1.TriggerPriceType{exchangev1.TriggerPriceType_TRIGGER_PRICE_TYPE_LAST,
 		exchangev1.TriggerPriceType_TRIGGER_PRICE_TYPE_MARK, exchangev1.TriggerPriceType_TRIGGER_PRICE_TYPE_INDEX}
+	// TP/SL on entry (attachAlgoOrds): on limit and market orders, a take-profit or a stop-loss alone or both, market
+	// (-1) or a limit price on trigger; spot triggers on the last price only.
+	onEntry := func(triggers []exchangev1.TriggerPriceType) *exchangev1.TpSlOnEntry {
+		return &exchangev1.TpSlOnEntry{OrderTypes: orderTypes, TriggerPriceTypes: triggers, LimitPrice: true}
+	}
 	return []*exchangev1.MarketTradingCapabilities{
 		{MarketType: exchangev1.MarketType_MARKET_TYPE_SPOT, OrderTypes: orderTypes, TimeInForce: tifs, Amend: true,
 			AlgoOrderTypes: algo, TpslKinds: []exchangev1.TpSlKind{exchangev1.TpSlKind_TP_SL_KIND_ON_ORDER, exchangev1.TpSlKind_TP_SL_KIND_CONDITIONAL},
 			TriggerPriceTypes: triggers, BatchPlaceMax: batchPlaceLimit, BatchCancelMax: batchCancelLimit, CancelAllAfter: true,
+			TpslOnEntry:             onEntry([]exchangev1.TriggerPriceType{exchangev1.TriggerPriceType_TRIGGER_PRICE_TYPE_LAST}),
 			IdempotentClientOrderId: true},
 		{MarketType: exchangev1.MarketType_MARKET_TYPE_SWAP, OrderTypes: orderTypes, TimeInForce: tifs, Amend: true,
 			AlgoOrderTypes: algo, TpslKinds: []exchangev1.TpSlKind{exchangev1.TpSlKind_TP_SL_KIND_ON_ORDER, exchangev1.TpSlKind_TP_SL_KIND_CONDITIONAL},
 			TriggerPriceTypes: triggers, ReduceOnly: true, BatchPlaceMax: batchPlaceLimit, BatchCancelMax: batchCancelLimit, CancelAllAfter: true,
+			TpslOnEntry:             onEntry(triggers),
 			MarginModes:             []exchangev1.MarginMode{exchangev1.MarginMode_MARGIN_MODE_CROSS, exchangev1.MarginMode_MARGIN_MODE_ISOLATED},
 			PositionModes:           []exchangev1.PositionMode{exchangev1.PositionMode_POSITION_MODE_ONE_WAY, exchangev1.PositionMode_POSITION_MODE_HEDGE},
 			IdempotentClientOrderId: true},

@@ -120,6 +120,7 @@ var checks = []check{
 	{"unknown-outcome", checkUnknownOutcome},
 	{"unknown-outcome-amend", checkUnknownOutcomeAmend},
 	{"price-match", checkPriceMatch},
+	{"tpsl-on-entry", checkTpSlOnEntry},
 	{"funding-payments", checkFundingPayments},
 	{"wallet-balances", checkBalances},
 	{"wallet-transfer", checkTransfer},

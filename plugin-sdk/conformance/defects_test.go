@@ -372,6 +372,15 @@ var defects = map[string]func(*sdktest.Server) exchangev1.ExchangeServer{
 			return resp, err
 		}}
 	},
+	// A plugin that does not claim TP/SL on entry answers an entry with one with an untyped error.
+	"tpsl-on-entry": func(s *sdktest.Server) exchangev1.ExchangeServer {
+		return &hook{Server: s, fix: func(m string, req, resp proto.Message, err error) (proto.Message, error) {
+			if r, ok := req.(*exchangev1.PlaceOrderRequest); ok && m == "PlaceOrder" && r.GetTakeProfit() != nil && err != nil {
+				return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE, "%s", sdk.MessageOf(err))
+			}
+			return resp, err
+		}}
+	},
 	// Funding amounts with the sign the wrong way round (paid shown as received).
 	"funding-payments": fixOne("ListFundingPayments", func(_ proto.Message, r *exchangev1.ListFundingPaymentsResponse, err error) (proto.Message, error) {
 		if err == nil {

@@ -217,8 +217,22 @@ func TestSpotTpSlByExchange(t *testing.T) {
 			t.Fatalf("exhub armed a spot %s: %v", leg, err)
 		}
 	}
-	_, err = e.svc.Place(ctx, "a", newKey(), PlaceRequest{Exchange: "binance", MarketType: "SPOT", Symbol: m.symbol,
+	// The market's rules (tpsl_on_entry: a LIMIT entry, both legs) refuse the rest before anything is journaled.
+	marketKey, oneLegKey := newKey(), newKey()
+	_, err = e.svc.Place(ctx, "a", marketKey, PlaceRequest{Exchange: "binance", MarketType: "SPOT", Symbol: m.symbol,
 		Side: "BUY", Type: "MARKET", Qty: m.qty(price, 1), TakeProfit: &TpSl{TriggerPrice: m.price(1.5)},
 		StopLoss: &TpSl{TriggerPrice: m.price(0.5)}})
-	wantCode(t, err, "not_supported")
+	if ex := wantCode(t, err, "not_supported"); ex.Field != "take_profit" {
+		t.Fatalf("a market entry with TP/SL: field %q", ex.Field)
+	}
+	_, err = e.svc.Place(ctx, "a", oneLegKey, PlaceRequest{Exchange: "binance", MarketType: "SPOT", Symbol: m.symbol,
+		Side: "BUY", Type: "LIMIT", Price: price, Qty: m.qty(price, 1), TakeProfit: &TpSl{TriggerPrice: m.price(1.5)}})
+	if ex := wantCode(t, err, "not_supported"); ex.Field != "stop_loss" {
+		t.Fatalf("a take-profit alone: field %q", ex.Field)
+	}
+	for _, k := range []string{marketKey, oneLegKey} {
+		if o, err := e.st.OrderByKey(ctx, "a", k); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("a refused entry was journaled: %+v %v", o, err)
+		}
+	}
 }

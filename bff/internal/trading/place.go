@@ -357,6 +357,9 @@ func (s *Service) Place(ctx context.Context, memberID, key string, req PlaceRequ
 		return store.Order{}, &Error{Status: http.StatusUnprocessableEntity, Code: "not_supported", Field: "reduce_only",
 			Message: "This exchange does not take reduce-only orders here."}
 	}
+	if e := checkEntryTpSl(caps, m, typ, tp, sl); e != nil { // the market's rules for TP/SL on entry (entrytpsl.go)
+		return store.Order{}, e
+	}
 	if tp, sl, e = entryTpSl(caps, m, req.ReduceOnly, tp, sl); e != nil { // nil where exhub arms them (attached.go)
 		return store.Order{}, e
 	}

@@ -138,6 +138,16 @@ type marketCaps struct {
 	priceMatch bool
 	tpslKinds  []exchangev1.TpSlKind
 	triggers   []exchangev1.TriggerPriceType
+	// onEntry: what TP/SL on a new order takes (TP_SL_KIND_ON_ORDER; nil: the plugin says nothing more).
+	onEntry *exchangev1.TpSlOnEntry
+	// flatTpSl: a plugin without per-market capabilities claims TP/SL (TradingCapabilities.tpsl).
+	flatTpSl bool
+}
+
+func capsOfMarket(mc *exchangev1.MarketTradingCapabilities) marketCaps {
+	return marketCaps{orderTypes: mc.GetOrderTypes(), tifs: mc.GetTimeInForce(), algoTypes: mc.GetAlgoOrderTypes(),
+		reduceOnly: mc.GetReduceOnly(), amend: mc.GetAmend(), priceMatch: mc.GetPriceMatch(),
+		tpslKinds: mc.GetTpslKinds(), triggers: mc.GetTriggerPriceTypes(), onEntry: mc.GetTpslOnEntry()}
 }
 
 func capsOf(d *exchangev1.DescribeResponse, m exchangev1.MarketType) (marketCaps, bool) {
@@ -147,9 +157,7 @@ func capsOf(d *exchangev1.DescribeResponse, m exchangev1.MarketType) (marketCaps
 	}
 	for _, mc := range tc.GetMarkets() {
 		if mc.GetMarketType() == m {
-			return marketCaps{orderTypes: mc.GetOrderTypes(), tifs: mc.GetTimeInForce(), algoTypes: mc.GetAlgoOrderTypes(),
-				reduceOnly: mc.GetReduceOnly(), amend: mc.GetAmend(), priceMatch: mc.GetPriceMatch(),
-				tpslKinds: mc.GetTpslKinds(), triggers: mc.GetTriggerPriceTypes()}, true
+			return capsOfMarket(mc), true
 		}
 	}
 	var algo []exchangev1.OrderType
@@ -159,7 +167,7 @@ func capsOf(d *exchangev1.DescribeResponse, m exchangev1.MarketType) (marketCaps
 		}
 	}
 	return marketCaps{orderTypes: tc.GetOrderTypes(), tifs: tc.GetTimeInForce(), algoTypes: algo,
-		reduceOnly: tc.GetReduceOnly(), amend: tc.GetAmend()}, true
+		reduceOnly: tc.GetReduceOnly(), amend: tc.GetAmend(), flatTpSl: tc.GetTpsl()}, true
 }
 
 // describe returns the plugin's cached Describe, or 503 before its first launch.

@@ -3377,6 +3377,23 @@ export interface components {
              */
             trigger_price_type?: "LAST" | "MARK" | "INDEX";
         };
+        TpSlOnEntryRules: {
+            /**
+             * @description exchange: sent with the order; exhub: placed by exhub once the entry fills.
+             * @enum {string}
+             */
+            armedBy: "exchange" | "exhub";
+            /** @description A take-profit and a stop-loss only together (e.g. Binance spot's OTOCO order list). */
+            bothLegs: boolean;
+            /** @description A leg may carry a limit price; false: market on trigger only. */
+            limitPrice: boolean;
+            /** @enum {string} */
+            marketType: "SPOT" | "SWAP";
+            /** @description The entry order types that take TP/SL (LIMIT, MARKET); empty: every order type of the market. */
+            orderTypes: string[];
+            /** @description The trigger price types of a leg (LAST, MARK, INDEX); empty: any. */
+            triggerPriceTypes: string[];
+        };
         Trade: {
             /** @example 28457 */
             id: string;
@@ -3468,6 +3485,8 @@ export interface components {
             tpsl: boolean;
             /** @description Market types (SPOT, SWAP) where a new order takes a take-profit / stop-loss: armed by the exchange, or on SWAP by exhub once the entry fills (reduce-only closing orders). */
             tpslOnEntry?: string[];
+            /** @description What a take-profit / stop-loss on a new order takes, per market type listed in tpslOnEntry; an order that breaks it is refused (422 not_supported naming take_profit or stop_loss). */
+            tpslOnEntryRules?: components["schemas"]["TpSlOnEntryRules"][];
             /** @description LAST, MARK, INDEX. */
             triggerPriceTypes: string[];
         };

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"slices"
 	"sort"
 	"strings"
 
@@ -12,6 +11,7 @@ import (
 
 	"github.com/exhub/exhub/bff/internal/market"
 	"github.com/exhub/exhub/bff/internal/pluginhost"
+	"github.com/exhub/exhub/bff/internal/trading"
 	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
 )
 
@@ -42,21 +42,32 @@ type Capabilities struct {
 
 // TradingCapabilities says which order features exist.
 type TradingCapabilities struct {
-	Enabled                 bool     `json:"enabled"`
-	OrderTypes              []string `json:"orderTypes" doc:"LIMIT, MARKET, STOP_MARKET, TAKE_PROFIT_MARKET, STOP_LIMIT, TAKE_PROFIT_LIMIT."`
-	TimeInForce             []string `json:"timeInForce" doc:"GTC, IOC, FOK, POST_ONLY."`
-	TriggerPriceTypes       []string `json:"triggerPriceTypes" doc:"LAST, MARK, INDEX."`
-	ReduceOnly              bool     `json:"reduceOnly"`
-	ClosePosition           bool     `json:"closePosition"`
-	TpSl                    bool     `json:"tpsl"`
-	Amend                   bool     `json:"amend"`
-	CancelAll               bool     `json:"cancelAll"`
-	IdempotentClientOrderID bool     `json:"idempotentClientOrderId"`
-	MarginModes             []string `json:"marginModes" doc:"CROSS, ISOLATED."`
-	PositionModes           []string `json:"positionModes" doc:"ONE_WAY, HEDGE."`
-	SelfTradePrevention     bool     `json:"selfTradePrevention"`
-	PriceMatch              []string `json:"priceMatch,omitempty" doc:"Market types (SPOT, SWAP) where the exchange prices a limit order from its own book (an order's price_match)."`
-	TpSlOnEntry             []string `json:"tpslOnEntry,omitempty" doc:"Market types (SPOT, SWAP) where a new order takes a take-profit / stop-loss: armed by the exchange, or on SWAP by exhub once the entry fills (reduce-only closing orders)."`
+	Enabled                 bool               `json:"enabled"`
+	OrderTypes              []string           `json:"orderTypes" doc:"LIMIT, MARKET, STOP_MARKET, TAKE_PROFIT_MARKET, STOP_LIMIT, TAKE_PROFIT_LIMIT."`
+	TimeInForce             []string           `json:"timeInForce" doc:"GTC, IOC, FOK, POST_ONLY."`
+	TriggerPriceTypes       []string           `json:"triggerPriceTypes" doc:"LAST, MARK, INDEX."`
+	ReduceOnly              bool               `json:"reduceOnly"`
+	ClosePosition           bool               `json:"closePosition"`
+	TpSl                    bool               `json:"tpsl"`
+	Amend                   bool               `json:"amend"`
+	CancelAll               bool               `json:"cancelAll"`
+	IdempotentClientOrderID bool               `json:"idempotentClientOrderId"`
+	MarginModes             []string           `json:"marginModes" doc:"CROSS, ISOLATED."`
+	PositionModes           []string           `json:"positionModes" doc:"ONE_WAY, HEDGE."`
+	SelfTradePrevention     bool               `json:"selfTradePrevention"`
+	PriceMatch              []string           `json:"priceMatch,omitempty" doc:"Market types (SPOT, SWAP) where the exchange prices a limit order from its own book (an order's price_match)."`
+	TpSlOnEntry             []string           `json:"tpslOnEntry,omitempty" doc:"Market types (SPOT, SWAP) where a new order takes a take-profit / stop-loss: armed by the exchange, or on SWAP by exhub once the entry fills (reduce-only closing orders)."`
+	TpSlOnEntryRules        []TpSlOnEntryRules `json:"tpslOnEntryRules,omitempty" doc:"What a take-profit / stop-loss on a new order takes, per market type listed in tpslOnEntry; an order that breaks it is refused (422 not_supported naming take_profit or stop_loss)."`
+}
+
+// TpSlOnEntryRules is what TP/SL on a new order takes on one market type.
+type TpSlOnEntryRules struct {
+	MarketType        string   `json:"marketType" enum:"SPOT,SWAP"`
+	OrderTypes        []string `json:"orderTypes" doc:"The entry order types that take TP/SL (LIMIT, MARKET); empty: every order type of the market."`
+	BothLegs          bool     `json:"bothLegs" doc:"A take-profit and a stop-loss only together (e.g. Binance spot's OTOCO order list)."`
+	TriggerPriceTypes []string `json:"triggerPriceTypes" doc:"The trigger price types of a leg (LAST, MARK, INDEX); empty: any."`
+	LimitPrice        bool     `json:"limitPrice" doc:"A leg may carry a limit price; false: market on trigger only."`
+	ArmedBy           string   `json:"armedBy" enum:"exchange,exhub" doc:"exchange: sent with the order; exhub: placed by exhub once the entry fills."`
 }
 
 // WalletCapabilities says which wallet operations exist.
@@ -253,6 +264,7 @@ func capabilities(c *exchangev1.Capabilities) Capabilities {
 			SelfTradePrevention:     t.GetSelfTradePrevention(),
 			PriceMatch:              priceMatchMarkets(t),
 			TpSlOnEntry:             tpslOnEntryMarkets(t),
+			TpSlOnEntryRules:        tpslOnEntryRules(t),
 		},
 		Wallet: WalletCapabilities{Balances: w.GetBalances(), Transfer: w.GetTransfer(), Deposit: w.GetDeposit(),
 			Withdraw: w.GetWithdraw(), Convert: w.GetConvert()},
@@ -285,17 +297,30 @@ func priceMatchMarkets(t *exchangev1.TradingCapabilities) []string {
 
 // tpslOnEntryMarkets lists the market types where an order takes TP/SL on entry: the market claims
 // TP_SL_KIND_ON_ORDER, or it is SWAP with reduce-only STOP_MARKET and TAKE_PROFIT_MARKET algo orders, which the
-// trading service places itself once the entry fills (trading/attached.go).
+// trading service places itself once the entry fills (trading.EntryTpSlOf).
 func tpslOnEntryMarkets(t *exchangev1.TradingCapabilities) []string {
 	out := []string{}
+	for _, r := range tpslOnEntryRules(t) {
+		out = append(out, r.MarketType)
+	}
+	return out
+}
+
+// tpslOnEntryRules are the per-market rules of TP/SL on entry, as the trading service checks them.
+func tpslOnEntryRules(t *exchangev1.TradingCapabilities) []TpSlOnEntryRules {
+	out := []TpSlOnEntryRules{}
 	for _, m := range t.GetMarkets() {
-		onOrder := slices.Contains(m.GetTpslKinds(), exchangev1.TpSlKind_TP_SL_KIND_ON_ORDER)
-		hostArms := m.GetMarketType() == exchangev1.MarketType_MARKET_TYPE_SWAP && m.GetReduceOnly() &&
-			slices.Contains(m.GetAlgoOrderTypes(), exchangev1.OrderType_ORDER_TYPE_STOP_MARKET) &&
-			slices.Contains(m.GetAlgoOrderTypes(), exchangev1.OrderType_ORDER_TYPE_TAKE_PROFIT_MARKET)
-		if (onOrder || hostArms) && m.GetMarketType() != exchangev1.MarketType_MARKET_TYPE_UNSPECIFIED {
-			out = append(out, strings.TrimPrefix(m.GetMarketType().String(), "MARKET_TYPE_"))
+		r, ok := trading.EntryTpSlOf(m)
+		if !ok || m.GetMarketType() == exchangev1.MarketType_MARKET_TYPE_UNSPECIFIED {
+			continue
 		}
+		by := "exchange"
+		if r.ArmedByExhub {
+			by = "exhub"
+		}
+		out = append(out, TpSlOnEntryRules{MarketType: strings.TrimPrefix(m.GetMarketType().String(), "MARKET_TYPE_"),
+			OrderTypes: enumNames("ORDER_TYPE_", r.OrderTypes), BothLegs: r.BothLegs,
+			TriggerPriceTypes: enumNames("TRIGGER_PRICE_TYPE_", r.TriggerTypes), LimitPrice: r.LimitPrice, ArmedBy: by})
 	}
 	return out
 }

@@ -226,6 +226,52 @@ describe("order form", { timeout: 30_000 }, () => {
     expect(screen.queryByLabelText("TP/SL")).toBeNull();
   });
 
+  it("constrains TP/SL on entry to the exchange's rules: limit entries only, both legs, last price", async () => {
+    const bff = fakeBff({
+      "GET /api/v1/max-order-size": maxSize,
+      "POST /api/v1/orders": () => jsonResponse(order({ market_type: "SPOT" }), 201),
+    });
+    // Binance spot: an OTOCO order list (a LIMIT entry, both legs, last price, market on trigger).
+    const otoco = { marketType: "SPOT", orderTypes: ["LIMIT"], bothLegs: true, triggerPriceTypes: ["LAST"], limitPrice: false };
+    const view = renderForm({ marketType: "SPOT", caps: { ...caps, tpslOnEntry: ["SPOT"], tpslOnEntryRules: [otoco] } });
+    expect(await screen.findByLabelText("TP/SL")).toBeTruthy();
+    expect(screen.getByText("This exchange takes a take-profit and a stop-loss together.")).toBeTruthy();
+    // A market order takes none there: the box goes and says why.
+    fireEvent.click(screen.getByTestId("kind-market"));
+    await waitFor(() => expect(screen.queryByLabelText("TP/SL")).toBeNull());
+    expect(screen.getByTestId("tpsl-limit-only").textContent).toBe("TP/SL on entry: limit orders only on this exchange.");
+    fireEvent.click(screen.getByTestId("kind-limit"));
+    fireEvent.click(await screen.findByLabelText("TP/SL"));
+    const box = await screen.findByTestId("order-tpsl");
+    const triggerType = within(box).getByLabelText("Trigger price type") as HTMLSelectElement;
+    expect([...triggerType.options].map((o) => o.value)).toEqual(["LAST"]);
+    type("order-price", "60000");
+    type("order-size", "0.01");
+    // One leg alone is refused before anything is sent.
+    type("order-tp", "66000");
+    await submit();
+    expect(await screen.findByText("This exchange takes a take-profit and a stop-loss together: enter both.")).toBeTruthy();
+    expect(bff.posts()).toHaveLength(0);
+    type("order-sl", "57000");
+    await submit();
+    await screen.findByText("Order successfully");
+    const body = bff.posts()[0]!.body as Record<string, unknown>;
+    expect(body.type).toBe("LIMIT");
+    expect(body.take_profit).toEqual({ trigger_price: "66000", trigger_price_type: "LAST" });
+    expect(body.stop_loss).toEqual({ trigger_price: "57000", trigger_price_type: "LAST" });
+    view.unmount();
+
+    // OKX: limit and market entries, one leg alone, last or mark price.
+    const attached = { marketType: "SWAP", orderTypes: ["LIMIT", "MARKET"], bothLegs: false, triggerPriceTypes: ["LAST", "MARK"], limitPrice: true };
+    renderForm({ caps: { ...caps, tpslOnEntry: ["SWAP"], tpslOnEntryRules: [attached] } });
+    fireEvent.click(await screen.findByTestId("kind-market"));
+    fireEvent.click(await screen.findByLabelText("TP/SL"));
+    const okxBox = await screen.findByTestId("order-tpsl");
+    expect([...(within(okxBox).getByLabelText("Trigger price type") as HTMLSelectElement).options].map((o) => o.value)).toEqual(["LAST", "MARK"]);
+    expect(screen.queryByText("This exchange takes a take-profit and a stop-loss together.")).toBeNull();
+    expect(screen.queryByTestId("tpsl-limit-only")).toBeNull();
+  });
+
   it("AI Price sends the exchange's own best-price order where the market has one", async () => {
     const bff = fakeBff({
       "GET /api/v1/max-order-size": maxSize,

@@ -45,7 +45,24 @@ export type TradingCaps = {
   // Market types where an order takes TP/SL on entry (armed by the exchange,
   // or by exhub once a SWAP entry fills); absent: the flat tpsl flag.
   tpslOnEntry?: string[];
+  // What TP/SL on entry takes per market type (absent: no constraint known).
+  tpslOnEntryRules?: TpSlOnEntryRule[];
 };
+
+// The BFF's TpSlOnEntryRules: the entry order types that take TP/SL, whether
+// both legs must be given, the trigger price types of the legs.
+export type TpSlOnEntryRule = {
+  marketType: string;
+  orderTypes: string[];
+  bothLegs: boolean;
+  triggerPriceTypes: string[];
+  limitPrice: boolean;
+};
+
+// The rule of one market type, if the exchange states one.
+export function tpslRuleOf(caps: TradingCaps, marketType: string): TpSlOnEntryRule | undefined {
+  return caps.tpslOnEntryRules?.find((r) => r.marketType === marketType);
+}
 
 export type OrderFormProps = {
   exchange: string;
@@ -118,6 +135,7 @@ export function OrderForm(p: OrderFormProps) {
     last: p.quote.last,
     max: maxRef.current,
     priceMatch: p.caps.priceMatch?.includes(p.marketType) ?? false,
+    tpslBothLegs: tpslRuleOf(p.caps, p.marketType)?.bothLegs ?? false,
   };
   const live = () => ({ ...ctx.current, ...definedOnly(p.readQuote()), max: maxRef.current });
   const schema = useMemo(
@@ -234,9 +252,13 @@ export function OrderForm(p: OrderFormProps) {
           : t`Sell`;
   const avail = availableOf(p.balances, swap ? quoteAsset : v.side === "BUY" ? i.quote : base);
   const maxNow = v.side === "BUY" ? maxQ.data?.max_buy_qty : maxQ.data?.max_sell_qty;
-  // TP/SL belong to an entry: not to a stop order nor to an order that closes.
+  // TP/SL belong to an entry: not to a stop order nor to an order that closes,
+  // and only to the entry order types the exchange takes them on.
   const tpslHere = p.caps.tpslOnEntry ? p.caps.tpslOnEntry.includes(p.marketType) : p.caps.tpsl;
-  const entryTpSl = tpslHere && v.kind !== "STOP_MARKET" && !closingOrder(v, swap, hedge);
+  const tpslRule = tpslRuleOf(p.caps, p.marketType);
+  const tpslKindOK = !tpslRule || tpslRule.orderTypes.length === 0 || tpslRule.orderTypes.includes(v.kind);
+  const tpslEntry = tpslHere && v.kind !== "STOP_MARKET" && !closingOrder(v, swap, hedge);
+  const entryTpSl = tpslEntry && tpslKindOK;
 
   return (
     <Form form={form} onSubmit={submit} className="order-form" aria-label={t`Place order`} data-testid="order-form">
@@ -321,8 +343,21 @@ export function OrderForm(p: OrderFormProps) {
       )}
       <OrderFacts avail={avail} availAsset={swap ? quoteAsset : v.side === "BUY" ? i.quote : base} max={maxNow} base={base} step={i.stepSize} />
       {swap && !hedge && p.caps.reduceOnly ? <CheckboxField name="reduceOnly" label={t`Reduce-Only`} /> : null}
-      {entryTpSl ? <CheckboxField name="tpsl" label={t`TP/SL`} /> : null}
-      {entryTpSl && v.tpsl ? <TpSlFields p={p} v={v} triggerTypes={p.caps.triggerPriceTypes} /> : null}
+      {entryTpSl ? (
+        <CheckboxField
+          name="tpsl"
+          label={t`TP/SL`}
+          description={tpslRule?.bothLegs ? t`This exchange takes a take-profit and a stop-loss together.` : undefined}
+        />
+      ) : null}
+      {tpslEntry && !tpslKindOK && tpslRule?.orderTypes.includes("LIMIT") ? (
+        <p className="field-description" data-testid="tpsl-limit-only">
+          {t`TP/SL on entry: limit orders only on this exchange.`}
+        </p>
+      ) : null}
+      {entryTpSl && v.tpsl ? (
+        <TpSlFields p={p} v={v} triggerTypes={tpslRule?.triggerPriceTypes.length ? tpslRule.triggerPriceTypes : p.caps.triggerPriceTypes} />
+      ) : null}
       <FormError />
       <SubmitButton className={`button order-submit order-submit--${v.side === "BUY" ? "buy" : "sell"}`} testId="order-submit">
         {sideLabel(v.side)}
@@ -430,6 +465,11 @@ function OrderFacts({ avail, availAsset, max, base, step }: { avail?: string; av
 
 function TpSlFields({ p, v, triggerTypes }: { p: OrderFormProps; v: OrderValues; triggerTypes: string[] }) {
   const { t } = useLingui();
+  const { setValue } = useFormContext<OrderValues>();
+  // A trigger type this market does not take (chosen on another market) goes back to the last price.
+  useEffect(() => {
+    if (v.tpslType === "MARK" && !triggerTypes.includes("MARK")) setValue("tpslType", "LAST");
+  }, [v.tpslType, triggerTypes, setValue]);
   const swap = p.marketType === "SWAP";
   const methods = [
     { value: "price", label: t`Price` },
@@ -468,7 +508,7 @@ function TpSlFields({ p, v, triggerTypes }: { p: OrderFormProps; v: OrderValues;
         name="tpslType"
         label={t`Trigger price type`}
         options={[
-          { value: "LAST", label: t`Last price` },
+          ...(triggerTypes.length === 0 || triggerTypes.includes("LAST") ? [{ value: "LAST", label: t`Last price` }] : []),
           ...(triggerTypes.includes("MARK") ? [{ value: "MARK", label: t`Mark price` }] : []),
         ]}
       />

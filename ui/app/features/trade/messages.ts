@@ -23,6 +23,7 @@ const issueMessages: Record<PlanIssueCode, MessageDescriptor> = {
   "price.unavailable": msg`No price yet to convert the amount: enter a price or wait for the order book.`,
   "max.unknown": msg`The largest order size is not known yet.`,
   "tpsl.value": msg`Enter a value that gives a trigger price.`,
+  "tpsl.both": msg`This exchange takes a take-profit and a stop-loss together: enter both.`,
   "tp.above": msg`The take-profit price must be greater than the order price.`,
   "tp.below": msg`The take-profit price must be lower than the order price.`,
   "sl.above": msg`The stop-loss price must be greater than the order price.`,

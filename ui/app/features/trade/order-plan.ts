@@ -77,6 +77,9 @@ export type PlanContext = {
   // The exchange prices a limit order from its own book on this market (AI
   // Price then sends price_match QUEUE instead of the quoted best price).
   priceMatch?: boolean;
+  // TP/SL on entry needs both a take-profit and a stop-loss on this market
+  // (the exchange takes them only as a pair).
+  tpslBothLegs?: boolean;
 };
 
 export type PlanField = "price" | "size" | "percent" | "trigger" | "tp" | "sl";
@@ -99,6 +102,7 @@ export type PlanIssueCode =
   | "price.unavailable"
   | "max.unknown"
   | "tpsl.value"
+  | "tpsl.both"
   | "tp.above"
   | "tp.below"
   | "sl.above"
@@ -213,7 +217,11 @@ export function planOrder(v: OrderValues, c: PlanContext): OrderPlan {
     const entry = ref;
     for (const kind of ["tp", "sl"] as const) {
       const raw = (kind === "tp" ? v.tp : v.sl).trim();
-      if (raw === "") continue;
+      if (raw === "") {
+        const other = (kind === "tp" ? v.sl : v.tp).trim();
+        if (c.tpslBothLegs && other !== "") issues.push({ field: kind, code: "tpsl.both" });
+        continue;
+      }
       const t = tpslTrigger({
         kind,
         method: kind === "tp" ? v.tpMethod : v.slMethod,
