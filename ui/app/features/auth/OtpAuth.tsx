@@ -32,7 +32,9 @@ export function OtpAuthScreen() {
   const navigate = useNavigate();
   const [params] = useSearchParams();
   const returnTo = safeReturnTo(params.get("return_to"));
-  const { state, recover } = useFlow("login", { aal: "aal2" });
+  // ?refresh=true: a signed-in member enters a code again (the wallet's step-up before money leaves the account).
+  const refresh = params.get("refresh") === "true";
+  const { state, recover } = useFlow("login", { aal: "aal2", refresh });
   const [mode, setMode] = useState<Mode>("totp");
   const [result, setResult] = useState<FlowResult | null>(null);
   const failed = useFlowFailure(recover, setResult);
@@ -54,7 +56,7 @@ export function OtpAuthScreen() {
     const body = active === "totp" ? { method: "totp", totp_code: v.totp_code } : { method: "lookup_secret", lookup_secret: v.lookup_secret };
     const r = await submitFlow("login", state.flow.id, flowBody(state.flow, body));
     if (r.kind === "success") {
-      await afterSignIn(navigate, returnTo, t`Login succeeded!`);
+      await afterSignIn(navigate, returnTo, refresh ? t`Code confirmed.` : t`Login succeeded!`);
       return;
     }
     await failed(form, r, OTP_NODES);

@@ -487,6 +487,25 @@ describe("second factor", () => {
     expect(k.calls[2]!.body).toEqual({ csrf_token: "csrf-A1", lookup_secret: "abcd1234", method: "lookup_secret" });
     expect(document.getElementById("exhub-toasts")?.textContent).toBe("Login succeeded!");
   });
+
+  it("with refresh=true asks a signed-in member for a code again (Kratos' refresh flow) and goes back", async () => {
+    const { OtpAuthScreen } = await import("./OtpAuth");
+    const k = fakeKratos({
+      "GET /self-service/login/browser": (c) => {
+        expect(c.query.get("aal")).toBe("aal2");
+        expect(c.query.get("refresh")).toBe("true");
+        return json(flow("R1", [input("totp_code", { group: "totp" }), submit("method", "totp", "totp")], { requested_aal: "aal2" }));
+      },
+      "POST /self-service/login": () => json({ session: { id: "s", authenticator_assurance_level: "aal2" } }),
+    });
+    setKratosFetch(k.fetch);
+    renderAt(`/otpauth?refresh=true&return_to=${encodeURIComponent("/wallet?page=withdraw")}`, { "/otpauth": OtpAuthScreen });
+    fireEvent.change(await screen.findByLabelText("Authentication code"), { target: { value: "123456" } });
+    fireEvent.click(screen.getByRole("button", { name: "Verify" }));
+    await waitFor(() => expect(where()).toBe("/wallet?page=withdraw"));
+    expect(k.calls[1]!.body).toEqual({ csrf_token: "csrf-R1", totp_code: "123456", method: "totp" });
+    expect(document.getElementById("exhub-toasts")?.textContent).toBe("Code confirmed.");
+  });
 });
 
 describe("bind password", () => {

@@ -1,7 +1,7 @@
 import { useLingui as useLinguiCore } from "@lingui/react";
 import { Trans, useLingui } from "@lingui/react/macro";
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { Link } from "react-router";
+import { Link, useNavigate } from "react-router";
 import { lazy, Suspense, useEffect, useMemo, useRef, useState, type ReactNode } from "react";
 import { useFormContext, type FieldValues, type UseFormReturn } from "react-hook-form";
 import { z } from "zod";
@@ -25,6 +25,7 @@ import {
   WalletTable,
   type Column,
 } from "./parts";
+import { isStale, saveDraft, stepUpPath, useDraft } from "./step-up";
 import { amountProblem, amountText, maxAmount, type AmountRules } from "./wallet-math";
 
 // The wallet's movement forms (Withdraw, Convert, Transfer, Exchange, Gift) and the demo faucet, over the money
@@ -192,8 +193,17 @@ function useMovementTime(): (m: Movement) => string {
 }
 
 // The exchange and coin pickers every form starts with.
-function usePickers(kind: "OTHER" | "WITHDRAW" | "EXCHANGE" | "CONVERT", filter?: (a: Asset) => boolean) {
+// prefer: the exchange and coin to start on (a form restored after the second factor step-up).
+function usePickers(
+  kind: "OTHER" | "WITHDRAW" | "EXCHANGE" | "CONVERT",
+  filter?: (a: Asset) => boolean,
+  prefer?: { exchange?: string; coin?: string } | null,
+) {
   const [exchange, setExchange] = useStartExchange();
+  useEffect(() => {
+    if (prefer?.exchange) setExchange(prefer.exchange);
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, []);
   const assets = useAssets(exchange);
   const list = filter ? assets.filter(filter) : assets;
   const coins = list.map((a) => a.coin);
@@ -201,7 +211,8 @@ function usePickers(kind: "OTHER" | "WITHDRAW" | "EXCHANGE" | "CONVERT", filter?
   const [coin, setCoin] = useState("");
   useEffect(() => {
     if (coin !== "" && coins.includes(coin)) return;
-    const first = recent.find((c) => coins.includes(c)) ?? (coins.includes("USDT") ? "USDT" : (coins[0] ?? ""));
+    const kept = prefer?.coin && coins.includes(prefer.coin) ? prefer.coin : undefined;
+    const first = kept ?? recent.find((c) => coins.includes(c)) ?? (coins.includes("USDT") ? "USDT" : (coins[0] ?? ""));
     if (first !== coin) setCoin(first);
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [coins.join(","), recent.join(","), coin]);
@@ -211,6 +222,15 @@ function usePickers(kind: "OTHER" | "WITHDRAW" | "EXCHANGE" | "CONVERT", filter?
 
 function useSettings(): Settings | undefined {
   return useQuery({ queryKey: ["wallet", "settings"], queryFn: ({ signal }) => movementsApi.settings(signal), staleTime: 5 * 60_000 }).data;
+}
+
+// Shown on a form restored after the second factor step-up: nothing was sent yet.
+function ConfirmAgain() {
+  return (
+    <p className="wallet-warning" role="status" data-testid="step-up-restored">
+      <Trans>Your code is confirmed and your entries are back. Check them and confirm again: nothing was sent yet.</Trans>
+    </p>
+  );
 }
 
 // --- Transfer ---------------------------------------------------------------------------------------------------
@@ -333,10 +353,12 @@ export function WithdrawPage() {
   const { i18n } = useLinguiCore();
   const qc = useQueryClient();
   const member = useMember();
+  const navigate = useNavigate();
   const exchanges = useWalletExchanges();
-  const p = usePickers("WITHDRAW", (a) => a.networks.some((n) => n.withdraw_enabled));
+  const back = useDraft("withdraw");
+  const p = usePickers("WITHDRAW", (a) => a.networks.some((n) => n.withdraw_enabled), back.draft);
   const networks = (p.asset?.networks ?? []).filter((n) => n.withdraw_enabled);
-  const [network, setNetwork] = useState("");
+  const [network, setNetwork] = useState(back.draft?.network ?? "");
   const net = networks.find((n) => n.network === network) ?? networks[0];
   const available = useAvailable(p.exchange, "funding", p.coin);
   const precision = net?.precision ?? p.asset?.precision ?? 8;
@@ -361,7 +383,8 @@ export function WithdrawPage() {
         }),
     [i18n],
   );
-  const form = useZodForm(schema, { defaultValues: { amount: "", address: "", memo: "" } });
+  const kept = back.draft?.values;
+  const form = useZodForm(schema, { defaultValues: { amount: kept?.amount ?? "", address: kept?.address ?? "", memo: kept?.memo ?? "" } });
   const [result, setResult] = useState<Submitted | null>(null);
   const key = useRef(movementsApi.newKey());
   const refresh = useRefresh();
@@ -389,6 +412,7 @@ export function WithdrawPage() {
           data-testid="withdraw-form"
           onSubmit={async (v) => {
             setResult(null);
+            back.dismiss();
             try {
               const r = await movementsApi.withdraw(
                 {
@@ -408,6 +432,11 @@ export function WithdrawPage() {
             } catch (e) {
               if (!isApiError(e) || e.status >= 500) throw e;
               key.current = movementsApi.newKey();
+              if (isStale(e)) {
+                saveDraft("withdraw", { exchange: p.exchange, coin: p.coin, network: net?.network, values: { amount: v.amount, address: v.address, memo: v.memo } });
+                void navigate(stepUpPath(e, "withdraw"));
+                return;
+              }
               if (e.code === "aal2_required") setRefusedAal(true);
               refusalOn(form as unknown as UseFormReturn<FieldValues, unknown, unknown>, e, t`Network anomaly`);
             }
@@ -466,6 +495,7 @@ export function WithdrawPage() {
               </Trans>
             </p>
           ) : null}
+          {back.restored ? <ConfirmAgain /> : null}
           <FormError />
           <SubmitButton testId="withdraw-submit">
             <Trans>Withdraw</Trans>
@@ -651,15 +681,17 @@ export function ExchangePage() {
   const { t } = useLingui();
   const { i18n } = useLinguiCore();
   const qc = useQueryClient();
+  const navigate = useNavigate();
   const exchanges = useWalletExchanges();
-  const p = usePickers("EXCHANGE", (a) => a.networks.some((n) => n.withdraw_enabled));
+  const back = useDraft("exchange");
+  const p = usePickers("EXCHANGE", (a) => a.networks.some((n) => n.withdraw_enabled), back.draft);
   const targets = (exchanges ?? []).filter((e) => e.slug !== p.exchange);
-  const [target, setTarget] = useState("");
+  const [target, setTarget] = useState(back.draft?.target ?? "");
   const tgt = targets.some((e) => e.slug === target) ? target : (targets[0]?.slug ?? "");
   const ff = useSettings()?.fee_free;
   const feeFree = ff !== undefined && tgt === ff.exchange && p.coin === ff.asset;
   const networks = (p.asset?.networks ?? []).filter((n) => n.withdraw_enabled);
-  const [network, setNetwork] = useState("");
+  const [network, setNetwork] = useState(back.draft?.network ?? "");
   const net = networks.find((n) => n.network === network) ?? networks[0];
   const available = useAvailable(p.exchange, "funding", p.coin);
   const precision = net?.precision ?? p.asset?.precision ?? 8;
@@ -668,7 +700,7 @@ export function ExchangePage() {
     ? { precision, available, min: ff.min, max: ff.max }
     : { precision, available, min: net?.withdraw_min, max: net?.withdraw_max, fee: net?.withdraw_fee };
   const schema = useMemo(() => z.object({ amount: amountSchema(rules, (c) => amountText(i18n, c)) }), [i18n]);
-  const form = useZodForm(schema, { defaultValues: { amount: "" } });
+  const form = useZodForm(schema, { defaultValues: { amount: back.draft?.values.amount ?? "" } });
   const [result, setResult] = useState<Submitted | null>(null);
   const key = useRef(movementsApi.newKey());
   const refresh = useRefresh();
@@ -697,6 +729,7 @@ export function ExchangePage() {
           data-testid="exchange-form"
           onSubmit={async (v) => {
             setResult(null);
+            back.dismiss();
             try {
               const r = await movementsApi.exchangeTransfer(
                 { exchange: p.exchange, target: tgt, asset: p.coin, network: net?.network ?? "", amount: v.amount.trim() },
@@ -709,6 +742,11 @@ export function ExchangePage() {
             } catch (e) {
               if (!isApiError(e) || e.status >= 500) throw e;
               key.current = movementsApi.newKey();
+              if (isStale(e)) {
+                saveDraft("exchange", { exchange: p.exchange, coin: p.coin, network: net?.network, target: tgt, values: { amount: v.amount } });
+                void navigate(stepUpPath(e, "exchange"));
+                return;
+              }
               refusalOn(form as unknown as UseFormReturn<FieldValues, unknown, unknown>, e, t`Network anomaly`);
             }
           }}
@@ -747,6 +785,7 @@ export function ExchangePage() {
           <p className="auth-hint">
             <Trans>Arrives after 0.5 to 1 hour.</Trans>
           </p>
+          {back.restored ? <ConfirmAgain /> : null}
           <FormError />
           <SubmitButton testId="exchange-submit">
             <Trans>Send</Trans>
@@ -766,8 +805,10 @@ const EMAIL_OR_ID = /^(?:[^\s@]+@[^\s@]+\.[^\s@]+|[0-9a-fA-F-]{8,64})$/;
 export function GiftPage() {
   const { t } = useLingui();
   const { i18n } = useLinguiCore();
+  const navigate = useNavigate();
   const exchanges = useWalletExchanges();
-  const p = usePickers("OTHER");
+  const back = useDraft("gift");
+  const p = usePickers("OTHER", undefined, back.draft);
   const available = useAvailable(p.exchange, "funding", p.coin);
   const precision = p.asset?.precision ?? 8;
   const rules = useRef<AmountRules>({ precision });
@@ -784,7 +825,7 @@ export function GiftPage() {
       }),
     [i18n, t],
   );
-  const form = useZodForm(schema, { defaultValues: { amount: "", recipient: "" } });
+  const form = useZodForm(schema, { defaultValues: { amount: back.draft?.values.amount ?? "", recipient: back.draft?.values.recipient ?? "" } });
   const [confirm, setConfirm] = useState<{ amount: string; recipient: string } | null>(null);
   const [result, setResult] = useState<Submitted | null>(null);
   const [refused, setRefused] = useState<string | null>(null);
@@ -817,6 +858,7 @@ export function GiftPage() {
           onSubmit={(v) => {
             setResult(null);
             setRefused(null);
+            back.dismiss();
             setConfirm({ amount: v.amount.trim(), recipient: v.recipient.trim() });
           }}
         >
@@ -830,6 +872,7 @@ export function GiftPage() {
             max={maxAmount(available, undefined, precision)}
             description={<Trans>Available: {available === undefined ? "—" : `${amount(available)} ${p.coin}`}</Trans>}
           />
+          {back.restored ? <ConfirmAgain /> : null}
           <FormError />
           <SubmitButton testId="gift-submit">
             <Trans>Send gift</Trans>
@@ -863,6 +906,11 @@ export function GiftPage() {
               } catch (e) {
                 if (!isApiError(e) || e.status >= 500) return false;
                 key.current = movementsApi.newKey();
+                if (isStale(e)) {
+                  saveDraft("gift", { exchange: p.exchange, coin: p.coin, values: { amount: confirm.amount, recipient: confirm.recipient } });
+                  void navigate(stepUpPath(e, "gift"));
+                  return true;
+                }
                 setRefused(errorText(e, t`Network anomaly`));
                 return true;
               }

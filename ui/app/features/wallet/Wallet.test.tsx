@@ -321,3 +321,92 @@ describe("wallet", () => {
     expect(sent.body).toEqual({ exchange: "binance", asset: "USDT", amount: "2", recipient: "bob@example.com" });
   });
 });
+
+describe("second factor step-up", () => {
+  const stale = () =>
+    jsonResponse(
+      {
+        status: 403,
+        title: "Forbidden",
+        code: "second_factor_stale",
+        step_up: "/otpauth?refresh=true",
+        detail: "Enter your authenticator app code again: money leaves your account only within 5 minutes of the code.",
+      },
+      403,
+    );
+  const member2fa = { ...member, aal: "aal2", two_factor: { totp: true, lookup_secret: false } };
+
+  beforeEach(() => sessionStorage.clear());
+
+  it("keeps a refused withdrawal's entries, asks for a code again, then restores them to confirm again", async () => {
+    let refuse = true;
+    const { calls } = api({
+      "GET /api/v1/me": () => jsonResponse(member2fa),
+      "POST /api/v1/wallet/withdrawals": (c) =>
+        refuse
+          ? stale()
+          : jsonResponse(movement({ id: "w1", kind: "withdraw", status: "processing", state: "acknowledged", direction: "out", ...(c.body as object) }), 201),
+    });
+    const first = renderAt("/wallet?page=withdraw", { "/wallet": WalletScreen });
+    await waitFor(() => expect(screen.getByTestId("withdraw-available").textContent).toContain("5,000"));
+    fireEvent.change(screen.getByTestId("withdraw-coin"), { target: { value: "USDT" } });
+    fireEvent.change(screen.getByTestId("withdraw-address"), { target: { value: "TXaddress" } });
+    fireEvent.change(screen.getByTestId("amount"), { target: { value: "15" } });
+    fireEvent.click(screen.getByTestId("withdraw-submit"));
+
+    // Off to the second factor, with the way back.
+    await waitFor(() => expect(screen.getByTestId("where").textContent).toBe(`/otpauth?refresh=true&return_to=${encodeURIComponent("/wallet?page=withdraw")}`));
+    const kept = sessionStorage.getItem("exhub.wallet.step-up.withdraw") ?? "";
+    expect(JSON.parse(kept)).toMatchObject({ exchange: "binance", coin: "USDT", network: "TRC20", values: { amount: "15", address: "TXaddress", memo: "" } });
+    expect(kept).not.toMatch(/code/i);
+    first.unmount();
+
+    // Back from /otpauth: the form as the member left it, and a notice to confirm again.
+    refuse = false;
+    renderAt("/wallet?page=withdraw", { "/wallet": WalletScreen });
+    expect(await screen.findByTestId("step-up-restored")).toBeTruthy();
+    expect((screen.getByTestId("withdraw-address") as HTMLInputElement).value).toBe("TXaddress");
+    expect((screen.getByTestId("amount") as HTMLInputElement).value).toBe("15");
+    expect(sessionStorage.getItem("exhub.wallet.step-up.withdraw")).toBeNull();
+    await waitFor(() => expect((screen.getByTestId("withdraw-coin") as HTMLSelectElement).value).toBe("USDT"));
+    await waitFor(() => expect(screen.getByTestId("withdraw-available").textContent).toContain("5,000"));
+    fireEvent.click(screen.getByTestId("withdraw-submit"));
+    expect(await screen.findByTestId("movement-processing")).toBeTruthy();
+    expect(screen.queryByTestId("step-up-restored")).toBeNull();
+    const posts = calls.filter((c) => c.method === "POST" && c.path === "/api/v1/wallet/withdrawals");
+    expect(posts).toHaveLength(2);
+    expect(posts[1]!.body).toMatchObject({ exchange: "binance", asset: "USDT", network: "TRC20", amount: "15", address: "TXaddress" });
+    // A new Idempotency-Key: the refused request moved nothing.
+    expect(posts[1]!.headers.get("Idempotency-Key")).not.toBe(posts[0]!.headers.get("Idempotency-Key"));
+  });
+
+  it("does the same for a gift refused in its confirmation", async () => {
+    api({ "GET /api/v1/me": () => jsonResponse(member2fa), "POST /api/v1/wallet/gifts": () => stale() });
+    const first = renderAt("/wallet?page=gift", { "/wallet": WalletScreen });
+    await waitFor(() => expect((screen.getByTestId("gift-coin") as HTMLSelectElement).value).toBe("USDT"));
+    fireEvent.change(screen.getByTestId("gift-recipient"), { target: { value: "bob@example.com" } });
+    fireEvent.change(screen.getByTestId("amount"), { target: { value: "3" } });
+    fireEvent.click(screen.getByTestId("gift-submit"));
+    fireEvent.click(await screen.findByRole("button", { name: "Send" }));
+    await waitFor(() => expect(screen.getByTestId("where").textContent).toBe(`/otpauth?refresh=true&return_to=${encodeURIComponent("/wallet?page=gift")}`));
+    first.unmount();
+
+    renderAt("/wallet?page=gift", { "/wallet": WalletScreen });
+    expect(await screen.findByTestId("step-up-restored")).toBeTruthy();
+    expect((screen.getByTestId("gift-recipient") as HTMLInputElement).value).toBe("bob@example.com");
+    expect((screen.getByTestId("amount") as HTMLInputElement).value).toBe("3");
+  });
+
+  it("drops a draft that is too old or not its own shape", async () => {
+    sessionStorage.setItem(
+      "exhub.wallet.step-up.withdraw",
+      JSON.stringify({ exchange: "binance", coin: "USDT", values: { address: "old" }, at: Date.now() - 31 * 60_000 }),
+    );
+    api();
+    renderAt("/wallet?page=withdraw", { "/wallet": WalletScreen });
+    await waitFor(() => expect(screen.getByTestId("withdraw-available").textContent).toContain("5,000"));
+    expect((screen.getByTestId("withdraw-address") as HTMLInputElement).value).toBe("");
+    expect(screen.queryByTestId("step-up-restored")).toBeNull();
+    expect(sessionStorage.getItem("exhub.wallet.step-up.withdraw")).toBeNull();
+  });
+});

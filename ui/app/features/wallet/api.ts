@@ -94,7 +94,7 @@ export type HistoryFilter = { exchange: string; coin?: string; start?: number; e
 
 export type CoinKind = "OTHER" | "DEPOSIT" | "WITHDRAW" | "EXCHANGE" | "CONVERT";
 
-export type WalletProblem = Problem & { field?: string };
+export type WalletProblem = Problem & { field?: string; step_up?: string };
 
 type Query = Record<string, string | number | undefined>;
 
@@ -132,6 +132,9 @@ export async function walletCall<T>(
     // The wallet's refusals name the request field at fault (problem extension "field").
     const field = body !== null && typeof body === "object" ? (body as { field?: unknown }).field : undefined;
     if (typeof field === "string" && field !== "") (e.problem as WalletProblem).field = field;
+    // second_factor_stale names the page that asks for a code again (step-up.ts).
+    const stepUp = body !== null && typeof body === "object" ? (body as { step_up?: unknown }).step_up : undefined;
+    if (typeof stepUp === "string" && stepUp !== "") (e.problem as WalletProblem).step_up = stepUp;
     throw e;
   }
   return { status: res.status, data: body as T };
