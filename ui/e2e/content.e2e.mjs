@@ -11,7 +11,7 @@
 // overrides /usr/bin/chromium.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { getJSON, register, until, withBrowser as browser } from "./session.mjs";
+import { getJSON, until, withBrowser as browser } from "./session.mjs";
 
 const withBrowser = (name, opts, fn) => browser(`content-${name}`, opts, fn);
 
@@ -128,36 +128,5 @@ test("an unknown event shows the not-found state", async () => {
     await page.getByRole("heading", { name: "Event not found" }).waitFor();
     assert.equal(await page.getByRole("link", { name: "See all events" }).getAttribute("href"), "/event");
     await shot("not-found");
-  });
-});
-
-test("a member's home shows the estimated balance and today's change", async () => {
-  const who = { email: `e2e-home-${Date.now().toString(36)}@example.com`, password: "Kp7!vRw2" };
-  await withBrowser("member-home", {}, async (page, _ctx, shot) => {
-    await register(page, who);
-    await page.goto("/");
-    const card = page.getByTestId("home-balance");
-    await card.waitFor();
-    // Broker accounts are made (and funded in demo mode) in the background: wait for a figure.
-    const total = await until(
-      page,
-      async () => {
-        const el = page.getByTestId("home-balance-total");
-        return (await el.count()) ? el.textContent() : null;
-      },
-      "the estimated balance",
-    );
-    assert.match(total, /USDT/);
-    const change = await until(
-      page,
-      async () => {
-        const el = page.getByTestId("home-balance-change");
-        return (await el.count()) ? el.textContent() : null;
-      },
-      "today's change",
-    );
-    assert.match(change, /USDT/);
-    assert.equal(await card.getByRole("link", { name: "Deposit" }).getAttribute("href"), "/wallet?page=deposit");
-    await shot("member-home");
   });
 });
