@@ -1,6 +1,7 @@
 package okx
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/url"
@@ -12,18 +13,27 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+	"google.golang.org/protobuf/proto"
 
 	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
 	"github.com/exhub/exhub/plugin-sdk/sdk"
 )
 
 // accountState is what the plugin remembers per account: which instrument an order id belongs to (OKX needs the
-// instId to cancel or query, the contract may give only the id) and convert quotes awaiting a trade. Every map is
+// instId to cancel or query, the contract may give only the id), the parameters of the orders it placed or read
+// (so a cancel's answer is built without reading the order back) and convert quotes awaiting a trade. Every map is
 // bounded. Margin modes are not remembered: they travel on every order request.
 type accountState struct {
 	mu     sync.Mutex
-	orders map[string]string // account api key + ordId -> instId
+	orders map[string]orderMemo // account api key + ordId
 	quotes map[string]convertQuote
+}
+
+// orderMemo is what is remembered of one order: its instrument and, where known, its parameters (orderBasics: no
+// status, fills or fees, which change without the plugin seeing it).
+type orderMemo struct {
+	instID string
+	basics *exchangev1.Order
 }
 
 type convertQuote struct {
@@ -33,22 +43,61 @@ type convertQuote struct {
 const stateCap = 20000
 
 func newAccountState() *accountState {
-	return &accountState{orders: map[string]string{}, quotes: map[string]convertQuote{}}
+	return &accountState{orders: map[string]orderMemo{}, quotes: map[string]convertQuote{}}
 }
 
 func (a *accountState) rememberOrder(key, ordID, instID string) {
+	a.remember(key, ordID, orderMemo{instID: instID})
+}
+
+// rememberOrderOf remembers an order's instrument and parameters.
+func (a *accountState) rememberOrderOf(key string, o *exchangev1.Order) {
+	a.remember(key, o.GetOrderId(), orderMemo{instID: o.GetSymbol(), basics: orderBasics(o)})
+}
+
+func (a *accountState) remember(key, ordID string, m orderMemo) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if len(a.orders) >= stateCap {
 		clear(a.orders)
 	}
-	a.orders[key+" "+ordID] = instID
+	k := key + " " + ordID
+	if m.basics == nil && a.orders[k].instID == m.instID {
+		m.basics = a.orders[k].basics // an instrument alone does not forget the parameters
+	}
+	a.orders[k] = m
 }
 
 func (a *accountState) orderInst(key, ordID string) string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.orders[key+" "+ordID]
+	return a.orders[key+" "+ordID].instID
+}
+
+// orderBasicsOf returns a copy of the remembered parameters of an order, nil when none are.
+func (a *accountState) orderBasicsOf(key, ordID string) *exchangev1.Order {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if b := a.orders[key+" "+ordID].basics; b != nil {
+		return proto.Clone(b).(*exchangev1.Order)
+	}
+	return nil
+}
+
+// orderBasics is the part of an order that only the owner changes (by amending it): ids, instrument, side, type,
+// price, size, reduce-only, TP/SL, creation time.
+func orderBasics(o *exchangev1.Order) *exchangev1.Order {
+	b := &exchangev1.Order{OrderId: o.GetOrderId(), ClientOrderId: o.GetClientOrderId(), Symbol: o.GetSymbol(),
+		MarketType: o.GetMarketType(), Side: o.GetSide(), PositionSide: o.GetPositionSide(), Type: o.GetType(),
+		TimeInForce: o.GetTimeInForce(), Price: o.GetPrice(), Qty: o.GetQty(), ReduceOnly: o.GetReduceOnly(),
+		CreatedTime: o.GetCreatedTime(), AlgoId: o.GetAlgoId()}
+	if o.GetTakeProfit() != nil {
+		b.TakeProfit = proto.Clone(o.GetTakeProfit()).(*exchangev1.TpSl)
+	}
+	if o.GetStopLoss() != nil {
+		b.StopLoss = proto.Clone(o.GetStopLoss()).(*exchangev1.TpSl)
+	}
+	return b
 }
 
 var clOrdIDRe = regexp.MustCompile(clientIDPattern)
@@ -120,7 +169,7 @@ func (s *Server) fetchOrder(ctx context.Context, creds *Credentials, in *Instrum
 	if err != nil {
 		return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "order: %v", err)
 	}
-	s.state.rememberOrder(creds.APIKey, o.OrderId, in.InstID)
+	s.state.rememberOrderOf(creds.APIKey, o)
 	return o, nil
 }
 
@@ -175,9 +224,25 @@ func (s *Server) PlaceOrder(ctx context.Context, req *exchangev1.PlaceOrderReque
 				return &exchangev1.PlaceOrderResponse{Order: o}, ferr
 			}
 		}
-		return nil, err
+		return nil, s.refused(p.in, err)
 	}
 	return &exchangev1.PlaceOrderResponse{Order: s.placedOrder(ctx, creds, p, req, ack)}, nil
+}
+
+// refused passes on an order's refusal and, when OKX refused it for its instrument (unknown or suspended, or a
+// price or size off the grid), forgets the cached instruments of its type: the grid or the listing may have changed
+// since they were read, so the next order checks against a fresh listing. The refusal is returned as it came.
+func (s *Server) refused(in *Instrument, err error) error {
+	switch reasonOf(err) {
+	case exchangev1.ErrorReason_ERROR_REASON_INSTRUMENT_NOT_FOUND, exchangev1.ErrorReason_ERROR_REASON_PRECISION:
+		if it, terr := instTypeOf(in.MarketType); terr == nil {
+			c := s.cache()
+			c.mu.Lock()
+			delete(c.at, it)
+			c.mu.Unlock()
+		}
+	}
+	return err
 }
 
 // orderAck is one item of the answer of trade/order and trade/batch-orders.
@@ -188,19 +253,55 @@ type orderAck struct {
 	Ts      string `json:"ts"`
 }
 
-// placedOrder reads an acknowledged order back; when that fails the order exists and is described from the request.
+// placedOrder is the answer for an acknowledged order. A resting limit order (GTC) is described from the request
+// and OKX's acknowledgement (ordId, clOrdId, ts), with no read: OKX's answer says it was accepted, and what happens
+// to it next (fills, cancels) reaches the host on the account stream and through GetOrder. An order whose outcome
+// is decided at placement (market, IOC, FOK, post-only) is read back once so the answer says how it ended; when that
+// read fails the order exists and is described from the request.
 func (s *Server) placedOrder(ctx context.Context, creds *Credentials, p *orderPlan, req *exchangev1.PlaceOrderRequest, ack orderAck) *exchangev1.Order {
 	s.state.rememberOrder(creds.APIKey, ack.OrdID, p.in.InstID)
-	o, err := s.fetchOrder(ctx, creds, p.in, ack.OrdID, "")
-	if err == nil {
-		return o
+	if p.ordType != "limit" {
+		if o, err := s.fetchOrder(ctx, creds, p.in, ack.OrdID, ""); err == nil {
+			return o
+		}
 	}
-	ts, _ := parseMs("ts", ack.Ts)
-	typ, tif := orderTypeOf(p.ordType)
-	return &exchangev1.Order{OrderId: ack.OrdID, ClientOrderId: p.cid, Symbol: p.in.InstID, MarketType: p.in.MarketType,
-		Side: req.GetSide(), PositionSide: req.GetPositionSide(), Type: typ, TimeInForce: tif,
-		Status: exchangev1.OrderStatus_ORDER_STATUS_NEW, Price: req.GetPrice(), Qty: req.GetQty(), FilledQty: "0",
-		ReduceOnly: req.GetReduceOnly(), CreatedTime: ts, UpdatedTime: ts}
+	o, err := orderProto(p.acknowledged(ack), p.in.FromOKXSize)
+	if err != nil {
+		ts, _ := parseMs("ts", ack.Ts)
+		typ, tif := orderTypeOf(p.ordType)
+		o = &exchangev1.Order{OrderId: ack.OrdID, ClientOrderId: p.cid, Symbol: p.in.InstID, MarketType: p.in.MarketType,
+			Side: req.GetSide(), PositionSide: req.GetPositionSide(), Type: typ, TimeInForce: tif,
+			Status: exchangev1.OrderStatus_ORDER_STATUS_NEW, Price: req.GetPrice(), Qty: req.GetQty(), FilledQty: "0",
+			ReduceOnly: req.GetReduceOnly(), CreatedTime: ts, UpdatedTime: ts}
+	}
+	s.state.rememberOrderOf(creds.APIKey, o)
+	return o
+}
+
+// acknowledged is the order row OKX would list for the plan's order just after acknowledging it: live, nothing
+// filled, created at the acknowledgement's time.
+func (p *orderPlan) acknowledged(ack orderAck) rawOrder {
+	str := func(k string) string { v, _ := p.body[k].(string); return v }
+	cid := ack.ClOrdID
+	if cid == "" {
+		cid = p.cid
+	}
+	it, _ := instTypeOf(p.in.MarketType)
+	r := rawOrder{InstType: it, InstID: p.in.InstID, OrdID: ack.OrdID, ClOrdID: cid, Px: str("px"), Sz: str("sz"),
+		OrdType: p.ordType, Side: str("side"), PosSide: str("posSide"), TdMode: str("tdMode"), TgtCcy: str("tgtCcy"),
+		AccFillSz: "0", State: "live", ReduceOnly: "false", CTime: ack.Ts, UTime: ack.Ts}
+	if p.in.MarketType == exchangev1.MarketType_MARKET_TYPE_SWAP && r.PosSide == "" {
+		r.PosSide = "net" // OKX refuses an order without posSide in hedge mode
+	}
+	if ro, _ := p.body["reduceOnly"].(bool); ro {
+		r.ReduceOnly = "true"
+	}
+	if att, _ := p.body["attachAlgoOrds"].([]map[string]string); len(att) == 1 {
+		m := att[0]
+		r.TpTriggerPx, r.TpTriggerPxType, r.TpOrdPx = m["tpTriggerPx"], m["tpTriggerPxType"], m["tpOrdPx"]
+		r.SlTriggerPx, r.SlTriggerPxType, r.SlOrdPx = m["slTriggerPx"], m["slTriggerPxType"], m["slOrdPx"]
+	}
+	return r
 }
 
 // orderPlan is a PlaceOrderRequest checked and turned into OKX's order body.
@@ -400,7 +501,7 @@ func (s *Server) AmendOrder(ctx context.Context, req *exchangev1.AmendOrderReque
 		body["newSz"] = canon(sz)
 	}
 	if err := ack(ctx, s, pathTradeAmendOrder, body, creds); err != nil {
-		return nil, err
+		return nil, s.refused(in, err)
 	}
 	o, err := s.fetchOrder(ctx, creds, in, req.GetOrderId(), req.GetClientOrderId())
 	if err != nil {
@@ -409,16 +510,20 @@ func (s *Server) AmendOrder(ctx context.Context, req *exchangev1.AmendOrderReque
 	return &exchangev1.AmendOrderResponse{Order: o}, nil
 }
 
-// CancelOrder cancels one order and returns its final state. A cancel whose answer was lost is UNKNOWN_OUTCOME; when
-// it is asked again after the first one ran, OKX answers 51400 ("filled, canceled or does not exist",
-// ORDER_NOT_FOUND), so that answer is checked by reading the order: one that exists and is no longer open is the
-// answer in its final state (cancelled or filled); ORDER_NOT_FOUND stays for an order OKX does not know.
+// CancelOrder cancels one order and returns its final state. OKX's acknowledgement (sCode 0) says the order is
+// cancelled, so the answer is built from it and what the plugin remembers of the order (its parameters from when it
+// was placed, amended or read), with no read: filled_qty and avg_price stay empty (not known without a read; a
+// partly filled order's fills are on the account stream and GetOrder). A cancel whose answer was lost is
+// UNKNOWN_OUTCOME; when it is asked again after the first one ran, OKX answers 51400 ("filled, canceled or does not
+// exist", ORDER_NOT_FOUND), so that answer is checked by reading the order: one that exists and is no longer open is
+// the answer in its final state (cancelled or filled); ORDER_NOT_FOUND stays for an order OKX does not know.
 func (s *Server) CancelOrder(ctx context.Context, req *exchangev1.CancelOrderRequest) (*exchangev1.CancelOrderResponse, error) {
 	creds, in, body, err := s.orderTarget(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	if err := ack(ctx, s, pathTradeCancelOrder, body, creds); err != nil {
+	a, err := ackItem(ctx, s, pathTradeCancelOrder, body, creds)
+	if err != nil {
 		if sdk.DetailOf(err).GetReason() != exchangev1.ErrorReason_ERROR_REASON_ORDER_NOT_FOUND {
 			return nil, err
 		}
@@ -428,11 +533,39 @@ func (s *Server) CancelOrder(ctx context.Context, req *exchangev1.CancelOrderReq
 		}
 		return &exchangev1.CancelOrderResponse{Order: o}, nil
 	}
-	o, err := s.fetchOrder(ctx, creds, in, req.GetOrderId(), req.GetClientOrderId())
-	if err != nil {
-		return nil, err
+	return &exchangev1.CancelOrderResponse{Order: s.cancelledOrder(creds, in, req, a)}, nil
+}
+
+// cancelledOrder is the answer to an acknowledged cancel: the remembered order (or its ids alone) as cancelled.
+func (s *Server) cancelledOrder(creds *Credentials, in *Instrument, req *exchangev1.CancelOrderRequest, a orderAck) *exchangev1.Order {
+	ordID := cmp.Or(a.OrdID, req.GetOrderId())
+	o := s.state.orderBasicsOf(creds.APIKey, ordID)
+	if o == nil {
+		o = &exchangev1.Order{OrderId: ordID, ClientOrderId: cmp.Or(a.ClOrdID, req.GetClientOrderId()), Symbol: in.InstID,
+			MarketType: in.MarketType}
 	}
-	return &exchangev1.CancelOrderResponse{Order: o}, nil
+	o.Status = exchangev1.OrderStatus_ORDER_STATUS_CANCELLED
+	if ts, err := parseMs("ts", a.Ts); err == nil && ts > 0 {
+		o.UpdatedTime = ts
+	}
+	return o
+}
+
+// ackItem sends a POST that answers items (cancel-order) as ack does and returns the first item; an answer without
+// a readable item is still a success (the item's sCode was checked).
+func ackItem(ctx context.Context, s *Server, path string, body any, creds *Credentials) (orderAck, error) {
+	data, err := s.client().Post(ctx, path, body, creds)
+	if err != nil {
+		return orderAck{}, err
+	}
+	if err := itemsOK(data); err != nil {
+		return orderAck{}, err
+	}
+	rows, err := decodeList[orderAck](data)
+	if err != nil || len(rows) == 0 {
+		return orderAck{}, nil
+	}
+	return rows[0], nil
 }
 
 // orderClosed reports whether an order can no longer trade.
@@ -489,7 +622,7 @@ func (s *Server) ordersProto(ctx context.Context, creds *Credentials, rows []raw
 		if err != nil {
 			return nil, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_INTERNAL, "order %s: %v", r.OrdID, err)
 		}
-		s.state.rememberOrder(creds.APIKey, o.OrderId, r.InstID)
+		s.state.rememberOrderOf(creds.APIKey, o)
 		out = append(out, o)
 	}
 	return out, nil
