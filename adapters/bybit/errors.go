@@ -11,7 +11,7 @@ import (
 // bybitReasons maps Bybit retCodes to contract reasons. Codes not listed fall back by family (see reasonFor).
 var bybitReasons = map[int64]exchangev1.ErrorReason{
 	// Server timeouts: the request may have executed ("Server Timeout", "Internal System Error"). Reads downgrade
-	// them to EXCHANGE_UNAVAILABLE (see Client.Get); writes (the next part) resolve them by client id.
+	// them to EXCHANGE_UNAVAILABLE (see Client.Get); writes keep them, resolved by orderLinkId (Client.Write).
 	10000: exchangev1.ErrorReason_ERROR_REASON_UNKNOWN_OUTCOME,
 	10016: exchangev1.ErrorReason_ERROR_REASON_UNKNOWN_OUTCOME,
 	// Parameters.
@@ -30,7 +30,7 @@ var bybitReasons = map[int64]exchangev1.ErrorReason{
 	// Rate limits.
 	10006: exchangev1.ErrorReason_ERROR_REASON_RATE_LIMITED,
 	10018: exchangev1.ErrorReason_ERROR_REASON_RATE_LIMITED,
-	// Orders (used by the next part).
+	// Orders.
 	110001: exchangev1.ErrorReason_ERROR_REASON_ORDER_NOT_FOUND,
 	170213: exchangev1.ErrorReason_ERROR_REASON_ORDER_NOT_FOUND,
 	110007: exchangev1.ErrorReason_ERROR_REASON_INSUFFICIENT_FUNDS,
@@ -45,6 +45,9 @@ var bybitReasons = map[int64]exchangev1.ErrorReason{
 	170121: exchangev1.ErrorReason_ERROR_REASON_INSTRUMENT_NOT_FOUND, // invalid symbol (spot)
 	170137: exchangev1.ErrorReason_ERROR_REASON_PRECISION,            // too many decimals in qty
 	170134: exchangev1.ErrorReason_ERROR_REASON_PRECISION,            // too many decimals in price
+	110024: exchangev1.ErrorReason_ERROR_REASON_ORDER_REJECTED,       // position mode cannot switch with a position
+	110066: exchangev1.ErrorReason_ERROR_REASON_ORDER_REJECTED,       // trading not allowed (symbol halted)
+	170130: exchangev1.ErrorReason_ERROR_REASON_ORDER_REJECTED,       // spot trading suspended
 	// 110043 "leverage not modified" is a success for set-leverage; the caller handles it before mapping.
 	110043: exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT,
 }
@@ -74,6 +77,12 @@ func apiError(code int64, msg string) *sdk.Error {
 	}
 	r := reasonFor(code)
 	lower := strings.ToLower(msg)
+	switch {
+	case code == 10001 && strings.Contains(lower, "position idx not match position mode"):
+		r = exchangev1.ErrorReason_ERROR_REASON_POSITION_MODE_MISMATCH
+	case code == 10001 && strings.Contains(lower, "too many decimals"):
+		r = exchangev1.ErrorReason_ERROR_REASON_PRECISION
+	}
 	if code == 10001 && (strings.Contains(lower, "symbol invalid") || strings.Contains(lower, "symbol is invalid") ||
 		strings.Contains(lower, "not supported symbols") || strings.Contains(lower, "invalid symbol")) {
 		r = exchangev1.ErrorReason_ERROR_REASON_INSTRUMENT_NOT_FOUND

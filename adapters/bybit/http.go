@@ -8,12 +8,14 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
@@ -113,6 +115,8 @@ type Client struct {
 	// BaseBackoff is the first retry delay; it doubles each time, with jitter.
 	BaseBackoff time.Duration
 	lim         *limiter
+	// offset is Bybit's clock minus ours (ms), added to X-BAPI-TIMESTAMP; see SyncTime.
+	offset atomic.Int64
 }
 
 // NewClient builds a client for baseURL.
@@ -135,6 +139,81 @@ type Response struct {
 // Get calls a public GET endpoint and returns the envelope's result. Errors are typed contract errors: a retCode
 // keeps its raw code and message; a server timeout (UNKNOWN_OUTCOME on writes) is EXCHANGE_UNAVAILABLE on a read.
 func (c *Client) Get(ctx context.Context, path string, q url.Values) (Response, error) {
+	return c.get(ctx, path, q, nil)
+}
+
+// PrivateGet is a signed read (X-BAPI-* headers over the query string); it retries like Get, and once more after
+// re-reading Bybit's clock when Bybit says the timestamp is outside the recv window (10002).
+func (c *Client) PrivateGet(ctx context.Context, path string, q url.Values, creds *Credentials) (Response, error) {
+	res, err := c.get(ctx, path, q, creds)
+	if reasonOf(err) == exchangev1.ErrorReason_ERROR_REASON_CLOCK_SKEW && c.SyncTime(ctx) == nil {
+		res, err = c.get(ctx, path, q, creds)
+	}
+	return res, err
+}
+
+// Write sends a signed POST with a JSON body exactly once: a change to orders, positions or settings is never
+// repeated blindly. An answer that is lost after the request may have reached Bybit (a broken connection, a
+// timeout, HTTP 5xx without an envelope, retCode 10000/10016) is UNKNOWN_OUTCOME, which the caller resolves by
+// reading (orders: by orderLinkId). A request refused before Bybit looked at it (connection refused, 10002 clock
+// skew, 10006 rate limit) did nothing; only 10002 is sent again, once, after re-reading Bybit's clock.
+func (c *Client) Write(ctx context.Context, path string, body any, creds *Credentials) (Response, error) {
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return Response{}, internalf("encode %s: %v", path, err)
+	}
+	for attempt := 0; ; attempt++ {
+		if err := c.lim.wait(ctx, path); err != nil {
+			return Response{}, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE, "%s: %v", path, err)
+		}
+		res, retryAfter, sent, err := c.once(ctx, http.MethodPost, path, path, string(raw), creds)
+		if err == nil {
+			return res, nil
+		}
+		switch reasonOf(err) {
+		case exchangev1.ErrorReason_ERROR_REASON_CLOCK_SKEW:
+			if attempt == 0 && c.SyncTime(ctx) == nil {
+				continue
+			}
+		case exchangev1.ErrorReason_ERROR_REASON_RATE_LIMITED:
+			var se *sdk.Error
+			if errors.As(err, &se) && se.Detail.RetryAfterMs == 0 {
+				se.Detail.RetryAfterMs = max(retryAfter, time.Second).Milliseconds()
+			}
+		case exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE, exchangev1.ErrorReason_ERROR_REASON_INTERNAL:
+			if sent {
+				// An answer that came back broken (unreadable, HTTP 5xx without an envelope): the request arrived.
+				return Response{}, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_UNKNOWN_OUTCOME,
+					"POST %s: no usable answer, the request may have executed: %s", path, sdk.MessageOf(err))
+			}
+		}
+		return Response{}, err
+	}
+}
+
+// notSent reports whether a transport error happened before the request could reach Bybit (no connection).
+func notSent(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
+// SyncTime reads Bybit's clock and keeps its offset from ours for X-BAPI-TIMESTAMP.
+func (c *Client) SyncTime(ctx context.Context) error {
+	before := time.Now()
+	res, err := c.get(ctx, pathMarketTime, nil, nil)
+	if err != nil {
+		return err
+	}
+	ts, err := ParseTime(res.Result)
+	if err != nil {
+		return err
+	}
+	mid := before.Add(time.Since(before) / 2)
+	c.offset.Store(ts - mid.UnixMilli())
+	return nil
+}
+
+func (c *Client) get(ctx context.Context, path string, q url.Values, creds *Credentials) (Response, error) {
 	reqPath := path
 	if len(q) > 0 {
 		reqPath += "?" + q.Encode()
@@ -144,7 +223,7 @@ func (c *Client) Get(ctx context.Context, path string, q url.Values) (Response, 
 		if err := c.lim.wait(ctx, path); err != nil {
 			return Response{}, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE, "%s: %v", path, err)
 		}
-		res, retryAfter, err := c.once(ctx, path, reqPath)
+		res, retryAfter, _, err := c.once(ctx, http.MethodGet, path, reqPath, "", creds)
 		if err == nil {
 			return res, nil
 		}
@@ -174,21 +253,44 @@ func (c *Client) Get(ctx context.Context, path string, q url.Values) (Response, 
 	}
 }
 
-func (c *Client) once(ctx context.Context, path, reqPath string) (Response, time.Duration, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.BaseURL+reqPath, nil)
+func (c *Client) once(ctx context.Context, method, path, reqPath, body string, creds *Credentials) (res Response, retry time.Duration, sent bool, err error) {
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.BaseURL+reqPath, rd)
 	if err != nil {
-		return Response{}, 0, internalf("build request: %v", err)
+		return Response{}, 0, false, internalf("build request: %v", err)
 	}
 	req.Header.Set("Accept", "application/json")
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if creds != nil {
+		payload := body
+		if method == http.MethodGet {
+			_, payload, _ = strings.Cut(reqPath, "?")
+		}
+		ts := strconv.FormatInt(time.Now().UnixMilli()+c.offset.Load(), 10)
+		rw := strconv.Itoa(defaultRecvWindow)
+		req.Header.Set("X-BAPI-API-KEY", creds.APIKey)
+		req.Header.Set("X-BAPI-TIMESTAMP", ts)
+		req.Header.Set("X-BAPI-RECV-WINDOW", rw)
+		req.Header.Set("X-BAPI-SIGN", Sign(creds.Secret, ts, creds.APIKey, rw, payload))
+	}
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
-		return Response{}, 0, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE, "GET %s: %v", reqPath, err)
+		if method != http.MethodGet && !notSent(err) {
+			return Response{}, 0, true, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_UNKNOWN_OUTCOME,
+				"%s %s: the answer was lost, the request may have executed: %v", method, reqPath, err)
+		}
+		return Response{}, 0, !notSent(err), sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE, "%s %s: %v", method, reqPath, err)
 	}
 	defer resp.Body.Close()
 	c.lim.observe(path, resp.Header)
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
 	if err != nil {
-		return Response{}, 0, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE, "GET %s: read: %v", reqPath, err)
+		return Response{}, 0, true, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE, "%s %s: read: %v", method, reqPath, err)
 	}
 	var retryAfter time.Duration
 	if s := resp.Header.Get("X-Bapi-Limit-Reset-Timestamp"); s != "" {
@@ -200,26 +302,26 @@ func (c *Client) once(ctx context.Context, path, reqPath string) (Response, time
 	case http.StatusForbidden, http.StatusTooManyRequests:
 		// Bybit answers an IP over its limit with 403 (and bans it for a while) without an envelope.
 		if _, perr := ParseEnvelope(raw); perr != nil && reasonOf(perr) == exchangev1.ErrorReason_ERROR_REASON_RATE_LIMITED {
-			return Response{}, retryAfter, perr
+			return Response{}, retryAfter, true, perr
 		}
-		return Response{}, max(retryAfter, time.Second), sdk.ExchangeError(exchangev1.ErrorReason_ERROR_REASON_RATE_LIMITED,
+		return Response{}, max(retryAfter, time.Second), true, sdk.ExchangeError(exchangev1.ErrorReason_ERROR_REASON_RATE_LIMITED,
 			strconv.Itoa(resp.StatusCode), "HTTP "+strconv.Itoa(resp.StatusCode)+": access too frequent")
 	}
 	res, perr := ParseEnvelope(raw)
 	if perr != nil {
 		var se *sdk.Error
 		if errors.As(perr, &se) {
-			return Response{}, retryAfter, perr
+			return Response{}, retryAfter, true, perr
 		}
 		if resp.StatusCode >= 500 {
-			return Response{}, retryAfter, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE, "GET %s: HTTP %d: %v", reqPath, resp.StatusCode, perr)
+			return Response{}, retryAfter, true, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE, "%s %s: HTTP %d: %v", method, reqPath, resp.StatusCode, perr)
 		}
-		return Response{}, 0, internalf("GET %s: HTTP %d: %v", reqPath, resp.StatusCode, perr)
+		return Response{}, 0, true, internalf("%s %s: HTTP %d: %v", method, reqPath, resp.StatusCode, perr)
 	}
 	if resp.StatusCode >= 300 {
-		return Response{}, 0, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE, "GET %s: HTTP %d with a success body", reqPath, resp.StatusCode)
+		return Response{}, 0, true, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE, "%s %s: HTTP %d with a success body", method, reqPath, resp.StatusCode)
 	}
-	return res, 0, nil
+	return res, 0, true, nil
 }
 
 func reasonOf(err error) exchangev1.ErrorReason {
