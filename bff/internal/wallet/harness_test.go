@@ -116,6 +116,7 @@ type env struct {
 	venues map[string]*venue.Venue
 	urls   map[string]string // emulator base URLs (faults)
 	master map[string]*exchangev1.AccountRef
+	opts   Options // the service's options (another replica on the same store and plugins: replica)
 	// nextID, when set, is the next client id the service takes.
 	mu     sync.Mutex
 	nextID string
@@ -173,11 +174,21 @@ type envOptions struct {
 	live bool
 	// feeFree is the fee-free partner exchange (default the config's).
 	feeFree string
-	// stale: a sent entry is a crash leftover after 2 s (plugin calls bounded by 1 s).
+	// stale: a sent entry is a crash leftover after 6 s (plugin calls bounded by 5 s: generous on a loaded machine).
 	stale bool
 	// gates are the service gates per exchange.
 	gates map[string]servicegate.Rules
+	// restrictedMaster: the broker masters are keys of the demo accounts without the withdraw permission (they
+	// move money between the master and sub-accounts, and every withdrawal through them is refused).
+	restrictedMaster bool
 }
+
+// Keys of the demo (master) accounts without the withdraw permission (envOptions.restrictedMaster).
+const (
+	restrictedBinanceKey, restrictedBinanceSecret = "restricted-binance-master", "restricted-binance-secret"
+	restrictedOKXKey, restrictedOKXSecret         = "restricted-okx-master", "restricted-okx-secret"
+	restrictedOKXPassphrase                       = "Restricted-1"
+)
 
 // newEnv starts the binance and okx plugins against their emulators under one host, and the wallet service on a
 // store, in demo mode with the emulators' demo accounts as the broker masters.
@@ -199,9 +210,17 @@ func newEnv(t *testing.T, o envOptions) *env {
 		if err := chain.Attach("binance", v); err != nil {
 			return nil, nil, err
 		}
-		s, err := binanceemu.New(binanceemu.Config{Venue: v, Logger: slog.New(slog.DiscardHandler), DemoReserve: reserve})
+		cfg := binanceemu.Config{Venue: v, Logger: slog.New(slog.DiscardHandler), DemoReserve: reserve}
+		if o.restrictedMaster {
+			cfg.Credentials = []binanceemu.Credential{{Key: restrictedBinanceKey, Secret: restrictedBinanceSecret,
+				Account: binanceemu.DemoAccount, Broker: true}}
+		}
+		s, err := binanceemu.New(cfg)
 		if err != nil {
 			return nil, nil, err
+		}
+		if o.restrictedMaster {
+			s.SetPermissions(restrictedBinanceKey, binanceemu.DefaultPermissions) // no withdrawals
 		}
 		return s.Handler(), s.Close, nil
 	})
@@ -209,8 +228,12 @@ func newEnv(t *testing.T, o envOptions) *env {
 		if err := chain.Attach("okx", v); err != nil {
 			return nil, nil, err
 		}
-		s, err := okxemu.New(okxemu.Config{Venue: v, Logger: slog.New(slog.DiscardHandler), DisableRateLimits: true,
-			DemoReserve: reserve})
+		cfg := okxemu.Config{Venue: v, Logger: slog.New(slog.DiscardHandler), DisableRateLimits: true, DemoReserve: reserve}
+		if o.restrictedMaster {
+			cfg.Credentials = []okxemu.Credentials{{APIKey: restrictedOKXKey, Secret: restrictedOKXSecret,
+				Passphrase: restrictedOKXPassphrase, Account: okxemu.DemoAccount, Perm: "read_only,trade", Broker: true}}
+		}
+		s, err := okxemu.New(cfg)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -221,6 +244,11 @@ func newEnv(t *testing.T, o envOptions) *env {
 	e.master["binance"] = &exchangev1.AccountRef{AccountId: "broker:binance", ApiKey: binanceemu.DemoAPIKey, ApiSecret: binanceemu.DemoAPISecret}
 	e.master["okx"] = &exchangev1.AccountRef{AccountId: "broker:okx", ApiKey: okxemu.DemoAPIKey, ApiSecret: okxemu.DemoAPISecret,
 		Passphrase: okxemu.DemoPassphrase}
+	if o.restrictedMaster {
+		e.master["binance"] = &exchangev1.AccountRef{AccountId: "broker:binance", ApiKey: restrictedBinanceKey, ApiSecret: restrictedBinanceSecret}
+		e.master["okx"] = &exchangev1.AccountRef{AccountId: "broker:okx", ApiKey: restrictedOKXKey, ApiSecret: restrictedOKXSecret,
+			Passphrase: restrictedOKXPassphrase}
+	}
 
 	specs := []pluginhost.Spec{
 		{Key: 1, Slug: "binance", Name: "Binance", Path: filepath.Join(pluginDir, "binance"), Settings: binanceemu.PluginSettings(bURL)},
@@ -246,14 +274,15 @@ func newEnv(t *testing.T, o envOptions) *env {
 	cfg.FollowInterval = setting.Duration(200 * time.Millisecond)
 	cfg.Tick = setting.Duration(50 * time.Millisecond)
 	if o.stale {
-		cfg.CallTimeout, cfg.SentStale = setting.Duration(time.Second), setting.Duration(2*time.Second)
+		cfg.CallTimeout, cfg.SentStale = setting.Duration(5*time.Second), setting.Duration(6*time.Second)
 	}
 	if o.feeFree != "" {
 		cfg.FeeFreeExchange = o.feeFree
 	}
-	svc, err := New(Options{Config: cfg, Store: e.st, Plugins: e.host, Accounts: e.acc, Masters: e.master,
+	e.opts = Options{Config: cfg, Store: e.st, Plugins: e.host, Accounts: e.acc, Masters: e.master,
 		Directory: fakeDirectory{"b@example.com": "b"}, Demo: !o.live, Logger: log, ClientIDs: e.takeID,
-		Gates: servicegate.New(o.gates, nil, e.st)})
+		Gates: servicegate.New(o.gates, nil, e.st)}
+	svc, err := New(e.opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,6 +292,16 @@ func newEnv(t *testing.T, o envOptions) *env {
 	go func() { defer close(done); svc.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 	return e
+}
+
+// replica is another BFF's wallet service on the same store and plugins (its resolver not running).
+func (e *env) replica() *Service {
+	e.t.Helper()
+	svc, err := New(e.opts)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return svc
 }
 
 func (e *env) takeID() string {
@@ -327,9 +366,20 @@ func (e *env) balance(member, exchange, asset string, w exchangev1.WalletType) d
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	return e.balanceOf(ref, exchange, asset, w)
+}
+
+// masterTotal is the master's amount of asset in its funding and trading wallets together.
+func (e *env) masterTotal(exchange, asset string) decimal.Decimal {
+	e.t.Helper()
+	return e.balanceOf(e.master[exchange], exchange, asset, funding).Add(e.balanceOf(e.master[exchange], exchange, asset, trading))
+}
+
+func (e *env) balanceOf(ref *exchangev1.AccountRef, exchange, asset string, w exchangev1.WalletType) decimal.Decimal {
+	e.t.Helper()
 	sup, _ := e.host.Get(exchange)
 	var bals []*exchangev1.Balance
-	err = sup.Call(context.Background(), "GetBalances", func(ctx context.Context, c exchangev1.ExchangeClient) error {
+	err := sup.Call(context.Background(), "GetBalances", func(ctx context.Context, c exchangev1.ExchangeClient) error {
 		resp, err := c.GetBalances(ctx, &exchangev1.GetBalancesRequest{Account: ref, Wallet: w})
 		bals = resp.GetBalances()
 		return err

@@ -2,18 +2,23 @@ package wallet
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
 
+	"github.com/exhub/exhub/bff/internal/accounts"
 	"github.com/exhub/exhub/bff/internal/pluginhost"
 	"github.com/exhub/exhub/bff/internal/servicegate"
 	"github.com/exhub/exhub/bff/internal/store"
 	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
+	"github.com/exhub/exhub/plugin-sdk/sdk"
 )
 
 // TransferRequest moves a coin between the member's funding and trading wallets on one exchange.
@@ -210,11 +215,12 @@ func (s *Service) network(ctx context.Context, sup *pluginhost.Supervisor, ref *
 	return nil, invalid("asset", fmt.Sprintf("%s is not a coin of this exchange.", asset))
 }
 
-// fundingAvailable is the member's available amount of a coin in the funding wallet.
-func (s *Service) fundingAvailable(ctx context.Context, sup *pluginhost.Supervisor, ref *exchangev1.AccountRef, asset string) (decimal.Decimal, error) {
+// available is the member's available amount of a coin in a wallet (funding or trading).
+func (s *Service) available(ctx context.Context, sup *pluginhost.Supervisor, ref *exchangev1.AccountRef, asset string,
+	w exchangev1.WalletType) (decimal.Decimal, error) {
 	var bals []*exchangev1.Balance
 	err := s.call(ctx, sup, "GetBalances", func(ctx context.Context, c exchangev1.ExchangeClient) error {
-		resp, err := c.GetBalances(ctx, &exchangev1.GetBalancesRequest{Account: ref, Wallet: exchangev1.WalletType_WALLET_TYPE_FUNDING})
+		resp, err := c.GetBalances(ctx, &exchangev1.GetBalancesRequest{Account: ref, Wallet: w})
 		bals = resp.GetBalances()
 		return err
 	})
@@ -223,7 +229,11 @@ func (s *Service) fundingAvailable(ctx context.Context, sup *pluginhost.Supervis
 	}
 	sum := decimal.Zero
 	for _, b := range bals {
-		if strings.EqualFold(b.GetAsset(), asset) && b.GetWallet() != exchangev1.WalletType_WALLET_TYPE_TRADING {
+		inWallet := b.GetWallet() != exchangev1.WalletType_WALLET_TYPE_TRADING
+		if w == exchangev1.WalletType_WALLET_TYPE_TRADING {
+			inWallet = b.GetWallet() == exchangev1.WalletType_WALLET_TYPE_TRADING
+		}
+		if strings.EqualFold(b.GetAsset(), asset) && inWallet {
 			if d, err := decimal.NewFromString(b.GetAvailable()); err == nil {
 				sum = sum.Add(d)
 			}
@@ -232,10 +242,10 @@ func (s *Service) fundingAvailable(ctx context.Context, sup *pluginhost.Supervis
 	return sum, nil
 }
 
-// checkWithdrawal applies the exchange's rules for a withdrawal (network, memo, minimum, maximum) and the funding
-// balance, with the spec's sentences, and returns the network and its fee.
+// checkWithdrawal applies the exchange's rules for a withdrawal (network, memo, minimum, maximum) and the balance of
+// the wallet it is paid from, with the spec's sentences, and returns the network and its fee.
 func (s *Service) checkWithdrawal(ctx context.Context, sup *pluginhost.Supervisor, ref *exchangev1.AccountRef, asset, network string,
-	amount decimal.Decimal, memo string) (*exchangev1.Network, decimal.Decimal, error) {
+	amount decimal.Decimal, memo string, from exchangev1.WalletType) (*exchangev1.Network, decimal.Decimal, error) {
 	n, err := s.network(ctx, sup, ref, asset, network)
 	if err != nil {
 		return nil, decimal.Zero, err
@@ -267,7 +277,7 @@ func (s *Service) checkWithdrawal(ctx context.Context, sup *pluginhost.Superviso
 	if f, err := decimal.NewFromString(n.GetWithdrawFee()); err == nil {
 		fee = f
 	}
-	avail, err := s.fundingAvailable(ctx, sup, ref, asset)
+	avail, err := s.available(ctx, sup, ref, asset, from)
 	if err != nil {
 		return nil, decimal.Zero, err
 	}
@@ -278,14 +288,6 @@ func (s *Service) checkWithdrawal(ctx context.Context, sup *pluginhost.Superviso
 		return nil, decimal.Zero, refuse(http.StatusUnprocessableEntity, "insufficient_funds", "amount", MsgCoverFees)
 	}
 	return n, fee, nil
-}
-
-func (s *Service) withdrawCall(ctx context.Context, sup *pluginhost.Supervisor, m store.Movement, req *exchangev1.WithdrawRequest) (store.Movement, error) {
-	return s.send(ctx, sup, m, "Withdraw", func(ctx context.Context, cl exchangev1.ExchangeClient) (result, error) {
-		resp, err := cl.Withdraw(ctx, req)
-		w := resp.GetWithdrawal()
-		return result{out: store.MovementOutcome{ExchangeID: w.GetId(), Fee: w.GetFee(), TxID: w.GetTxId()}, status: w.GetStatus()}, err
-	})
 }
 
 // Withdraw journals and sends a withdrawal from the member's funding wallet.
@@ -325,22 +327,187 @@ func (s *Service) Withdraw(ctx context.Context, c Caller, key string, r Withdraw
 	if err != nil {
 		return store.Movement{}, err
 	}
-	ref, _, err := s.account(ctx, c.ID, r.Exchange)
+	ref, acct, err := s.account(ctx, c.ID, r.Exchange)
 	if err != nil {
 		return store.Movement{}, err
 	}
-	n, fee, err := s.checkWithdrawal(ctx, sup, ref, asset, intent.Network, amount, intent.Memo)
+	path, err := s.withdrawPath(sup, r.Exchange, acct)
+	if err != nil {
+		return store.Movement{}, err
+	}
+	n, fee, err := s.checkWithdrawal(ctx, sup, ref, asset, intent.Network, amount, intent.Memo, path.from)
 	if err != nil {
 		return store.Movement{}, err
 	}
 	intent.Network, intent.Fee = n.GetNetwork(), fee.String()
+	if path.master != nil {
+		intent.FromSubAccount, intent.FromWallet = acct.SubAccountID, walletName(path.from)
+	}
 	intent.AccountID, intent.ClientID = ref.GetAccountId(), s.newClientID(32)
 	m, fresh, err := s.journal(ctx, intent)
 	if err != nil || !fresh {
 		return m, err
 	}
-	return s.withdrawCall(ctx, sup, m, &exchangev1.WithdrawRequest{Account: ref, Asset: asset, Network: m.Network,
-		Amount: m.Amount, Address: m.Address, Memo: m.Memo, ClientId: m.ClientID})
+	return s.withdrawVia(ctx, sup, m, ref, path)
+}
+
+// withdrawVia sends a journaled withdrawal: through the master for a broker member, else directly with the linked
+// key (which exhub linked only without the withdraw permission, so the exchange refuses it: the refusal says so).
+func (s *Service) withdrawVia(ctx context.Context, sup *pluginhost.Supervisor, m store.Movement, ref *exchangev1.AccountRef,
+	path withdrawalPath) (store.Movement, error) {
+	if path.master != nil {
+		return s.brokerWithdrawCall(ctx, sup, m, path.master)
+	}
+	req := &exchangev1.WithdrawRequest{Account: ref, Asset: m.Asset, Network: m.Network, Amount: m.Amount,
+		Address: m.Address, Memo: m.Memo, ClientId: m.ClientID}
+	return s.send(ctx, sup, m, "Withdraw", func(ctx context.Context, cl exchangev1.ExchangeClient) (result, error) {
+		resp, err := cl.Withdraw(ctx, req)
+		w := resp.GetWithdrawal()
+		return result{out: store.MovementOutcome{ExchangeID: w.GetId(), Fee: w.GetFee(), TxID: w.GetTxId()},
+			status: w.GetStatus(), denied: msgLinkedNoWithdraw}, err
+	})
+}
+
+// msgLinkedNoWithdraw answers a linked key's withdrawal the exchange refused for want of the permission.
+const msgLinkedNoWithdraw = "A linked API key cannot withdraw through exhub: exhub links only keys without the " +
+	"withdraw permission. Withdraw from this account on the exchange itself."
+
+// withdrawalPath is how a member's withdrawal leaves the exchange. A broker sub-account's key never has the
+// withdraw permission (only the master withdraws), so the amount and fee move from the member's sub-account to the
+// master and the master withdraws them. from is the member's wallet the withdrawal is paid from: the funding wallet
+// where the exchange's broker transfer takes it (OKX), else the spot (trading) wallet, which the master's withdrawal
+// then pays from too (Binance: its broker transfer moves spot only, and it pays withdrawals from spot, walletType 0).
+// A linked key withdraws directly from its funding wallet (master nil).
+type withdrawalPath struct {
+	master *exchangev1.AccountRef
+	from   exchangev1.WalletType
+}
+
+// withdrawPath chooses the path of a member's withdrawal; an exchange without broker transfers or a master account
+// has no way to withdraw for a broker member.
+func (s *Service) withdrawPath(sup *pluginhost.Supervisor, exchange string, acct accounts.Account) (withdrawalPath, error) {
+	if acct.Mode != store.AccountBroker || acct.SubAccountID == "" {
+		return withdrawalPath{from: exchangev1.WalletType_WALLET_TYPE_FUNDING}, nil
+	}
+	master, ok := s.master(exchange)
+	br := sup.Describe().GetCapabilities().GetBroker()
+	if !ok || !br.GetSubAccountTransfer() {
+		return withdrawalPath{}, refuse(http.StatusUnprocessableEntity, "not_supported", "exchange",
+			"Withdrawals are not available on this exchange.")
+	}
+	p := withdrawalPath{master: master, from: exchangev1.WalletType_WALLET_TYPE_TRADING}
+	if slices.Contains(br.GetTransferWallets(), exchangev1.SubAccountWallet_SUB_ACCOUNT_WALLET_FUNDING) {
+		p.from = exchangev1.WalletType_WALLET_TYPE_FUNDING
+	}
+	return p, nil
+}
+
+func walletName(w exchangev1.WalletType) string {
+	if w == exchangev1.WalletType_WALLET_TYPE_TRADING {
+		return "TRADING"
+	}
+	return "FUNDING"
+}
+
+// The legs of a broker withdrawal share its journal entry, and their client transfer ids are fixed by the entry's
+// client id (which the master's withdrawal itself carries): pull moves the amount and fee from the member's
+// sub-account to the master, back returns them when the withdrawal is not made.
+func legPull(cid string) string { return "wp" + strings.TrimPrefix(cid, "ex") }
+func legBack(cid string) string { return "wb" + strings.TrimPrefix(cid, "ex") }
+
+// subWallet is the broker transfer wallet of a withdrawal's legs; payWallet the master's wallet paying it.
+func subWallet(m store.Movement) exchangev1.SubAccountWallet {
+	if m.FromWallet == "FUNDING" {
+		return exchangev1.SubAccountWallet_SUB_ACCOUNT_WALLET_FUNDING
+	}
+	return exchangev1.SubAccountWallet_SUB_ACCOUNT_WALLET_SPOT
+}
+
+func payWallet(m store.Movement) exchangev1.WalletType {
+	if m.FromWallet == "FUNDING" {
+		return exchangev1.WalletType_WALLET_TYPE_FUNDING
+	}
+	return exchangev1.WalletType_WALLET_TYPE_TRADING
+}
+
+// legTotal is what the legs move: the amount and the network's fee.
+func legTotal(m store.Movement) string {
+	a, _ := decimal.NewFromString(m.Amount)
+	f, _ := decimal.NewFromString(m.Fee)
+	return a.Add(f).String()
+}
+
+func subStatus(t *exchangev1.SubAccountTransferRecord) exchangev1.TransferStatus {
+	if st := t.GetStatus(); st != exchangev1.TransferStatus_TRANSFER_STATUS_UNSPECIFIED {
+		return st
+	}
+	return exchangev1.TransferStatus_TRANSFER_STATUS_SUCCESS
+}
+
+// pull moves a withdrawal's amount and fee from the member's sub-account to the master.
+func pull(ctx context.Context, cl exchangev1.ExchangeClient, master *exchangev1.AccountRef, m store.Movement) (exchangev1.TransferStatus, error) {
+	resp, err := cl.SubAccountTransfer(ctx, &exchangev1.SubAccountTransferRequest{Account: master,
+		FromSubAccountId: m.FromSubAccount, Asset: m.Asset, Amount: legTotal(m), ClientTransferId: legPull(m.ClientID),
+		Wallet: subWallet(m)})
+	return subStatus(resp.GetTransfer()), err
+}
+
+// giveBack returns a withdrawal's amount and fee from the master to the member's sub-account. Its id is fixed and
+// the plugin looks it up before sending, so it never moves twice.
+func giveBack(ctx context.Context, cl exchangev1.ExchangeClient, master *exchangev1.AccountRef, m store.Movement) error {
+	resp, err := cl.SubAccountTransfer(ctx, &exchangev1.SubAccountTransferRequest{Account: master,
+		ToSubAccountId: m.FromSubAccount, Asset: m.Asset, Amount: legTotal(m), ClientTransferId: legBack(m.ClientID),
+		Wallet: subWallet(m)})
+	if err == nil && subStatus(resp.GetTransfer()) == exchangev1.TransferStatus_TRANSFER_STATUS_FAILED {
+		return errors.New("the exchange reports that the return transfer failed")
+	}
+	return err
+}
+
+// payOut is the master's withdrawal of a broker member's movement, with the movement's client id.
+func payOut(ctx context.Context, cl exchangev1.ExchangeClient, master *exchangev1.AccountRef, m store.Movement) (result, error) {
+	resp, err := cl.Withdraw(ctx, &exchangev1.WithdrawRequest{Account: master, Asset: m.Asset, Network: m.Network,
+		Amount: m.Amount, Address: m.Address, Memo: m.Memo, ClientId: m.ClientID, Wallet: payWallet(m)})
+	w := resp.GetWithdrawal()
+	return result{out: store.MovementOutcome{ExchangeID: w.GetId(), Fee: w.GetFee(), TxID: w.GetTxId()}, status: w.GetStatus()}, err
+}
+
+// msgReturned is the failure of a broker withdrawal whose amount and fee went back to the member.
+const msgReturned = "The exchange did not make the withdrawal; the amount and its fee are back in your account."
+
+// brokerWithdrawCall sends a broker member's withdrawal in two steps inside its one journal entry: (a) the amount
+// and fee from the member's sub-account to the master, (b) the master's withdrawal with the entry's client id. A
+// refusal of (a) moved nothing (rejected). Once (a) moved money, a lost answer is pending (the resolver finds each
+// step by its own id before anything is sent again), and a refusal of (b) moves the money back to the member before
+// the refusal is reported; a return not confirmed leaves the entry pending until the resolver has made it. The
+// master never keeps a member's money.
+func (s *Service) brokerWithdrawCall(ctx context.Context, sup *pluginhost.Supervisor, m store.Movement, master *exchangev1.AccountRef) (store.Movement, error) {
+	return s.send(ctx, sup, m, "Withdraw", func(ctx context.Context, cl exchangev1.ExchangeClient) (result, error) {
+		st, err := pull(ctx, cl, master, m)
+		if err != nil {
+			return result{}, err
+		}
+		if st == exchangev1.TransferStatus_TRANSFER_STATUS_FAILED {
+			return result{status: st}, nil
+		}
+		res, err := payOut(ctx, cl, master, m)
+		res.halfway = true
+		if err == nil && res.status != exchangev1.TransferStatus_TRANSFER_STATUS_FAILED || sdk.IsUnknownOutcome(err) {
+			return res, err
+		}
+		if berr := giveBack(ctx, cl, master, m); berr != nil {
+			s.log.Error("broker withdrawal not made and its amount not yet returned; resolving", "movement", m.ID, "err", berr)
+			if err == nil {
+				err = berr
+			}
+			return result{halfway: true}, fmt.Errorf("withdrawal not made, amount not yet returned: %w", err)
+		}
+		if err == nil { // the exchange failed it at once; the money is back
+			return result{status: exchangev1.TransferStatus_TRANSFER_STATUS_FAILED,
+				out: store.MovementOutcome{ErrorCode: "failed", ErrorText: msgReturned}}, nil
+		}
+		return result{}, err // refused; the money is back: nothing moved
+	})
 }
 
 // Quote asks the exchange for a convert quote (a read: nothing is journaled until the quote is traded).
@@ -679,31 +846,45 @@ func (s *Service) Faucet(ctx context.Context, c Caller, key string, r FaucetRequ
 			"Demo funds go to the accounts exhub opened for its members; this account cannot receive them.")
 	}
 	intent.AccountID, intent.ToSubAccount = acct.ID, acct.SubAccountID
-	intent.ClientID = s.newClientID(br.GetTransferIdFormat().GetMaxLength())
-	// The cap's check and the intent are one step per process, so two requests at once cannot both pass it.
-	s.faucetMu.Lock()
+	capped := refuse(http.StatusTooManyRequests, "faucet_daily_cap", "",
+		fmt.Sprintf("You have had today's demo funds (%s %s a day); come back tomorrow (UTC).", s.faucetCap.String(), asset))
+	// The cap is exact across BFF replicas sharing the store: a day has cap/amount slots per account and coin, and
+	// each slot's grant carries a client id derived from them, which the journal keeps unique per exchange. A
+	// request takes the first free slot; when none is left the cap is reached. A slot stays taken by a grant the
+	// exchange refused or failed.
 	day := s.now().UTC().Truncate(24 * time.Hour)
-	got, err := s.st.MovementTotal(ctx, c.ID, store.MovementFaucet, r.Exchange, asset, day)
-	if err != nil {
-		s.faucetMu.Unlock()
-		return store.Movement{}, fmt.Errorf("wallet: faucet total: %w", err)
+	slots := 0
+	if s.faucetAmount.IsPositive() {
+		slots = int(s.faucetCap.Div(s.faucetAmount).IntPart())
 	}
-	if got.Add(s.faucetAmount).GreaterThan(s.faucetCap) {
-		s.faucetMu.Unlock()
-		return store.Movement{}, refuse(http.StatusTooManyRequests, "faucet_daily_cap", "",
-			fmt.Sprintf("You have had today's demo funds (%s %s a day); come back tomorrow (UTC).", s.faucetCap.String(), asset))
+	for k := range slots {
+		intent.ClientID = faucetSlotID(acct.ID, asset, day, k, br.GetTransferIdFormat().GetMaxLength())
+		m, created, err := s.st.CreateMovement(ctx, intent)
+		switch {
+		case errors.Is(err, store.ErrKeyReused):
+			return store.Movement{}, errKeyReused
+		case errors.Is(err, store.ErrConflict): // the slot is taken
+			continue
+		case err != nil:
+			return store.Movement{}, fmt.Errorf("wallet: journal: %w", err)
+		case !created: // a concurrent request with the same key wrote it first: its outcome
+			return s.settled(ctx, m)
+		}
+		return s.subTransferCall(ctx, sup, m, master)
 	}
-	m, created, err := s.st.CreateMovement(ctx, intent)
-	s.faucetMu.Unlock()
-	switch {
-	case errors.Is(err, store.ErrKeyReused):
-		return store.Movement{}, errKeyReused
-	case err != nil:
-		return store.Movement{}, fmt.Errorf("wallet: journal: %w", err)
-	case !created: // a concurrent request with the same key wrote it first: its outcome, outside the lock
-		return s.settled(ctx, m)
+	return store.Movement{}, capped
+}
+
+// faucetSlotID is the client transfer id of a faucet grant: the k-th of an account's grants of a coin on a UTC day.
+// The account id is a fresh random id per account, so a new account (or a new store) never meets an old grant's id
+// at the exchange.
+func faucetSlotID(accountID, asset string, day time.Time, k int, max int32) string {
+	h := sha256.Sum256([]byte(fmt.Sprintf("faucet|%s|%s|%s|%d", accountID, asset, day.Format("2006-01-02"), k)))
+	id := "fc" + hex.EncodeToString(h[:15])
+	if max >= 16 && int(max) < len(id) {
+		id = id[:max]
 	}
-	return s.subTransferCall(ctx, sup, m, master)
+	return id
 }
 
 // ExchangeTransfer journals and sends a withdrawal from the member's funding wallet on one exchange to the member's
@@ -759,7 +940,11 @@ func (s *Service) ExchangeTransfer(ctx context.Context, c Caller, key string, r 
 		}
 		return store.Movement{}, err
 	}
-	ref, _, err := s.account(ctx, c.ID, r.Exchange)
+	ref, acct, err := s.account(ctx, c.ID, r.Exchange)
+	if err != nil {
+		return store.Movement{}, err
+	}
+	path, err := s.withdrawPath(sup, r.Exchange, acct)
 	if err != nil {
 		return store.Movement{}, err
 	}
@@ -771,7 +956,7 @@ func (s *Service) ExchangeTransfer(ctx context.Context, c Caller, key string, r 
 		}
 		return store.Movement{}, err
 	}
-	n, fee, err := s.checkWithdrawal(ctx, sup, ref, asset, intent.Network, amount, "")
+	n, fee, err := s.checkWithdrawal(ctx, sup, ref, asset, intent.Network, amount, "", path.from)
 	if err != nil {
 		return store.Movement{}, err
 	}
@@ -789,11 +974,13 @@ func (s *Service) ExchangeTransfer(ctx context.Context, c Caller, key string, r 
 			"The target exchange gives no deposit address for this coin on this network.")
 	}
 	intent.Network, intent.Fee, intent.Address, intent.Memo = n.GetNetwork(), fee.String(), dep.GetAddress(), dep.GetMemo()
+	if path.master != nil {
+		intent.FromSubAccount, intent.FromWallet = acct.SubAccountID, walletName(path.from)
+	}
 	intent.AccountID, intent.ClientID = ref.GetAccountId(), s.newClientID(32)
 	m, fresh, err := s.journal(ctx, intent)
 	if err != nil || !fresh {
 		return m, err
 	}
-	return s.withdrawCall(ctx, sup, m, &exchangev1.WithdrawRequest{Account: ref, Asset: asset, Network: m.Network,
-		Amount: m.Amount, Address: m.Address, Memo: m.Memo, ClientId: m.ClientID})
+	return s.withdrawVia(ctx, sup, m, ref, path)
 }

@@ -77,7 +77,11 @@ func (s *Service) resolve(ctx context.Context, m store.Movement) {
 	case store.MovementTransfer:
 		res, err = s.findTransfer(ctx, sup, m)
 	case store.MovementWithdraw, store.MovementExchangeTransfer:
-		res, err = s.findWithdrawal(ctx, sup, m)
+		if m.FromSubAccount != "" {
+			res, err = s.findBrokerWithdrawal(ctx, sup, m)
+		} else {
+			res, err = s.findWithdrawal(ctx, sup, m)
+		}
 		if err == nil && m.Kind == store.MovementExchangeTransfer &&
 			res.status != exchangev1.TransferStatus_TRANSFER_STATUS_FAILED {
 			res, err = s.arrival(ctx, m, res)
@@ -209,14 +213,86 @@ func (s *Service) findTransfer(ctx context.Context, sup *pluginhost.Supervisor, 
 	return result{out: store.MovementOutcome{ExchangeID: found.GetId()}, status: found.GetStatus()}, nil
 }
 
-// findWithdrawal looks a withdrawal up by its client id (or its exchange id once known).
+// findWithdrawal looks a withdrawal from the member's own account up by its client id (or its exchange id once
+// known): entries journaled before withdrawals went through the master.
 func (s *Service) findWithdrawal(ctx context.Context, sup *pluginhost.Supervisor, m store.Movement) (result, error) {
 	ref, err := s.ref(ctx, m)
 	if err != nil {
 		return result{}, err
 	}
+	return s.findWithdrawalOf(ctx, sup, m, ref)
+}
+
+// findBrokerWithdrawal resolves a broker member's withdrawal (two steps through the master, one journal entry) by
+// each step's own id, before anything is sent again:
+//   - the master's withdrawal found: its status is the outcome (failed by the exchange: its amount, back at the
+//     master, is returned to the member first);
+//   - the return to the member found: failed, the money back;
+//   - the pull from the member not found: not known (not executed once not_found_grace has passed); failed: nothing
+//     moved;
+//   - the pull found and the withdrawal not, once not_found_grace has passed: the master withdraws now (its id is
+//     fixed and was just looked up), and a refusal returns the money to the member.
+func (s *Service) findBrokerWithdrawal(ctx context.Context, sup *pluginhost.Supervisor, m store.Movement) (result, error) {
+	master, ok := s.master(m.Exchange)
+	if !ok {
+		return result{}, fmt.Errorf("no master account for %s", m.Exchange)
+	}
+	failed := exchangev1.TransferStatus_TRANSFER_STATUS_FAILED
+	returned := func(text string) (result, error) {
+		err := s.call(ctx, sup, "SubAccountTransfer", func(ctx context.Context, c exchangev1.ExchangeClient) error {
+			return giveBack(ctx, c, master, m)
+		})
+		if err != nil {
+			return result{}, fmt.Errorf("returning the withdrawal's amount: %w", err)
+		}
+		s.log.Info("broker withdrawal not made; its amount returned to the member", "movement", m.ID, "exchange", m.Exchange)
+		return result{status: failed, out: store.MovementOutcome{ErrorCode: "failed", ErrorText: text}}, nil
+	}
+	res, err := s.findWithdrawalOf(ctx, sup, m, master)
+	switch {
+	case err == nil && res.status == failed:
+		return returned(msgReturned)
+	case err == nil:
+		return res, nil
+	case !errors.Is(err, errNotFound):
+		return result{}, err
+	}
+	if _, err := s.findSubTransfer(ctx, sup, m, legBack(m.ClientID), m.FromSubAccount); err == nil {
+		return result{status: failed, out: store.MovementOutcome{ErrorCode: "failed", ErrorText: msgReturned}}, nil
+	} else if !errors.Is(err, errNotFound) {
+		return result{}, err
+	}
+	first, err := s.findSubTransfer(ctx, sup, m, legPull(m.ClientID), m.FromSubAccount)
+	if err != nil {
+		return result{}, err
+	}
+	if first.status == failed {
+		return result{status: failed}, nil
+	}
+	if s.now().Sub(m.CreatedAt) < s.cfg.NotFoundGrace.D() {
+		return result{}, errors.New("the withdrawal is not visible at the exchange yet")
+	}
+	err = s.call(ctx, sup, "Withdraw", func(ctx context.Context, c exchangev1.ExchangeClient) error {
+		var err error
+		res, err = payOut(ctx, c, master, m)
+		return err
+	})
+	switch {
+	case err == nil && res.status != failed:
+		s.log.Info("broker withdrawal sent by the resolver", "movement", m.ID, "exchange", m.Exchange)
+		return res, nil
+	case err != nil && (sdk.IsUnknownOutcome(err) || ctx.Err() != nil):
+		return result{}, fmt.Errorf("sending the withdrawal: %w", err)
+	case err != nil:
+		return returned(pluginError(err).Message + " The amount and its fee are back in your account.")
+	}
+	return returned(msgReturned)
+}
+
+// findWithdrawalOf looks a withdrawal of an account up by its client id (or its exchange id once known).
+func (s *Service) findWithdrawalOf(ctx context.Context, sup *pluginhost.Supervisor, m store.Movement, ref *exchangev1.AccountRef) (result, error) {
 	var recs []*exchangev1.WithdrawalRecord
-	err = s.call(ctx, sup, "ListWithdrawals", func(ctx context.Context, c exchangev1.ExchangeClient) error {
+	err := s.call(ctx, sup, "ListWithdrawals", func(ctx context.Context, c exchangev1.ExchangeClient) error {
 		resp, err := c.ListWithdrawals(ctx, &exchangev1.ListWithdrawalsRequest{Account: ref, Asset: m.Asset, Page: page(m)})
 		recs = resp.GetWithdrawals()
 		return err

@@ -190,6 +190,8 @@ type result struct {
 	// halfway: the first leg of a two-leg movement (a gift through the master) moved money; an error after it is
 	// an unknown outcome, never a refusal.
 	halfway bool
+	// denied, when set, is the member's sentence for a refusal for want of permission (PERMISSION_DENIED).
+	denied string
 }
 
 // send makes the one plugin call of a journaled intent and records its outcome: completed (the exchange reports
@@ -255,6 +257,9 @@ func (s *Service) send(ctx context.Context, sup *pluginhost.Supervisor, m store.
 	default:
 		s.stats.rejected.Add(1)
 		pe := pluginError(err)
+		if res.denied != "" && pe.Code == "permission_denied" {
+			pe.Message = res.denied
+		}
 		next, jerr := s.st.RejectMovement(jctx, m.ID, store.MovementOutcome{ErrorCode: pe.Code,
 			ExchangeCode: pe.ExchangeCode, ErrorText: pe.Message})
 		if jerr != nil {
@@ -272,7 +277,9 @@ func (s *Service) record(ctx context.Context, m store.Movement, res result) (sto
 	}
 	switch {
 	case res.status == exchangev1.TransferStatus_TRANSFER_STATUS_FAILED:
-		res.out.ErrorCode, res.out.ErrorText = "failed", "The exchange reports that the movement failed."
+		if res.out.ErrorCode == "" {
+			res.out.ErrorCode, res.out.ErrorText = "failed", "The exchange reports that the movement failed."
+		}
 		return s.st.FailMovement(ctx, m.ID, res.out)
 	case res.status == exchangev1.TransferStatus_TRANSFER_STATUS_SUCCESS &&
 		(m.Kind != store.MovementExchangeTransfer || res.arrived):

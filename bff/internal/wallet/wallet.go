@@ -160,8 +160,9 @@ type Options struct {
 	Store    *store.Store
 	Plugins  Plugins
 	Accounts Accounts
-	// Masters are the operator's master (broker) accounts per exchange: gifts (sub-account to sub-account) and the
-	// faucet (master to sub-account) are sent with them. Nil: no gifts, no faucet.
+	// Masters are the operator's master (broker) accounts per exchange: withdrawals (a sub-account's key cannot
+	// withdraw: the master does), gifts (sub-account to sub-account) and the faucet (master to sub-account) are sent
+	// with them. Nil: no withdrawals, gifts or faucet.
 	Masters map[string]*exchangev1.AccountRef
 	// Directory finds a gift's recipient by e-mail; nil: gifts by member id only.
 	Directory Directory
@@ -196,9 +197,6 @@ type Service struct {
 
 	// kick wakes the resolver at once (an unknown outcome). Capacity 1; extra kicks are dropped.
 	kick chan struct{}
-
-	// faucetMu makes the faucet's daily cap check and its intent one step in this process.
-	faucetMu sync.Mutex
 
 	mu sync.Mutex
 	// inflight holds the journal ids whose plugin call runs in this process; the channel closes when it returns.

@@ -3,12 +3,16 @@ package wallet
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	binanceemu "github.com/exhub/exhub/adapters/binance/emulator"
+	"github.com/exhub/exhub/bff/internal/accounts"
 	"github.com/exhub/exhub/bff/internal/pluginhost"
 	"github.com/exhub/exhub/bff/internal/servicegate"
 	"github.com/exhub/exhub/bff/internal/store"
@@ -125,65 +129,223 @@ func TestTransferIdempotencyAndIsolation(t *testing.T) {
 	}
 }
 
-func TestWithdrawRules(t *testing.T) {
-	e := newEnv(t, envOptions{})
+// paysFrom is the member's wallet a withdrawal is paid from: OKX's broker transfer takes the funding account,
+// Binance's only the spot wallet (the master then withdraws from spot).
+func paysFrom(exchange string) exchangev1.WalletType {
+	if exchange == "okx" {
+		return funding
+	}
+	return trading
+}
+
+// fund gives member a on exchange 100 USDT in the wallet withdrawals are paid from (the faucet's 10,000 land in
+// the trading wallet; the rest goes to the other wallet).
+func (e *env) fund(t *testing.T, member, exchange string) {
+	t.Helper()
 	ctx := ctxT(t)
-	e.broker("a", "binance")
-	a := Caller{ID: "a"}
-	if _, err := e.svc.Faucet(ctx, a, "f", FaucetRequest{Exchange: "binance"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.svc.Transfer(ctx, a, "to-funding", TransferRequest{Exchange: "binance", Asset: "USDT", Amount: "100",
-		From: "TRADING", To: "FUNDING"}); err != nil {
-		t.Fatal(err)
-	}
-	n, err := e.svc.network(ctx, mustSup(t, e, "binance"), mustRef(t, e, "a", "binance"), "USDT", "")
+	c := Caller{ID: member}
+	g, err := e.svc.Faucet(ctx, c, "f-"+exchange, FaucetRequest{Exchange: exchange})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fee, min := dec(n.GetWithdrawFee()), dec(n.GetWithdrawMin())
-	if !fee.IsPositive() || !min.IsPositive() || min.Add(fee).GreaterThan(dec("100")) {
-		t.Fatalf("network %+v: the test needs a fee and a minimum below 100", n)
+	e.completed(t, member, g)
+	amount := "9900"
+	if paysFrom(exchange) == funding {
+		amount = "100"
 	}
-	w := func(key, amount string) (store.Movement, error) {
-		return e.svc.Withdraw(ctx, a, key, WithdrawRequest{Exchange: "binance", Asset: "USDT", Amount: amount, Address: "sim1destination"})
-	}
-	_, err = w("below", min.Sub(dec("0.01")).String())
-	wantCode(t, err, "min_amount", MsgMinimum)
-	_, err = w("above", "100.01")
-	wantCode(t, err, "insufficient_funds", MsgExceeds)
-	_, err = w("fees", dec("100").Sub(fee).Add(dec("0.01")).String())
-	wantCode(t, err, "insufficient_funds", MsgCoverFees)
-	_, err = w("precise", "20.123456789")
-	wantCode(t, err, "precision", "")
-	for _, k := range []string{"below", "above", "fees", "precise"} {
-		if m := e.svc.MovementByKey(ctx, "a", k); m.ID != "" {
-			t.Fatalf("a refused withdrawal was journaled: %+v", m)
-		}
-	}
-	// A member with an authenticator app withdraws from a session that passed it only.
-	_, err = e.svc.Withdraw(ctx, Caller{ID: "a", TwoFactor: true, AAL: "aal1"}, "2fa",
-		WithdrawRequest{Exchange: "binance", Asset: "USDT", Amount: "20", Address: "sim1destination"})
-	wantCode(t, err, "aal2_required", "")
-	// Accepted: the fee comes on top of the amount.
-	m, err := e.svc.Withdraw(ctx, Caller{ID: "a", TwoFactor: true, AAL: "aal2", SecondFactorAt: time.Now()}, "ok",
-		WithdrawRequest{Exchange: "binance", Asset: "USDT", Amount: "20", Address: "sim1destination"})
-	if err != nil || m.ExchangeID == "" || m.Fee != fee.String() || (m.State != store.MovementCompleted && m.State != store.MovementAcknowledged) {
-		t.Fatalf("withdraw %+v %v", m, err)
-	}
-	if got := e.balance("a", "binance", "USDT", funding); !got.Equal(dec("80").Sub(fee)) {
-		t.Fatalf("funding %s, want 80 - fee %s", got, fee)
-	}
-	e.completed(t, "a", m)
-	// The lockout after a security change refuses the next one, journaling nothing.
-	if err := e.st.StartWithdrawLockout(ctx, "a", store.SecurityEvent{Kind: store.SecurityPassword, At: time.Now()},
-		time.Now().Add(24*time.Hour)); err != nil {
+	tr, err := e.svc.Transfer(ctx, c, "fund-"+exchange, TransferRequest{Exchange: exchange, Asset: "USDT", Amount: amount,
+		From: "TRADING", To: "FUNDING"})
+	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = w("locked", "20")
-	wantCode(t, err, "withdraw_locked", "")
-	if got := e.svc.MovementByKey(ctx, "a", "locked"); got.ID != "" {
-		t.Fatalf("a locked withdrawal was journaled: %+v", got)
+	e.completed(t, member, tr)
+	if got := e.balance(member, exchange, "USDT", paysFrom(exchange)); !got.Equal(dec("100")) {
+		t.Fatalf("%s: %s in the paying wallet, want 100", exchange, got)
+	}
+}
+
+// Withdrawal rules on both exchanges; an accepted one goes through the master (a broker sub-account's key cannot
+// withdraw): the member pays the amount and the fee, the master ends as it was.
+func TestWithdrawRules(t *testing.T) {
+	for _, ex := range []string{"binance", "okx"} {
+		t.Run(ex, func(t *testing.T) {
+			e := newEnv(t, envOptions{})
+			ctx := ctxT(t)
+			e.broker("a", ex)
+			a := Caller{ID: "a"}
+			e.fund(t, "a", ex)
+			n, err := e.svc.network(ctx, mustSup(t, e, ex), mustRef(t, e, "a", ex), "USDT", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			fee, min := dec(n.GetWithdrawFee()), dec(n.GetWithdrawMin())
+			if !fee.IsPositive() || !min.IsPositive() || min.Add(fee).GreaterThan(dec("100")) {
+				t.Fatalf("network %+v: the test needs a fee and a minimum below 100", n)
+			}
+			w := func(key, amount string) (store.Movement, error) {
+				return e.svc.Withdraw(ctx, a, key, WithdrawRequest{Exchange: ex, Asset: "USDT", Amount: amount, Address: "sim1destination"})
+			}
+			_, err = w("below", min.Sub(dec("0.01")).String())
+			wantCode(t, err, "min_amount", MsgMinimum)
+			_, err = w("above", "100.01")
+			wantCode(t, err, "insufficient_funds", MsgExceeds)
+			_, err = w("fees", dec("100").Sub(fee).Add(dec("0.01")).String())
+			wantCode(t, err, "insufficient_funds", MsgCoverFees)
+			_, err = w("precise", "20.123456789")
+			wantCode(t, err, "precision", "")
+			for _, k := range []string{"below", "above", "fees", "precise"} {
+				if m := e.svc.MovementByKey(ctx, "a", k); m.ID != "" {
+					t.Fatalf("a refused withdrawal was journaled: %+v", m)
+				}
+			}
+			// A member with an authenticator app withdraws from a session that passed it only.
+			_, err = e.svc.Withdraw(ctx, Caller{ID: "a", TwoFactor: true, AAL: "aal1"}, "2fa",
+				WithdrawRequest{Exchange: ex, Asset: "USDT", Amount: "20", Address: "sim1destination"})
+			wantCode(t, err, "aal2_required", "")
+			// Accepted: the fee comes on top of the amount; the master ends as it was.
+			master := e.masterTotal(ex, "USDT")
+			m, err := e.svc.Withdraw(ctx, Caller{ID: "a", TwoFactor: true, AAL: "aal2", SecondFactorAt: time.Now()}, "ok",
+				WithdrawRequest{Exchange: ex, Asset: "USDT", Amount: "20", Address: "sim1destination"})
+			if err != nil || m.ExchangeID == "" || m.Fee != fee.String() || (m.State != store.MovementCompleted && m.State != store.MovementAcknowledged) {
+				t.Fatalf("withdraw %+v %v", m, err)
+			}
+			if got := e.balance("a", ex, "USDT", paysFrom(ex)); !got.Equal(dec("80").Sub(fee)) {
+				t.Fatalf("paying wallet %s, want 80 - fee %s", got, fee)
+			}
+			e.completed(t, "a", m)
+			if got := e.masterTotal(ex, "USDT"); !got.Equal(master) {
+				t.Fatalf("master %s after the withdrawal, was %s", got, master)
+			}
+			if got := e.masterWithdrawals(ex, m.ClientID); got != 1 {
+				t.Fatalf("%d withdrawals of the master with the entry's client id", got)
+			}
+			// The lockout after a security change refuses the next one, journaling nothing.
+			if err := e.st.StartWithdrawLockout(ctx, "a", store.SecurityEvent{Kind: store.SecurityPassword, At: time.Now()},
+				time.Now().Add(24*time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+			_, err = w("locked", "20")
+			wantCode(t, err, "withdraw_locked", "")
+			if got := e.svc.MovementByKey(ctx, "a", "locked"); got.ID != "" {
+				t.Fatalf("a locked withdrawal was journaled: %+v", got)
+			}
+		})
+	}
+}
+
+// masterWithdrawals counts the master's withdrawals with a client id.
+func (e *env) masterWithdrawals(exchange, clientID string) int {
+	e.t.Helper()
+	sup, _ := e.host.Get(exchange)
+	var n int
+	err := sup.Call(context.Background(), "ListWithdrawals", func(ctx context.Context, c exchangev1.ExchangeClient) error {
+		resp, err := c.ListWithdrawals(ctx, &exchangev1.ListWithdrawalsRequest{Account: e.master[exchange], Asset: "USDT",
+			Page: &exchangev1.HistoryPage{StartTime: time.Now().Add(-time.Hour).UnixMilli(), Limit: 100}})
+		for _, w := range resp.GetWithdrawals() {
+			if w.GetClientId() == clientID {
+				n++
+			}
+		}
+		return err
+	})
+	if err != nil {
+		e.t.Fatalf("master withdrawals: %v", err)
+	}
+	return n
+}
+
+// A withdrawal the master's exchange refuses after the first step moved the money: the money goes back to the
+// member in the same entry, which reports the refusal; the master ends as it was. A linked key cannot withdraw
+// through exhub at all.
+func TestBrokerWithdrawRefusedReturns(t *testing.T) {
+	for _, ex := range []string{"binance", "okx"} {
+		t.Run(ex, func(t *testing.T) {
+			e := newEnv(t, envOptions{restrictedMaster: true})
+			ctx := ctxT(t)
+			e.broker("a", ex)
+			e.fund(t, "a", ex)
+			master := e.masterTotal(ex, "USDT")
+			m, err := e.svc.Withdraw(ctx, Caller{ID: "a"}, "w", WithdrawRequest{Exchange: ex, Asset: "USDT", Amount: "20", Address: "sim1destination"})
+			wantCode(t, err, "permission_denied", "")
+			if m.State != store.MovementRejected {
+				t.Fatalf("entry %+v", m)
+			}
+			if got := e.balance("a", ex, "USDT", paysFrom(ex)); !got.Equal(dec("100")) {
+				t.Fatalf("member %s after the refusal, want 100", got)
+			}
+			if got := e.masterTotal(ex, "USDT"); !got.Equal(master) {
+				t.Fatalf("master %s after the refusal, was %s", got, master)
+			}
+			list, err := e.svc.List(ctx, "a", store.MovementFilter{Kind: store.MovementWithdraw})
+			if err != nil || len(list) != 1 || list[0].State != store.MovementRejected {
+				t.Fatalf("journal %+v %v", list, err)
+			}
+		})
+	}
+	// A linked key withdraws directly; exhub links only keys without the withdraw permission, so the exchange
+	// refuses it and the refusal says that a linked key cannot withdraw through exhub.
+	e := newEnv(t, envOptions{restrictedMaster: true})
+	ctx := ctxT(t)
+	if _, _, err := e.st.EnsureMember(ctx, store.NewMember{ID: "l"}); err != nil {
+		t.Fatal(err)
+	}
+	e.acc.set("l", accounts.Account{ID: "l-okx", Exchange: "okx", Mode: store.AccountLinked, Status: store.AccountActive},
+		&exchangev1.AccountRef{ApiKey: restrictedOKXKey, ApiSecret: restrictedOKXSecret, Passphrase: restrictedOKXPassphrase})
+	m, err := e.svc.Withdraw(ctx, Caller{ID: "l"}, "w", WithdrawRequest{Exchange: "okx", Asset: "USDT", Amount: "20", Address: "sim1destination"})
+	if we := wantCode(t, err, "permission_denied", msgLinkedNoWithdraw); we.ExchangeCode != "50120" || m.State != store.MovementRejected {
+		t.Fatalf("linked key's withdrawal %+v %+v", m, we)
+	}
+}
+
+// A lost answer on either step of a broker withdrawal resolves to exactly one withdrawal: the first step's answer
+// lost (the resolver finds it, then sends the second after the grace), the second's lost after the exchange took it
+// (found by its client id), and the second never reaching the exchange (sent by the resolver once).
+func TestBrokerWithdrawLostAnswers(t *testing.T) {
+	for _, ex := range []string{"binance", "okx"} {
+		t.Run(ex, func(t *testing.T) {
+			e := newEnv(t, envOptions{})
+			ctx := ctxT(t)
+			e.broker("a", ex)
+			e.fund(t, "a", ex)
+			n, err := e.svc.network(ctx, mustSup(t, e, ex), mustRef(t, e, "a", ex), "USDT", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			fee := dec(n.GetWithdrawFee())
+			master := e.masterTotal(ex, "USDT")
+			cases := []struct {
+				name string
+				arm  func(cid string) (string, faults.Kind)
+			}{
+				{"pull lost", func(cid string) (string, faults.Kind) { return legPull(cid), faults.AcceptThenDrop }},
+				{"withdrawal lost", func(cid string) (string, faults.Kind) { return cid, faults.AcceptThenDrop }},
+				{"withdrawal never sent", func(cid string) (string, faults.Kind) { return cid, faults.DropBefore }},
+			}
+			for i, c := range cases {
+				cid := "ex" + randHex(15)
+				id, kind := c.arm(cid)
+				if err := faults.Arm(http.DefaultClient, e.urls[ex], id, kind); err != nil {
+					t.Fatal(err)
+				}
+				e.useID(cid)
+				m, err := e.svc.Withdraw(ctx, Caller{ID: "a"}, c.name, WithdrawRequest{Exchange: ex, Asset: "USDT", Amount: "10",
+					Address: "sim1destination"})
+				if err != nil || m.State != store.MovementUnknown {
+					t.Fatalf("%s: %+v %v", c.name, m, err)
+				}
+				e.completed(t, "a", m)
+				if got := e.masterWithdrawals(ex, cid); got != 1 {
+					t.Fatalf("%s: %d withdrawals of the master", c.name, got)
+				}
+				want := dec("100").Sub(dec("10").Add(fee).Mul(decimal.NewFromInt(int64(i + 1))))
+				if got := e.balance("a", ex, "USDT", paysFrom(ex)); !got.Equal(want) {
+					t.Fatalf("%s: member %s, want %s", c.name, got, want)
+				}
+			}
+			if got := e.masterTotal(ex, "USDT"); !got.Equal(master) {
+				t.Fatalf("master %s, was %s", got, master)
+			}
+		})
 	}
 }
 
@@ -280,6 +442,61 @@ func TestFaucetCapAndLiveMode(t *testing.T) {
 	live.broker("a", "okx")
 	_, err = live.svc.Faucet(ctx, a, "f", FaucetRequest{Exchange: "okx"})
 	wantCode(t, err, "faucet_demo_only", "")
+}
+
+// The faucet's daily cap is exact across BFF replicas on one store: requests at once through two services grant
+// exactly cap/amount times (SQLite and PostgreSQL).
+func TestFaucetCapAcrossReplicas(t *testing.T) {
+	for _, pg := range []bool{false, true} {
+		name := "sqlite"
+		if pg {
+			name = "postgres"
+		}
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t, envOptions{pg: pg})
+			ctx := ctxT(t)
+			e.broker("a", "okx")
+			svcs := []*Service{e.svc, e.replica()}
+			const n = 8
+			var wg sync.WaitGroup
+			errs := make([]error, n)
+			for i := range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					_, errs[i] = svcs[i%2].Faucet(ctx, Caller{ID: "a"}, fmt.Sprintf("k%d", i), FaucetRequest{Exchange: "okx"})
+				}()
+			}
+			wg.Wait()
+			granted, capped := 0, 0
+			for i, err := range errs {
+				var we *Error
+				switch {
+				case err == nil:
+					granted++
+				case errors.As(err, &we) && we.Code == "faucet_daily_cap":
+					capped++
+				default:
+					t.Fatalf("request %d: %v", i, err)
+				}
+			}
+			if granted != 3 || capped != n-3 {
+				t.Fatalf("%d granted, %d capped; want 3 and %d", granted, capped, n-3)
+			}
+			if got := e.balance("a", "okx", "USDT", trading); !got.Equal(dec("30000")) {
+				t.Fatalf("trading %s, want 30000", got)
+			}
+			list, err := e.svc.List(ctx, "a", store.MovementFilter{Kind: store.MovementFaucet})
+			if err != nil || len(list) != 3 {
+				t.Fatalf("faucet entries %d %v", len(list), err)
+			}
+			// A repeated key answers its own grant, not another slot.
+			again, err := svcs[1].Faucet(ctx, Caller{ID: "a"}, "k0", FaucetRequest{Exchange: "okx"})
+			if errs[0] == nil && (err != nil || again.State != store.MovementCompleted) {
+				t.Fatalf("repeat of a granted key: %+v %v", again, err)
+			}
+		})
+	}
 }
 
 // completed waits until the journal says the movement completed.
@@ -388,26 +605,18 @@ func TestUnknownOutcomesResolve(t *testing.T) {
 	}
 }
 
-// A transfer to the fee-free exchange takes 20 to 20,000 USDT; it is a withdrawal to the member's own deposit
-// address there, in transit (acknowledged) until the target's deposit history shows it.
+// A transfer to the fee-free exchange takes 20 to 20,000 USDT; it is a withdrawal (through the master, as every
+// broker withdrawal) to the member's own deposit address there, in transit (acknowledged) until the target's deposit
+// history shows it. Both ways: binance to okx (made the fee-free exchange here) and okx to binance.
 func TestExchangeTransfer(t *testing.T) {
-	// The okx emulator has no currency list (ListAssets), so the transfer leaves binance for okx, made the
-	// fee-free exchange here.
 	e := newEnv(t, envOptions{feeFree: "okx"})
 	ctx := ctxT(t)
 	e.broker("a", "binance")
 	e.broker("a", "okx")
 	a := Caller{ID: "a"}
-	if _, err := e.svc.Faucet(ctx, a, "f", FaucetRequest{Exchange: "binance"}); err != nil {
-		t.Fatal(err)
-	}
-	tr, err := e.svc.Transfer(ctx, a, "to-funding", TransferRequest{Exchange: "binance", Asset: "USDT", Amount: "100", From: "TRADING", To: "FUNDING"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.completed(t, "a", tr)
+	e.fund(t, "a", "binance")
 	req := ExchangeTransferRequest{Exchange: "binance", Target: "okx", Asset: "USDT", Amount: "19"}
-	_, err = e.svc.ExchangeTransfer(ctx, a, "x19", req)
+	_, err := e.svc.ExchangeTransfer(ctx, a, "x19", req)
 	wantCode(t, err, "min_amount", MsgMinimum)
 	req.Amount = "20000.01"
 	_, err = e.svc.ExchangeTransfer(ctx, a, "xbig", req)
@@ -428,8 +637,8 @@ func TestExchangeTransfer(t *testing.T) {
 	}); err != nil || addr != m.Address {
 		t.Fatalf("deposit address %q %v, journal %q", addr, err, m.Address)
 	}
-	if got := e.balance("a", "binance", "USDT", funding); !got.Equal(dec("80").Sub(dec(m.Fee))) {
-		t.Fatalf("okx funding %s, want 80 - fee %s", got, m.Fee)
+	if got := e.balance("a", "binance", "USDT", paysFrom("binance")); !got.Equal(dec("80").Sub(dec(m.Fee))) {
+		t.Fatalf("binance %s, want 80 - fee %s", got, m.Fee)
 	}
 	// It arrives: the target's deposit history shows it, and the member's funding wallet there (empty before) has it.
 	done := e.completed(t, "a", m)
@@ -440,6 +649,25 @@ func TestExchangeTransfer(t *testing.T) {
 		got := e.balance("a", "okx", "USDT", funding)
 		return got.String(), got.Equal(dec("20"))
 	})
+
+	// And back from okx (its coin list from the emulator's asset/currencies) to binance, which is not fee-free.
+	okxBefore := e.balance("a", "okx", "USDT", funding)
+	binBefore := e.balance("a", "binance", "USDT", funding)
+	back, err := e.svc.ExchangeTransfer(ctx, a, "back", ExchangeTransferRequest{Exchange: "okx", Target: "binance", Asset: "USDT", Amount: "15"})
+	if err != nil || back.ExchangeID == "" || back.Address == "" || back.Fee == "" {
+		t.Fatalf("okx to binance %+v %v", back, err)
+	}
+	if got := e.balance("a", "okx", "USDT", funding); !got.Equal(okxBefore.Sub(dec("15")).Sub(dec(back.Fee))) {
+		t.Fatalf("okx funding %s, want %s - 15 - fee %s", got, okxBefore, back.Fee)
+	}
+	if done := e.completed(t, "a", back); done.ExchangeStatus != "ARRIVED" {
+		t.Fatalf("arrived as %+v", done)
+	}
+	eventually(t, "credited on binance", func() (string, bool) {
+		got := e.balance("a", "binance", "USDT", funding)
+		return got.String(), got.Equal(binBefore.Add(dec("15")))
+	})
+
 	// Without an account on the target it is refused before anything is journaled.
 	e.broker("z", "binance")
 	_, err = e.svc.ExchangeTransfer(ctx, Caller{ID: "z"}, "xz", req)
@@ -454,9 +682,11 @@ func TestCrashLeftoversResolve(t *testing.T) {
 	e := newEnv(t, envOptions{stale: true})
 	ctx := ctxT(t)
 	acct := e.broker("a", "okx")
-	if _, err := e.svc.Faucet(ctx, Caller{ID: "a"}, "f", FaucetRequest{Exchange: "okx"}); err != nil {
+	f, err := e.svc.Faucet(ctx, Caller{ID: "a"}, "f", FaucetRequest{Exchange: "okx"})
+	if err != nil {
 		t.Fatal(err)
 	}
+	e.completed(t, "a", f)
 	// The crash: the intent was written and the transfer made, but no outcome recorded.
 	executed := store.Movement{MemberID: "a", Exchange: "okx", AccountID: acct.ID, Kind: store.MovementTransfer,
 		ClientID: "excrash" + randHex(12), IdempotencyKey: "crash-1", Asset: "USDT", Amount: "42", FromWallet: "TRADING",
