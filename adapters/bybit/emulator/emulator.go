@@ -30,8 +30,13 @@ type Config struct {
 	Logger *slog.Logger
 	// IdleTimeout closes a WebSocket connection after this long without a frame from the client; default 60 s.
 	IdleTimeout time.Duration
-	// DisableRateLimits turns off the IP limit (600 requests per 5 s).
+	// DisableRateLimits turns off the IP limit (600 requests per 5 s) and the per-UID limits of the private
+	// endpoints (their X-Bapi-Limit headers are still sent).
 	DisableRateLimits bool
+	// Credentials adds API keys besides the demo key (DemoAPIKey).
+	Credentials []Credentials
+	// NoDemoFunding skips funding the demo account from the faucet (it is still created).
+	NoDemoFunding bool
 }
 
 // Server is a Bybit v5 emulator over one venue.
@@ -49,6 +54,14 @@ type Server struct {
 
 	faults *faults.Injector
 	limits *limiter
+	uid    *uidLimit
+	keys   *keyring
+
+	unitsMu sync.Mutex
+	units   map[uint64]string // spot market orders sized in the quote coin
+
+	tpslMu sync.Mutex
+	tpsls  map[string]tpsl // trading-stop per account, symbol and positionIdx
 
 	mu     sync.Mutex
 	conns  map[*wsConn]struct{}
@@ -69,7 +82,9 @@ func New(cfg Config) (*Server, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{cfg: cfg, v: cfg.Venue, log: cfg.Logger.With("component", "bybit-emulator"), ctx: ctx, cancel: cancel,
 		spot: map[string]*inst{}, linear: map[string]*inst{}, faults: &faults.Injector{},
-		limits: newLimiter(!cfg.DisableRateLimits), conns: map[*wsConn]struct{}{}}
+		limits: newLimiter(!cfg.DisableRateLimits), conns: map[*wsConn]struct{}{},
+		uid: &uidLimit{counts: map[string]int{}}, keys: &keyring{keys: map[string]Credentials{}},
+		units: map[uint64]string{}, tpsls: map[string]tpsl{}}
 	for _, in := range s.v.Instruments() {
 		i := newInst(in)
 		if i.linear {
@@ -79,11 +94,15 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.order = append(s.order, i)
 	}
+	if err := s.setupKeys(); err != nil {
+		cancel()
+		return nil, err
+	}
 	s.routes()
 	return s, nil
 }
 
-// Faults is the fault injector behind faults.Path (used once private endpoints land).
+// Faults is the fault injector behind faults.Path: tests arm a lost answer for one orderLinkId.
 func (s *Server) Faults() *faults.Injector { return s.faults }
 
 // Handler serves REST and the WebSocket endpoints.
@@ -180,6 +199,7 @@ func (s *Server) routes() {
 	s.route("/v5/market/open-interest", s.openInterest)
 	s.route("/v5/market/account-ratio", s.accountRatio)
 	s.mux.Handle(faults.Path, s.faults)
+	s.privateRoutes()
 	s.wsRoutes()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.writeJSON(w, http.StatusNotFound, s.envelope(10001, "Not Found: "+r.URL.Path, obj{}))
