@@ -25,7 +25,7 @@ settings() { # slug -> --set flags
   "$bin/exhub-emulators" --print-settings --binance "127.0.0.1:$bport" --okx "127.0.0.1:$oport" --bybit "127.0.0.1:$yport" |
     node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const o=JSON.parse(s)[process.argv[1]];for(const k of Object.keys(o).sort())console.log("--set\n"+k+"="+o[k])})' "$1"
 }
-account() { # slug -> --account-* flags (none for an emulator without a demo account: bybit's market data so far)
+account() { # slug -> --account-* flags (none for an emulator without a demo account)
   "$bin/exhub-emulators" --print-accounts |
     node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const a=JSON.parse(s)[process.argv[1]];if(!a)return;console.log("--account-key\n"+a.api_key+"\n--account-secret\n"+a.api_secret);if(a.passphrase)console.log("--account-passphrase\n"+a.passphrase)})' "$1"
 }

@@ -41,7 +41,8 @@ func newWorld() (*world, error) {
 		return nil, err
 	}
 	go func() { _ = v.Run(context.Background()) }() // lives for the test binary
-	emu, err := emulator.New(emulator.Config{Venue: v, DisableRateLimits: true})
+	emu, err := emulator.New(emulator.Config{Venue: v, DisableRateLimits: true, Credentials: []emulator.Credentials{
+		{APIKey: otherKey, Secret: otherSecret, Account: otherAccount}}})
 	if err != nil {
 		return nil, err
 	}

@@ -163,10 +163,10 @@ func (c *Client) Write(ctx context.Context, path string, body any, creds *Creden
 		return Response{}, internalf("encode %s: %v", path, err)
 	}
 	for attempt := 0; ; attempt++ {
-		if err := c.lim.wait(ctx, path); err != nil {
+		if err := c.lim.wait(ctx, limitKey(path, creds)); err != nil {
 			return Response{}, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE, "%s: %v", path, err)
 		}
-		res, retryAfter, sent, err := c.once(ctx, http.MethodPost, path, path, string(raw), creds)
+		res, retryAfter, sent, err := c.once(ctx, http.MethodPost, limitKey(path, creds), path, string(raw), creds)
 		if err == nil {
 			return res, nil
 		}
@@ -220,10 +220,10 @@ func (c *Client) get(ctx context.Context, path string, q url.Values, creds *Cred
 	}
 	backoff := c.BaseBackoff
 	for attempt := 0; ; attempt++ {
-		if err := c.lim.wait(ctx, path); err != nil {
+		if err := c.lim.wait(ctx, limitKey(path, creds)); err != nil {
 			return Response{}, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE, "%s: %v", path, err)
 		}
-		res, retryAfter, _, err := c.once(ctx, http.MethodGet, path, reqPath, "", creds)
+		res, retryAfter, _, err := c.once(ctx, http.MethodGet, limitKey(path, creds), reqPath, "", creds)
 		if err == nil {
 			return res, nil
 		}
@@ -253,7 +253,16 @@ func (c *Client) get(ctx context.Context, path string, q url.Values, creds *Cred
 	}
 }
 
-func (c *Client) once(ctx context.Context, method, path, reqPath, body string, creds *Credentials) (res Response, retry time.Duration, sent bool, err error) {
+// limitKey names what Bybit's X-Bapi-Limit headers count: an endpoint, per API key (per UID) on private calls.
+func limitKey(path string, creds *Credentials) string {
+	if creds == nil {
+		return path
+	}
+	return path + "|" + creds.APIKey
+}
+
+// once sends one request; limKey is where the answer's limit headers are kept (limitKey).
+func (c *Client) once(ctx context.Context, method, limKey, reqPath, body string, creds *Credentials) (res Response, retry time.Duration, sent bool, err error) {
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
@@ -287,7 +296,7 @@ func (c *Client) once(ctx context.Context, method, path, reqPath, body string, c
 		return Response{}, 0, !notSent(err), sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE, "%s %s: %v", method, reqPath, err)
 	}
 	defer resp.Body.Close()
-	c.lim.observe(path, resp.Header)
+	c.lim.observe(limKey, resp.Header)
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
 	if err != nil {
 		return Response{}, 0, true, sdk.Errorf(exchangev1.ErrorReason_ERROR_REASON_EXCHANGE_UNAVAILABLE, "%s %s: read: %v", method, reqPath, err)

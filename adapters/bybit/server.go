@@ -37,8 +37,8 @@ type Options struct {
 	Settings *Settings
 }
 
-// Server implements exchangev1.ExchangeServer for Bybit spot and USDT linear perpetuals: market data only for now
-// (every trading, account and wallet RPC answers UNIMPLEMENTED and Describe claims none of them).
+// Server implements exchangev1.ExchangeServer for Bybit spot and USDT linear perpetuals: market data and trading
+// (the account stream, wallet and broker RPCs answer UNIMPLEMENTED and Describe claims none of them).
 type Server struct {
 	exchangev1.UnimplementedExchangeServer
 
@@ -102,15 +102,15 @@ func (s *Server) cache() *instrumentCache {
 	return s.insts
 }
 
-// Describe says who the plugin is and what it can do: market data of spot and USDT perpetuals. Trading, the account
-// stream and the wallet are not claimed until the private part lands.
+// Describe says who the plugin is and what it can do: market data and trading of spot and USDT perpetuals. The
+// account stream, the wallet and broker sub-accounts are not claimed yet.
 func (s *Server) Describe(context.Context, *exchangev1.DescribeRequest) (*exchangev1.DescribeResponse, error) {
 	return &exchangev1.DescribeResponse{
 		Exchange: &exchangev1.ExchangeInfo{Key: Key, Slug: Slug, Name: Name, PluginVersion: PluginVersion,
 			Status: exchangev1.ExchangeStatus_EXCHANGE_STATUS_AVAILABLE, LogoSvg: Logo, Website: Website},
 		Capabilities: &exchangev1.Capabilities{
 			MarketTypes: []exchangev1.MarketType{exchangev1.MarketType_MARKET_TYPE_SPOT, exchangev1.MarketType_MARKET_TYPE_SWAP},
-			Trading:     &exchangev1.TradingCapabilities{Enabled: false},
+			Trading:     tradingCapabilities(),
 			Intervals:   append([]string(nil), intervals...),
 			Analytics: &exchangev1.AnalyticsCapabilities{OpenInterest: true,
 				LongShortRatio:     []exchangev1.LongShortRatioKind{exchangev1.LongShortRatioKind_LONG_SHORT_RATIO_KIND_ACCOUNTS},
@@ -206,4 +206,24 @@ func ParseSettings(m map[string]string) (Settings, error) {
 		return st, badSetting("reconnect_min", "%s is above reconnect_max %s", st.ReconnectMin, st.ReconnectMax)
 	}
 	return st, nil
+}
+
+// tradingCapabilities is what PlaceOrder and the other trading RPCs take, per market type.
+func tradingCapabilities() *exchangev1.TradingCapabilities {
+	limitMarket := []exchangev1.OrderType{exchangev1.OrderType_ORDER_TYPE_LIMIT, exchangev1.OrderType_ORDER_TYPE_MARKET}
+	tifs := []exchangev1.TimeInForce{exchangev1.TimeInForce_TIME_IN_FORCE_GTC, exchangev1.TimeInForce_TIME_IN_FORCE_IOC,
+		exchangev1.TimeInForce_TIME_IN_FORCE_FOK, exchangev1.TimeInForce_TIME_IN_FORCE_POST_ONLY}
+	margins := []exchangev1.MarginMode{exchangev1.MarginMode_MARGIN_MODE_CROSS, exchangev1.MarginMode_MARGIN_MODE_ISOLATED}
+	posModes := []exchangev1.PositionMode{exchangev1.PositionMode_POSITION_MODE_ONE_WAY, exchangev1.PositionMode_POSITION_MODE_HEDGE}
+	return &exchangev1.TradingCapabilities{
+		Enabled: true, OrderTypes: limitMarket, TimeInForce: tifs, ReduceOnly: true, ClosePosition: true, Amend: true,
+		CancelAll: true, IdempotentClientOrderId: true, MarginModes: margins, PositionModes: posModes, CheckCredentials: true,
+		ClientOrderIdFormat: &exchangev1.ClientIdFormat{MaxLength: clientOrderIDMaxLen, Pattern: clientIDRE2},
+		Markets: []*exchangev1.MarketTradingCapabilities{
+			{MarketType: exchangev1.MarketType_MARKET_TYPE_SPOT, OrderTypes: limitMarket, TimeInForce: tifs, Amend: true,
+				IdempotentClientOrderId: true},
+			{MarketType: exchangev1.MarketType_MARKET_TYPE_SWAP, OrderTypes: limitMarket, TimeInForce: tifs, Amend: true,
+				ReduceOnly: true, MarginModes: margins, PositionModes: posModes, IdempotentClientOrderId: true},
+		},
+	}
 }

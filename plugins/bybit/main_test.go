@@ -17,8 +17,9 @@ import (
 )
 
 // TestPluginBinary builds the plugin, launches it as the host does (go-plugin, AutoMTLS), points it at an
-// in-process emulator and runs the conformance kit through the real process: every check of conformance.expect
-// must pass; the trading, account and wallet checks do not apply (no capability claimed, no account given).
+// in-process emulator and runs the conformance kit through the real process with the emulator's demo key and its
+// fault endpoint: every check of conformance.expect must pass (market data, trading, unknown outcomes); the account
+// stream, wallet and broker checks do not apply (not claimed).
 func TestPluginBinary(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "bybit")
 	build := exec.Command("go", "build", "-o", bin, ".")
@@ -48,7 +49,7 @@ func TestPluginBinary(t *testing.T) {
 	defer p.Kill()
 	d, err := p.Exchange.Describe(ctx, &exchangev1.DescribeRequest{})
 	if err != nil || d.GetExchange().GetKey() != 3 || d.GetExchange().GetSlug() != "bybit" || d.GetCapabilities().GetPageLimits().GetCandles() != 1000 ||
-		d.GetCapabilities().GetTrading().GetEnabled() || d.GetCapabilities().GetWallet() != nil || d.GetCapabilities().GetStreams().GetAccount() {
+		!d.GetCapabilities().GetTrading().GetEnabled() || d.GetCapabilities().GetWallet() != nil || d.GetCapabilities().GetStreams().GetAccount() {
 		t.Fatalf("describe: %v %v", err, d)
 	}
 	settings := emulator.PluginSettings(ts.URL)
@@ -65,5 +66,7 @@ func TestPluginBinary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conformance.Test(t, p.Exchange, conformance.Options{StreamWait: 20 * time.Second, CheckTimeout: 2 * time.Minute, MustPass: mustPass})
+	conformance.Test(t, p.Exchange, conformance.Options{StreamWait: 20 * time.Second, CheckTimeout: 2 * time.Minute, MustPass: mustPass,
+		Account:  &exchangev1.AccountRef{AccountId: "demo", ApiKey: emulator.DemoAPIKey, ApiSecret: emulator.DemoAPISecret},
+		FaultURL: ts.URL})
 }

@@ -181,6 +181,13 @@ func (s *Server) createOrder(q *privRequest) (any, *apiError) {
 		return nil, errParams("positionIdx invalid")
 	}
 	vr.PositionSide = ps
+	if r.ReduceOnly && ps != venue.PosBoth {
+		// Hedge mode: the side of the position says what closes; a reduce-only order must close it.
+		if (ps == venue.PosLong) == (vr.Side == venue.Buy) {
+			return nil, mapErr(venue.ErrReduceOnly, false)
+		}
+		vr.ReduceOnly = false
+	}
 	if spot && r.ReduceOnly {
 		return nil, errParams("reduceOnly is not supported on spot")
 	}

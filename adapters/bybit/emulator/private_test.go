@@ -205,7 +205,9 @@ func TestSpotMarketUnit(t *testing.T) {
 		unit, qty string
 		check     func(o venue.Order) bool
 	}{
-		{"", "20", func(o venue.Order) bool { return o.CumQuote.LessThanOrEqual(decimal.NewFromInt(20)) && o.CumQuote.GreaterThan(decimal.NewFromInt(19)) }},
+		{"", "20", func(o venue.Order) bool {
+			return o.CumQuote.LessThanOrEqual(decimal.NewFromInt(20)) && o.CumQuote.GreaterThan(decimal.NewFromInt(19))
+		}},
 		{"baseCoin", "0.001", func(o venue.Order) bool { return o.Filled.Equal(decimal.RequireFromString("0.001")) }},
 	} {
 		link := "unit-" + c.unit + "x"

@@ -6,7 +6,7 @@
 //
 //	exhub-emulators --binance 127.0.0.1:7001 --okx 127.0.0.1:7002 --seed 1 --history-days 30 --chain-delay 30s-60s
 //
-// The Bybit emulator (public market data so far) runs only when --bybit (EXHUB_EMULATOR_BYBIT_ADDR) names an address.
+// The Bybit emulator (market data and trading so far) runs only when --bybit (EXHUB_EMULATOR_BYBIT_ADDR) names an address.
 package main
 
 import (
@@ -52,7 +52,7 @@ func run(args []string) int {
 	fs := flag.NewFlagSet("exhub-emulators", flag.ContinueOnError)
 	binanceAddr := fs.String("binance", envOr("EXHUB_EMULATOR_BINANCE_ADDR", "127.0.0.1:7001"), "listen address of the Binance emulator (empty: off)")
 	okxAddr := fs.String("okx", envOr("EXHUB_EMULATOR_OKX_ADDR", "127.0.0.1:7002"), "listen address of the OKX emulator (empty: off)")
-	bybitAddr := fs.String("bybit", envOr("EXHUB_EMULATOR_BYBIT_ADDR", ""), "listen address of the Bybit emulator, public market data only so far (empty, the default: off), e.g. 127.0.0.1:7003")
+	bybitAddr := fs.String("bybit", envOr("EXHUB_EMULATOR_BYBIT_ADDR", ""), "listen address of the Bybit emulator, market data and trading so far (empty, the default: off), e.g. 127.0.0.1:7003")
 	seed := fs.Int64("seed", 1, "seed of the synthetic markets (the same seed gives the same market)")
 	historyDays := fs.Int("history-days", 30, "days of generated history before now")
 	printSettings := fs.Bool("print-settings", false, "print the plugin settings for each emulator as JSON and exit")
@@ -105,6 +105,8 @@ func run(args []string) int {
 			"binance": {"api_key": binanceemu.DemoAPIKey, "api_secret": binanceemu.DemoAPISecret, "broker": "true"},
 			"okx": {"api_key": okxemu.DemoAPIKey, "api_secret": okxemu.DemoAPISecret, "passphrase": okxemu.DemoPassphrase,
 				"broker": "true"},
+			// No broker endpoints yet: not a master for sub-accounts.
+			"bybit": {"api_key": bybitemu.DemoAPIKey, "api_secret": bybitemu.DemoAPISecret},
 		})
 		return 0
 	}
