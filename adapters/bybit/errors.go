@@ -12,8 +12,9 @@ import (
 var bybitReasons = map[int64]exchangev1.ErrorReason{
 	// Server timeouts: the request may have executed ("Server Timeout", "Internal System Error"). Reads downgrade
 	// them to EXCHANGE_UNAVAILABLE (see Client.Get); writes keep them, resolved by orderLinkId (Client.Write).
-	10000: exchangev1.ErrorReason_ERROR_REASON_UNKNOWN_OUTCOME,
-	10016: exchangev1.ErrorReason_ERROR_REASON_UNKNOWN_OUTCOME,
+	10000:  exchangev1.ErrorReason_ERROR_REASON_UNKNOWN_OUTCOME,
+	10016:  exchangev1.ErrorReason_ERROR_REASON_UNKNOWN_OUTCOME,
+	170007: exchangev1.ErrorReason_ERROR_REASON_UNKNOWN_OUTCOME, // spot: timeout waiting for the backend
 	// Parameters.
 	10001: exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT,
 	// Clock: X-BAPI-TIMESTAMP outside the recv window.
@@ -28,8 +29,10 @@ var bybitReasons = map[int64]exchangev1.ErrorReason{
 	10010: exchangev1.ErrorReason_ERROR_REASON_PERMISSION_DENIED,
 	10009: exchangev1.ErrorReason_ERROR_REASON_PERMISSION_DENIED, // IP banned
 	// Rate limits.
-	10006: exchangev1.ErrorReason_ERROR_REASON_RATE_LIMITED,
-	10018: exchangev1.ErrorReason_ERROR_REASON_RATE_LIMITED,
+	10006:  exchangev1.ErrorReason_ERROR_REASON_RATE_LIMITED,
+	10018:  exchangev1.ErrorReason_ERROR_REASON_RATE_LIMITED,
+	170005: exchangev1.ErrorReason_ERROR_REASON_RATE_LIMITED, // spot: too many new orders
+	170222: exchangev1.ErrorReason_ERROR_REASON_RATE_LIMITED, // spot: too many requests in this time frame
 	// Orders.
 	110001: exchangev1.ErrorReason_ERROR_REASON_ORDER_NOT_FOUND,
 	170213: exchangev1.ErrorReason_ERROR_REASON_ORDER_NOT_FOUND,

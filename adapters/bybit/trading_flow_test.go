@@ -166,6 +166,16 @@ func TestLinearFlow(t *testing.T) {
 	if ps, err := w.c.ListPositions(ctx, &exchangev1.ListPositionsRequest{Account: acct}); err != nil || len(ps.GetPositions()) != 0 {
 		t.Fatalf("flat after the close: %v %v", err, ps)
 	}
+	// Margin mode per symbol, read back with the leverage.
+	if _, err := w.c.SetMarginMode(ctx, &exchangev1.SetMarginModeRequest{Account: acct, Symbol: sym, MarginMode: exchangev1.MarginMode_MARGIN_MODE_ISOLATED}); err != nil {
+		t.Fatal(err)
+	}
+	if lv, err := w.c.GetLeverage(ctx, &exchangev1.GetLeverageRequest{Account: acct, Symbol: sym}); err != nil || lv.GetMarginMode() != exchangev1.MarginMode_MARGIN_MODE_ISOLATED {
+		t.Fatalf("after switching to isolated: %v %v", err, lv)
+	}
+	if _, err := w.c.SetMarginMode(ctx, &exchangev1.SetMarginModeRequest{Account: acct, Symbol: sym, MarginMode: exchangev1.MarginMode_MARGIN_MODE_CROSS}); err != nil {
+		t.Fatal(err)
+	}
 	// Hedge mode.
 	if _, err := w.c.SetPositionMode(ctx, &exchangev1.SetPositionModeRequest{Account: acct, Mode: exchangev1.PositionMode_POSITION_MODE_HEDGE}); err != nil {
 		t.Fatal(err)

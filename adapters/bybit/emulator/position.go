@@ -71,10 +71,11 @@ func (s *Server) positionRow(i *inst, acct string, p venue.Position, st venue.Pe
 		"autoAddMargin": 0, "positionStatus": "Normal", "leverage": strconv.Itoa(st.Leverage), "markPrice": dec(p.MarkPrice),
 		"liqPrice": priceOrEmpty(p.LiqPrice), "bustPrice": "", "positionIM": dec(p.Margin), "positionMM": dec(p.MaintMargin),
 		"positionBalance": dec(p.Margin), "takeProfit": priceOrEmpty(t.tpPrice), "stopLoss": priceOrEmpty(t.slPrice),
-		"trailingStop": "0", "sessionAvgPrice": "", "delta": "", "gamma": "", "vega": "", "theta": "",
-		"unrealisedPnl": dec(p.UnrealizedPnL), "curRealisedPnl": dec(p.RealizedPnL), "cumRealisedPnl": dec(p.RealizedPnL),
+		"trailingStop": "0", "sessionAvgPrice": "", "breakEvenPrice": dec(p.BreakEven), "positionIMByMp": dec(p.Margin),
+		"positionMMByMp": dec(p.MaintMargin),
+		"unrealisedPnl":  dec(p.UnrealizedPnL), "curRealisedPnl": dec(p.RealizedPnL), "cumRealisedPnl": dec(p.RealizedPnL),
 		"adlRankIndicator": 2, "createdTime": ms(p.Updated), "updatedTime": ms(p.Updated), "seq": p.Updated,
-		"isReduceOnly": false, "mmrSysUpdatedTime": "", "leverageSysUpdatedTime": "", "tpslMode": "Full"}
+		"isReduceOnly": false, "mmrSysUpdateTime": "", "leverageSysUpdatedTime": "", "tpslMode": "Full"}
 }
 
 // positionList answers /v5/position/list (linear only): with a symbol, its rows even when flat (one, or one per

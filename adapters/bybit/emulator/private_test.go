@@ -21,6 +21,7 @@ type answer struct {
 	RetCode int             `json:"retCode"`
 	RetMsg  string          `json:"retMsg"`
 	Result  json.RawMessage `json:"result"`
+	Ext     json.RawMessage `json:"retExtInfo"`
 	Time    int64           `json:"time"`
 }
 
@@ -257,4 +258,43 @@ func TestFaults(t *testing.T) {
 			_, _ = h.v.CancelAll(context.Background(), DemoAccount, "BTC/USDT")
 		}
 	}
+}
+
+// TestPrivateShapes checks the private answers against descriptions written from Bybit's samples (order create,
+// order/realtime, position/list; execution/list from its documentation): every key Bybit sends, no other.
+func TestPrivateShapes(t *testing.T) {
+	h := newHarness(t)
+	h.live(t)
+	var raw map[string]any
+	decode := func(a answer) map[string]any {
+		b, _ := json.Marshal(a)
+		raw = nil
+		_ = json.Unmarshal(b, &raw)
+		return raw
+	}
+	ack := h.demo(t, http.MethodPost, "/v5/order/create", nil, obj{"category": "linear", "symbol": "BTCUSDT", "side": "Buy",
+		"orderType": "Market", "qty": "0.01", "orderLinkId": "shape-1"})
+	checkShape(t, "order_create", decode(ack))
+	for _, c := range []struct {
+		shape, path string
+		q           url.Values
+	}{
+		{"order_realtime", "/v5/order/realtime", url.Values{"category": {"linear"}, "symbol": {"BTCUSDT"}, "openOnly": {"1"}, "orderLinkId": {"shape-1"}}},
+		{"order_realtime", "/v5/order/history", url.Values{"category": {"linear"}, "orderLinkId": {"shape-1"}}},
+		{"execution_list", "/v5/execution/list", url.Values{"category": {"linear"}, "orderLinkId": {"shape-1"}}},
+		{"position_list", "/v5/position/list", url.Values{"category": {"linear"}, "symbol": {"BTCUSDT"}}},
+	} {
+		a := h.demo(t, http.MethodGet, c.path, c.q, nil)
+		if len(orderRows(t, a)) == 0 {
+			t.Fatalf("%s: no rows to check", c.path)
+		}
+		checkShape(t, c.shape, decode(a))
+	}
+	lev := h.demo(t, http.MethodPost, "/v5/position/set-leverage", nil, obj{"category": "linear", "symbol": "BTCUSDT", "buyLeverage": "7", "sellLeverage": "7"})
+	checkShape(t, "private_empty", decode(lev))
+	if again := h.demo(t, http.MethodPost, "/v5/position/set-leverage", nil, obj{"category": "linear", "symbol": "BTCUSDT", "buyLeverage": "7", "sellLeverage": "7"}); again.RetCode != 110043 {
+		t.Fatalf("the same leverage again: %d %s", again.RetCode, again.RetMsg)
+	}
+	_ = h.demo(t, http.MethodPost, "/v5/order/create", nil, obj{"category": "linear", "symbol": "BTCUSDT", "side": "Sell",
+		"orderType": "Market", "qty": "0.01", "reduceOnly": true, "orderLinkId": "shape-2"})
 }
