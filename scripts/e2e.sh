@@ -9,6 +9,9 @@ mkdir -p "$logdir"
 ready="$logdir/ready"
 rm -f "$ready"
 
+# A short second-factor window for money leaving the account, so ui/e2e/wallet-2fa.e2e.mjs can wait it out (the
+# stack's BFF and the test both read it).
+export EXHUB_WALLET_SECOND_FACTOR_WINDOW="${EXHUB_WALLET_SECOND_FACTOR_WINDOW:-20s}"
 bin/exhub-stack --root "$root" --ready-file "$ready" >"$logdir/stack.log" 2>&1 &
 pid=$!
 stop_stack() {
