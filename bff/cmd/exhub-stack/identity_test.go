@@ -59,7 +59,7 @@ func TestKratosEnvFollowsTheConfig(t *testing.T) {
 		"SELFSERVICE_FLOWS_RECOVERY_UI_URL":     "http://127.0.0.1:18080/forgotPassword_A",
 		"SELFSERVICE_ALLOWED_RETURN_URLS":       `["http://127.0.0.1:18080","http://localhost:18080"]`,
 		"COURIER_SMTP_CONNECTION_URI":           "smtp://127.0.0.1:11025/?disable_starttls=true",
-		"DSN":                                   "sqlite://" + filepath.Join(root, ".data", "kratos", "kratos.sqlite") + "?_fk=true&mode=rwc&_journal_mode=WAL&_txlock=immediate",
+		"DSN":                                   "sqlite://" + filepath.Join(root, ".data", "kratos", "kratos.sqlite") + "?_fk=true&mode=rwc&_journal_mode=WAL&_txlock=immediate&_busy_timeout=60000",
 	} {
 		if env[k] != want {
 			t.Errorf("%s = %q, want %q", k, env[k], want)

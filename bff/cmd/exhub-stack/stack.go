@@ -261,7 +261,7 @@ func kratosEnv(c Config) []string {
 	}})
 	returnURLs, _ := json.Marshal(c.Origins())
 	return []string{
-		"DSN=sqlite://" + c.data("kratos/kratos.sqlite") + "?_fk=true&mode=rwc&_journal_mode=WAL&_txlock=immediate",
+		"DSN=sqlite://" + c.data("kratos/kratos.sqlite") + "?_fk=true&mode=rwc&_journal_mode=WAL&_txlock=immediate&_busy_timeout=60000",
 		"SERVE_PUBLIC_HOST=" + host(c.KratosPublicAddr), "SERVE_PUBLIC_PORT=" + port(c.KratosPublicAddr),
 		"SERVE_ADMIN_HOST=" + host(c.KratosAdminAddr), "SERVE_ADMIN_PORT=" + port(c.KratosAdminAddr),
 		"SERVE_PUBLIC_BASE_URL=" + ui + "/.ory/",

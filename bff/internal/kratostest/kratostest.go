@@ -218,7 +218,7 @@ func start(t testing.TB, fromRoot bool, extraEnv []string) *Server {
 	}
 	s.LogPath = filepath.Join(s.Dir, "kratos.log")
 	env := append(os.Environ(),
-		"DSN=sqlite://"+filepath.Join(s.Dir, "kratos.sqlite")+"?_fk=true&mode=rwc&_journal_mode=WAL&_txlock=immediate",
+		"DSN=sqlite://"+filepath.Join(s.Dir, "kratos.sqlite")+"?_fk=true&mode=rwc&_journal_mode=WAL&_txlock=immediate&_busy_timeout=60000",
 		fmt.Sprintf("SERVE_PUBLIC_PORT=%d", publicPort),
 		fmt.Sprintf("SERVE_ADMIN_PORT=%d", adminPort),
 		"SERVE_PUBLIC_BASE_URL="+s.PublicURL+"/",
