@@ -402,6 +402,25 @@ func (s *Service) withdrawPath(sup *pluginhost.Supervisor, exchange string, acct
 	return p, nil
 }
 
+// WithdrawWallet names the member's wallet ("FUNDING" or "TRADING") that withdrawals and transfers to another
+// exchange are paid from on an exchange, for the pages' available amounts: the spot (trading) wallet of a broker
+// account where the exchange's broker transfer takes no funding wallet (Binance), else the funding wallet.
+func (s *Service) WithdrawWallet(ctx context.Context, memberID, exchange string) string {
+	sup, err := s.supervisor(exchange)
+	if err != nil {
+		return "FUNDING"
+	}
+	_, acct, err := s.account(ctx, memberID, exchange)
+	if err != nil {
+		return "FUNDING"
+	}
+	path, err := s.withdrawPath(sup, exchange, acct)
+	if err != nil {
+		return "FUNDING"
+	}
+	return walletName(path.from)
+}
+
 func walletName(w exchangev1.WalletType) string {
 	if w == exchangev1.WalletType_WALLET_TYPE_TRADING {
 		return "TRADING"

@@ -182,6 +182,9 @@ func TestWithdrawRules(t *testing.T) {
 			if !fee.IsPositive() || !min.IsPositive() || min.Add(fee).GreaterThan(dec("100")) {
 				t.Fatalf("network %+v: the test needs a fee and a minimum below 100", n)
 			}
+			if got := e.svc.WithdrawWallet(ctx, "a", ex); got != walletName(paysFrom(ex)) {
+				t.Fatalf("WithdrawWallet %s, want %s", got, walletName(paysFrom(ex)))
+			}
 			w := func(key, amount string) (store.Movement, error) {
 				return e.svc.Withdraw(ctx, a, key, WithdrawRequest{Exchange: ex, Asset: "USDT", Amount: amount, Address: "sim1destination"})
 			}

@@ -1438,6 +1438,11 @@ export interface components {
             /** @description By coin */
             assets: components["schemas"]["Asset"][];
             exchange: string;
+            /**
+             * @description The member's wallet that withdrawals and transfers to another exchange are paid from here: trading for an account exhub opened on an exchange whose broker transfers take the spot wallet only (Binance), else funding
+             * @enum {string}
+             */
+            withdraw_wallet: "funding" | "trading";
         };
         Candle: {
             /** @example 65012.3 */

@@ -100,6 +100,8 @@ type Asset struct {
 type AssetsOutput struct {
 	Exchange string  `json:"exchange"`
 	Assets   []Asset `json:"assets" doc:"By coin"`
+	// WithdrawWallet is the member's wallet withdrawals and transfers to another exchange are paid from there.
+	WithdrawWallet string `json:"withdraw_wallet" enum:"funding,trading" doc:"The member's wallet that withdrawals and transfers to another exchange are paid from here: trading for an account exhub opened on an exchange whose broker transfers take the spot wallet only (Binance), else funding"`
 }
 
 // DepositAddress is where to send a coin.
@@ -548,7 +550,10 @@ func (r *routes) assets(ctx context.Context, in *ExchangeParam) (*reply[AssetsOu
 	}); err != nil {
 		return nil, r.fail(ctx, readProblem(ctx, err))
 	}
-	out := AssetsOutput{Exchange: in.Exchange, Assets: make([]Asset, 0, len(resp.GetAssets()))}
+	out := AssetsOutput{Exchange: in.Exchange, Assets: make([]Asset, 0, len(resp.GetAssets())), WithdrawWallet: "funding"}
+	if r.Wallet != nil {
+		out.WithdrawWallet = strings.ToLower(r.Wallet.WithdrawWallet(ctx, id, in.Exchange))
+	}
 	for _, a := range resp.GetAssets() {
 		as := Asset{Coin: a.GetAsset(), Name: a.GetName(), Precision: defaultPrecision, Networks: make([]Network, 0, len(a.GetNetworks()))}
 		for _, n := range a.GetNetworks() {

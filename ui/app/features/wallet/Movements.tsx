@@ -39,6 +39,12 @@ function useAssets(exchange: string): Asset[] {
   return useQuery(walletQueries.assets(exchange)).data?.assets ?? [];
 }
 
+// The member's wallet withdrawals and transfers to another exchange are paid from on an exchange (the spot wallet of
+// an account exhub opened on Binance, else the funding wallet).
+function useWithdrawWallet(exchange: string): WalletName {
+  return useQuery(walletQueries.assets(exchange)).data?.withdraw_wallet ?? "funding";
+}
+
 // The available balance of a coin in one wallet of an exchange (from the overview), or undefined before it loads.
 function useAvailable(exchange: string, wallet: WalletName, coin: string): string | undefined {
   const q = useQuery(walletQueries.overview());
@@ -360,7 +366,7 @@ export function WithdrawPage() {
   const networks = (p.asset?.networks ?? []).filter((n) => n.withdraw_enabled);
   const [network, setNetwork] = useState(back.draft?.network ?? "");
   const net = networks.find((n) => n.network === network) ?? networks[0];
-  const available = useAvailable(p.exchange, "funding", p.coin);
+  const available = useAvailable(p.exchange, useWithdrawWallet(p.exchange), p.coin);
   const precision = net?.precision ?? p.asset?.precision ?? 8;
   const rules = useRef<AmountRules>({ precision });
   rules.current = { precision, available, min: net?.withdraw_min, max: net?.withdraw_max, fee: net?.withdraw_fee };
@@ -693,7 +699,7 @@ export function ExchangePage() {
   const networks = (p.asset?.networks ?? []).filter((n) => n.withdraw_enabled);
   const [network, setNetwork] = useState(back.draft?.network ?? "");
   const net = networks.find((n) => n.network === network) ?? networks[0];
-  const available = useAvailable(p.exchange, "funding", p.coin);
+  const available = useAvailable(p.exchange, useWithdrawWallet(p.exchange), p.coin);
   const precision = net?.precision ?? p.asset?.precision ?? 8;
   const rules = useRef<AmountRules>({ precision });
   rules.current = feeFree

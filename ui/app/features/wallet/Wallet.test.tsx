@@ -203,6 +203,13 @@ describe("wallet", () => {
     expect(post.headers.get("Idempotency-Key")).toBeTruthy();
   });
 
+  it("counts a withdrawal's available amount in the wallet the exchange pays it from", async () => {
+    api({ "GET /api/v1/wallet/assets": () => jsonResponse({ exchange: "binance", assets: ASSETS, withdraw_wallet: "trading" }) });
+    renderAt("/wallet?page=withdraw", { "/wallet": WalletScreen });
+    // The trading wallet holds no USDT (the funding wallet's 5,000 do not count).
+    await waitFor(() => expect(screen.getByTestId("withdraw-available").textContent).toMatch(/\b0 USDT/));
+  });
+
   it("refuses a withdrawal below the minimum, over the balance, and with too many decimals before sending", async () => {
     const { calls } = api();
     renderAt("/wallet?page=withdraw", { "/wallet": WalletScreen });

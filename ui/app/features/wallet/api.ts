@@ -145,7 +145,7 @@ const get = async <T,>(path: string, query?: Query, signal?: AbortSignal) => (aw
 export const walletApi = {
   overview: (signal?: AbortSignal) => get<Overview>("/api/v1/wallet/overview", undefined, signal),
   assets: (exchange: string, signal?: AbortSignal) =>
-    get<{ exchange: string; assets: Asset[] }>("/api/v1/wallet/assets", { exchange }, signal),
+    get<{ exchange: string; assets: Asset[]; withdraw_wallet?: WalletName }>("/api/v1/wallet/assets", { exchange }, signal),
   depositAddress: (exchange: string, coin: string, network: string, signal?: AbortSignal) =>
     get<DepositAddress>("/api/v1/wallet/deposit-address", { exchange, coin, network }, signal),
   depositExchange: (signal?: AbortSignal) => get<{ exchange: string }>("/api/v1/wallet/deposit-exchange", undefined, signal),
