@@ -26,30 +26,33 @@ func parseList[T any](what string, result json.RawMessage) (listPage[T], error) 
 
 // rawOrder is a row of /v5/order/realtime and /v5/order/history.
 type rawOrder struct {
-	OrderID      string            `json:"orderId"`
-	OrderLinkID  string            `json:"orderLinkId"`
-	Symbol       string            `json:"symbol"`
-	Price        string            `json:"price"`
-	Qty          string            `json:"qty"`
-	Side         string            `json:"side"`
-	PositionIdx  int               `json:"positionIdx"`
-	OrderStatus  string            `json:"orderStatus"`
-	RejectReason string            `json:"rejectReason"`
-	AvgPrice     string            `json:"avgPrice"`
-	CumExecQty   string            `json:"cumExecQty"`
-	CumExecValue string            `json:"cumExecValue"`
-	CumExecFee   string            `json:"cumExecFee"`
-	CumFeeDetail map[string]string `json:"cumFeeDetail"`
-	TimeInForce  string            `json:"timeInForce"`
-	OrderType    string            `json:"orderType"`
-	ReduceOnly   bool              `json:"reduceOnly"`
-	TakeProfit   string            `json:"takeProfit"`
-	StopLoss     string            `json:"stopLoss"`
-	TpTriggerBy  string            `json:"tpTriggerBy"`
-	SlTriggerBy  string            `json:"slTriggerBy"`
-	MarketUnit   string            `json:"marketUnit"`
-	CreatedTime  string            `json:"createdTime"`
-	UpdatedTime  string            `json:"updatedTime"`
+	OrderID          string            `json:"orderId"`
+	OrderLinkID      string            `json:"orderLinkId"`
+	Symbol           string            `json:"symbol"`
+	Price            string            `json:"price"`
+	Qty              string            `json:"qty"`
+	Side             string            `json:"side"`
+	PositionIdx      int               `json:"positionIdx"`
+	OrderStatus      string            `json:"orderStatus"`
+	RejectReason     string            `json:"rejectReason"`
+	AvgPrice         string            `json:"avgPrice"`
+	CumExecQty       string            `json:"cumExecQty"`
+	CumExecValue     string            `json:"cumExecValue"`
+	CumExecFee       string            `json:"cumExecFee"`
+	CumFeeDetail     map[string]string `json:"cumFeeDetail"`
+	TimeInForce      string            `json:"timeInForce"`
+	OrderType        string            `json:"orderType"`
+	ReduceOnly       bool              `json:"reduceOnly"`
+	TakeProfit       string            `json:"takeProfit"`
+	StopLoss         string            `json:"stopLoss"`
+	TpTriggerBy      string            `json:"tpTriggerBy"`
+	SlTriggerBy      string            `json:"slTriggerBy"`
+	MarketUnit       string            `json:"marketUnit"`
+	TriggerPrice     string            `json:"triggerPrice"`
+	TriggerDirection int               `json:"triggerDirection"`
+	TriggerBy        string            `json:"triggerBy"`
+	CreatedTime      string            `json:"createdTime"`
+	UpdatedTime      string            `json:"updatedTime"`
 }
 
 // ParseOrders reads an order list answer.

@@ -215,15 +215,20 @@ func tradingCapabilities() *exchangev1.TradingCapabilities {
 		exchangev1.TimeInForce_TIME_IN_FORCE_FOK, exchangev1.TimeInForce_TIME_IN_FORCE_POST_ONLY}
 	margins := []exchangev1.MarginMode{exchangev1.MarginMode_MARGIN_MODE_CROSS, exchangev1.MarginMode_MARGIN_MODE_ISOLATED}
 	posModes := []exchangev1.PositionMode{exchangev1.PositionMode_POSITION_MODE_ONE_WAY, exchangev1.PositionMode_POSITION_MODE_HEDGE}
+	triggers := []exchangev1.TriggerPriceType{exchangev1.TriggerPriceType_TRIGGER_PRICE_TYPE_LAST, exchangev1.TriggerPriceType_TRIGGER_PRICE_TYPE_MARK}
+	algos := []exchangev1.OrderType{exchangev1.OrderType_ORDER_TYPE_STOP_MARKET, exchangev1.OrderType_ORDER_TYPE_TAKE_PROFIT_MARKET,
+		exchangev1.OrderType_ORDER_TYPE_STOP_LIMIT, exchangev1.OrderType_ORDER_TYPE_TAKE_PROFIT_LIMIT}
 	return &exchangev1.TradingCapabilities{
 		Enabled: true, OrderTypes: limitMarket, TimeInForce: tifs, ReduceOnly: true, ClosePosition: true, Amend: true,
 		CancelAll: true, IdempotentClientOrderId: true, MarginModes: margins, PositionModes: posModes, CheckCredentials: true,
+		TriggerPriceTypes:   triggers,
 		ClientOrderIdFormat: &exchangev1.ClientIdFormat{MaxLength: clientOrderIDMaxLen, Pattern: clientIDRE2},
 		Markets: []*exchangev1.MarketTradingCapabilities{
 			{MarketType: exchangev1.MarketType_MARKET_TYPE_SPOT, OrderTypes: limitMarket, TimeInForce: tifs, Amend: true,
 				IdempotentClientOrderId: true},
 			{MarketType: exchangev1.MarketType_MARKET_TYPE_SWAP, OrderTypes: limitMarket, TimeInForce: tifs, Amend: true,
-				ReduceOnly: true, MarginModes: margins, PositionModes: posModes, IdempotentClientOrderId: true},
+				ReduceOnly: true, MarginModes: margins, PositionModes: posModes, IdempotentClientOrderId: true,
+				AlgoOrderTypes: algos, TriggerPriceTypes: triggers},
 		},
 	}
 }

@@ -85,7 +85,7 @@ func (s *Server) fetchOrder(ctx context.Context, creds *Credentials, in *Instrum
 		return nil, sdk.FieldError(exchangev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, "order_id", "order_id or client_order_id is required")
 	}
 	for _, step := range []struct{ path, openOnly string }{{pathOrderRealtime, "0"}, {pathOrderRealtime, "1"}, {pathOrderHistory, ""}} {
-		q := url.Values{"category": {in.Category}, "symbol": {in.Symbol}}
+		q := url.Values{"category": {in.Category}, "symbol": {in.Symbol}, "orderFilter": {"Order"}}
 		if step.openOnly != "" {
 			q.Set("openOnly", step.openOnly)
 		}
@@ -493,7 +493,7 @@ func (s *Server) ListOpenOrders(ctx context.Context, req *exchangev1.ListOpenOrd
 	var out []*exchangev1.Order
 	for _, mt := range mts {
 		cat, _ := categoryOf(mt)
-		q := url.Values{"category": {cat}, "openOnly": {"0"}, "limit": {strconv.Itoa(realtimePageLimit)}}
+		q := url.Values{"category": {cat}, "openOnly": {"0"}, "orderFilter": {"Order"}, "limit": {strconv.Itoa(realtimePageLimit)}}
 		if req.GetSymbol() != "" {
 			in, err := s.instrument(ctx, mt, req.GetSymbol())
 			if err != nil {

@@ -286,3 +286,64 @@ func TestAccountsAreSeparate(t *testing.T) {
 		t.Fatalf("a wrong secret: %v", err)
 	}
 }
+
+// TestAlgoStopTriggers: a reduce-only STOP_MARKET sell on the mark price waits (listed, not among the plain open
+// orders), then closes the long when the mark falls through it and reads back TRIGGERED.
+func TestAlgoStopTriggers(t *testing.T) {
+	w := shared(t)
+	ctx := context.Background()
+	acct := fundedOther(t, w)
+	swap := exchangev1.MarketType_MARKET_TYPE_SWAP
+	sym := "XRPUSDT"
+	if _, err := w.c.PlaceOrder(ctx, &exchangev1.PlaceOrderRequest{Account: acct, MarketType: swap, Symbol: sym, Side: exchangev1.Side_SIDE_BUY,
+		Type: exchangev1.OrderType_ORDER_TYPE_MARKET, Qty: "100", ClientOrderId: "algo-open"}); err != nil {
+		t.Fatal(err)
+	}
+	mark, err := w.v.Mark("XRP/USDT:PERP")
+	if err != nil {
+		t.Fatal(err)
+	}
+	trig := mark.Mark.Mul(decimal.RequireFromString("0.97")).Round(4)
+	r, err := w.c.PlaceAlgoOrder(ctx, &exchangev1.PlaceAlgoOrderRequest{Account: acct, MarketType: swap, Symbol: sym, Side: exchangev1.Side_SIDE_SELL,
+		Type: exchangev1.OrderType_ORDER_TYPE_STOP_MARKET, TriggerPrice: trig.String(), TriggerPriceType: exchangev1.TriggerPriceType_TRIGGER_PRICE_TYPE_MARK,
+		Qty: "100", ReduceOnly: true, ClientAlgoId: "algo-stop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := r.GetAlgoOrder()
+	if g.GetStatus() != exchangev1.AlgoOrderStatus_ALGO_ORDER_STATUS_WAITING || g.GetType() != exchangev1.OrderType_ORDER_TYPE_STOP_MARKET ||
+		g.GetTriggerPrice() != trig.String() || g.GetTriggerPriceType() != exchangev1.TriggerPriceType_TRIGGER_PRICE_TYPE_MARK || g.GetClientAlgoId() != "algo-stop" {
+		t.Fatalf("placed: %v", g)
+	}
+	open, err := w.c.ListOpenOrders(ctx, &exchangev1.ListOpenOrdersRequest{Account: acct, MarketType: swap, Symbol: sym})
+	if err != nil || len(open.GetOrders()) != 0 {
+		t.Fatalf("a conditional order among the plain open orders: %v %v", err, open)
+	}
+	if err := w.v.SetMarkPrice("XRP/USDT:PERP", trig.Mul(decimal.RequireFromString("0.99"))); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		l, err := w.c.ListAlgoOrders(ctx, &exchangev1.ListAlgoOrdersRequest{Account: acct, MarketType: swap, Symbol: sym, IncludeHistory: true,
+			Page: &exchangev1.HistoryPage{Limit: 50}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got *exchangev1.AlgoOrder
+		for _, x := range l.GetAlgoOrders() {
+			if x.GetAlgoId() == g.GetAlgoId() {
+				got = x
+			}
+		}
+		if got != nil && got.GetStatus() == exchangev1.AlgoOrderStatus_ALGO_ORDER_STATUS_TRIGGERED {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the stop did not trigger: %v", got)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if ps, err := w.c.ListPositions(ctx, &exchangev1.ListPositionsRequest{Account: acct, Symbol: sym}); err != nil || len(ps.GetPositions()) != 0 {
+		t.Fatalf("the triggered stop left a position: %v %v", err, ps)
+	}
+}

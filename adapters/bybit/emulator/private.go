@@ -100,6 +100,10 @@ type createReq struct {
 	IsLeverage  int    `json:"isLeverage"`
 	TakeProfit  string `json:"takeProfit"`
 	StopLoss    string `json:"stopLoss"`
+	// Conditional orders (linear): triggered when the trigger price type rises (1) or falls (2) to triggerPrice.
+	TriggerPrice     string `json:"triggerPrice"`
+	TriggerDirection int    `json:"triggerDirection"`
+	TriggerBy        string `json:"triggerBy"`
 }
 
 func (s *Server) bodyInst(category, symbol string) (*inst, *apiError) {
@@ -229,6 +233,11 @@ func (s *Server) createOrder(q *privRequest) (any, *apiError) {
 	default:
 		return nil, errParams("orderType invalid")
 	}
+	if r.TriggerPrice != "" {
+		if e := conditional(&vr, r, spot); e != nil {
+			return nil, e
+		}
+	}
 	unit := r.MarketUnit
 	if spot && vr.Type == venue.Market && unit == "" {
 		// Bybit's spot market buy is sized in the quote coin unless marketUnit says otherwise.
@@ -260,6 +269,57 @@ func (s *Server) createOrder(q *privRequest) (any, *apiError) {
 	}
 	s.rememberUnit(o.ID, unit)
 	return obj{"orderId": strconv.FormatUint(o.ID, 10), "orderLinkId": o.ClientID}, nil
+}
+
+// conditional turns a create with triggerPrice into the venue's conditional order: a buy triggered on a rise is a
+// stop, on a fall a take-profit (a sell the other way round).
+func conditional(vr *venue.OrderRequest, r createReq, spot bool) *apiError {
+	if spot {
+		return errParams("conditional spot orders are not offered by this emulator")
+	}
+	tp, err := decimal.NewFromString(r.TriggerPrice)
+	if err != nil || !tp.IsPositive() {
+		return errParams("triggerPrice invalid")
+	}
+	if r.TriggerDirection != 1 && r.TriggerDirection != 2 {
+		return errParams("triggerDirection must be 1 (rise) or 2 (fall)")
+	}
+	by, ok := triggerOf(r.TriggerBy)
+	if !ok {
+		return errParams("triggerBy invalid")
+	}
+	stop := (vr.Side == venue.Buy) == (r.TriggerDirection == 1)
+	switch {
+	case vr.Type == venue.Market && stop:
+		vr.Type = venue.StopMarket
+	case vr.Type == venue.Market:
+		vr.Type = venue.TakeProfitMarket
+	case stop:
+		vr.Type = venue.StopLimit
+	default:
+		vr.Type = venue.TakeProfitLimit
+	}
+	vr.StopPrice, vr.TriggerBy = tp, by
+	if vr.Type == venue.StopMarket || vr.Type == venue.TakeProfitMarket {
+		vr.TIF = 0
+	}
+	return nil
+}
+
+// isConditional reports whether an order is (or was) a conditional one.
+func isConditional(o venue.Order) bool {
+	return o.StopPrice.IsPositive()
+}
+
+// filterOK applies orderFilter: Order (plain orders), StopOrder (conditional ones); empty lists every kind.
+func filterOK(filter string, o venue.Order) bool {
+	switch filter {
+	case "Order":
+		return !isConditional(o)
+	case "StopOrder":
+		return isConditional(o)
+	}
+	return true
 }
 
 // idRef names an order by orderId or orderLinkId.
@@ -482,12 +542,12 @@ func (s *Server) realtime(q *privRequest) (any, *apiError) {
 	if err != nil {
 		return nil, mapErr(err, cat == "spot")
 	}
-	id, link := q.get("orderId"), q.get("orderLinkId")
+	id, link, filter := q.get("orderId"), q.get("orderLinkId"), q.get("orderFilter")
 	rows := []obj{}
 	fees := s.orderFees(q.account())
 	for _, o := range orders {
 		in, ok := s.inScope(cat, i, o.Instrument)
-		if !ok || (id != "" && strconv.FormatUint(o.ID, 10) != id) || (link != "" && o.ClientID != link) {
+		if !ok || (id != "" && strconv.FormatUint(o.ID, 10) != id) || (link != "" && o.ClientID != link) || !filterOK(filter, o) {
 			continue
 		}
 		rows = append(rows, s.orderRow(in, o, fees))
@@ -549,12 +609,12 @@ func (s *Server) history(q *privRequest) (any, *apiError) {
 		return nil, mapErr(err, cat == "spot")
 	}
 	slices.Reverse(orders)
-	id, link := q.get("orderId"), q.get("orderLinkId")
+	id, link, filter := q.get("orderId"), q.get("orderLinkId"), q.get("orderFilter")
 	fees := s.orderFees(q.account())
 	rows := []obj{}
 	for _, o := range orders {
 		in, ok := s.inScope(cat, i, o.Instrument)
-		if !ok || (id != "" && strconv.FormatUint(o.ID, 10) != id) || (link != "" && o.ClientID != link) {
+		if !ok || (id != "" && strconv.FormatUint(o.ID, 10) != id) || (link != "" && o.ClientID != link) || !filterOK(filter, o) {
 			continue
 		}
 		if id == "" && link == "" && (o.Created < start || o.Created > end) {
@@ -605,7 +665,7 @@ func statusName(o venue.Order) string {
 }
 
 func tifName(o venue.Order) string {
-	if o.Type == venue.Market {
+	if o.Type == venue.Market || o.Type == venue.StopMarket || o.Type == venue.TakeProfitMarket {
 		return "IOC"
 	}
 	switch o.TIF {
@@ -628,8 +688,23 @@ func sideName(s venue.Side) string {
 
 func (s *Server) orderRow(i *inst, o venue.Order, fees map[uint64]decimal.Decimal) obj {
 	otype, price := "Limit", dec(o.Price)
-	if o.Type == venue.Market {
+	switch o.Type {
+	case venue.Market, venue.StopMarket, venue.TakeProfitMarket:
 		otype, price = "Market", "0"
+	}
+	trigger, direction, triggerBy, stopType := "0", 0, "", ""
+	if isConditional(o) {
+		trigger, triggerBy, stopType = dec(o.StopPrice), "LastPrice", "Stop"
+		if o.TriggerBy == venue.TriggerMark {
+			triggerBy = "MarkPrice"
+		}
+		// A buy stop waits for a rise, a buy take-profit for a fall (a sell the other way round).
+		stop := o.OrigType == venue.StopMarket || o.OrigType == venue.StopLimit || o.Type == venue.StopMarket || o.Type == venue.StopLimit
+		if stop == (o.Side == venue.Buy) {
+			direction = 1
+		} else {
+			direction = 2
+		}
 	}
 	qty := o.Qty
 	unit := s.unitOf(o.ID)
@@ -650,8 +725,8 @@ func (s *Server) orderRow(i *inst, o venue.Order, fees map[uint64]decimal.Decima
 		"orderStatus": statusName(o), "cancelType": cancelType, "rejectReason": "EC_NoError", "avgPrice": dec(o.AvgPrice),
 		"leavesQty": dec(leaves), "leavesValue": dec(leaves.Mul(o.Price)), "cumExecQty": dec(o.Filled),
 		"cumExecValue": dec(o.CumQuote), "cumExecFee": dec(fees[o.ID]), "timeInForce": tifName(o), "orderType": otype,
-		"stopOrderType": "", "orderIv": "", "triggerPrice": "0", "takeProfit": "", "stopLoss": "", "tpTriggerBy": "",
-		"slTriggerBy": "", "triggerDirection": 0, "triggerBy": "", "lastPriceOnCreated": "", "reduceOnly": o.ReduceOnly,
+		"stopOrderType": stopType, "orderIv": "", "triggerPrice": trigger, "takeProfit": "", "stopLoss": "", "tpTriggerBy": "",
+		"slTriggerBy": "", "triggerDirection": direction, "triggerBy": triggerBy, "lastPriceOnCreated": "", "reduceOnly": o.ReduceOnly,
 		"closeOnTrigger": false, "smpType": "None", "smpGroup": 0, "smpOrderId": "", "tpslMode": "", "tpLimitPrice": "",
 		"slLimitPrice": "", "placeType": "", "createdTime": ms(o.Created), "updatedTime": ms(o.Updated),
 	}
