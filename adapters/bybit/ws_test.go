@@ -51,6 +51,11 @@ func newFakeBybit(t *testing.T) *fakeBybit {
 			}
 			var m map[string]any
 			if json.Unmarshal(b, &m) == nil {
+				if m["op"] == "ping" {
+					// Bybit answers every ping: without it the client drops a connection silent for two ping
+					// intervals, which a loaded machine reaches between the test's pushes.
+					_ = c.Write(r.Context(), websocket.MessageText, []byte(`{"success":true,"ret_msg":"pong","conn_id":"fake","op":"ping"}`))
+				}
 				select {
 				case f.frames <- m:
 				default:
