@@ -137,7 +137,7 @@ func TestStreamBookTickerPingReconnect(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	if _, err := c.Configure(ctx, &exchangev1.ConfigureRequest{Settings: map[string]string{"rest_url": f.ts.URL,
-		"ws_spot_url": ws, "ws_linear_url": ws, "ws_ping_interval": "100ms", "reconnect_min": "10ms", "reconnect_max": "50ms"}}); err != nil {
+		"ws_spot_url": ws, "ws_linear_url": ws, "ws_ping_interval": "1s", "reconnect_min": "10ms", "reconnect_max": "50ms"}}); err != nil {
 		t.Fatal(err)
 	}
 	stream, err := c.StreamMarket(ctx)
