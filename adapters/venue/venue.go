@@ -383,7 +383,9 @@ func (r *ring[T]) last(n int) []T {
 }
 
 // Run drives the synthetic market in real time until ctx ends: every StepInterval it advances the simulation to
-// the clock's now. It is the only goroutine the venue needs; the caller owns it.
+// the clock's now. It is the only goroutine the venue needs; the caller owns it. It returns between two steps once
+// ctx ends, also in the middle of a catch-up: a machine too busy to keep up in real time must not keep its owner
+// waiting for the simulation to catch up before it stops.
 func (v *Venue) Run(ctx context.Context) error {
 	t := time.NewTicker(v.cfg.StepInterval)
 	defer t.Stop()
@@ -392,7 +394,11 @@ func (v *Venue) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-t.C:
-			v.AdvanceTo(v.clock.Now())
+			for now := v.clock.Now(); v.advanceOne(now); {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+			}
 		}
 	}
 }
