@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/shopspring/decimal"
 
@@ -31,6 +32,25 @@ func (s *Service) memberOrder(ctx context.Context, memberID, id string) (store.O
 // Order returns the member's journal entry.
 func (s *Service) Order(ctx context.Context, memberID, id string) (store.Order, error) {
 	return s.memberOrder(ctx, memberID, id)
+}
+
+// AwaitOutcome returns the member's journal entry once its outcome is known (no longer pending: the call answered,
+// or the resolver settled a lost answer), or ctx's error. For callers that act on an order right after placing it
+// (a tool, a test) and must not race the resolver on a loaded machine.
+func (s *Service) AwaitOutcome(ctx context.Context, memberID, id string) (store.Order, error) {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		o, err := s.memberOrder(ctx, memberID, id)
+		if err != nil || StatusOf(o) != StatusPending {
+			return o, err
+		}
+		select {
+		case <-ctx.Done():
+			return o, ctx.Err()
+		case <-tick.C:
+		}
+	}
 }
 
 // target is an entry with its plugin and the member's account.

@@ -280,6 +280,10 @@ func (e *env) place(member string, req trading.PlaceRequest) store.Order {
 	if err != nil {
 		e.t.Fatalf("place %+v: %v", req, err)
 	}
+	// A loaded machine can turn a slow answer into a pending order: the tests act on it once its outcome is known.
+	if o, err = e.svc.AwaitOutcome(ctxT(e.t), member, o.ID); err != nil {
+		e.t.Fatalf("outcome of %+v: %v", req, err)
+	}
 	return o
 }
 

@@ -272,8 +272,13 @@ func (e *env) qty(ex, mt, sym string) string {
 
 func (e *env) place(member string, req trading.PlaceRequest) {
 	e.t.Helper()
-	if _, err := e.svc.Place(ctxT(e.t), member, key(), req); err != nil {
+	o, err := e.svc.Place(ctxT(e.t), member, key(), req)
+	if err != nil {
 		e.t.Fatalf("place %+v: %v", req, err)
+	}
+	// A loaded machine can turn a slow answer into a pending order: the tests go on once its outcome is known.
+	if _, err := e.svc.AwaitOutcome(ctxT(e.t), member, o.ID); err != nil {
+		e.t.Fatalf("outcome of %+v: %v", req, err)
 	}
 }
 
