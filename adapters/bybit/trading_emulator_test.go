@@ -16,7 +16,7 @@ func demoAccount() *exchangev1.AccountRef {
 // tradingChecks are the conformance kit's checks of what the adapter claims for trading.
 var tradingChecks = []string{"market-capabilities", "check-credentials", "trading-round-trip", "idempotent-client-order-id",
 	"cancel-all", "error-precision", "error-order-not-found", "error-unknown-symbol-order", "error-insufficient-funds",
-	"positions-leverage", "algo-orders", "fills-history", "unknown-outcome", "unknown-outcome-amend"}
+	"positions-leverage", "algo-orders", "fills-history", "unknown-outcome", "unknown-outcome-amend", "price-match", "tpsl-on-entry"}
 
 // TestConformanceTrading runs the kit's trading and unknown-outcome checks with the demo key, the emulator's fault
 // endpoint arming lost answers.
