@@ -109,7 +109,7 @@ func run() error {
 	flag.StringVar(&o.exchange, "exchange", "okx", "exchange of the orders")
 	flag.StringVar(&o.typ, "type", "SWAP", "market type (SPOT or SWAP)")
 	flag.StringVar(&o.symbol, "symbol", "BTC-USDT-SWAP", "symbol as the API names it")
-	flag.IntVar(&o.members, "members", 300, "members placing orders (the exchanges limit requests per account: the OKX plugin makes 4 requests to /trade/order, 60 per 2 s, for each order placed and cancelled, so each member takes at most 7.5 orders/s)")
+	flag.IntVar(&o.members, "members", 300, "members placing orders (the exchanges limit requests per account: the OKX plugin makes 2 requests to /trade/order, 60 per 2 s, for each resting order placed, and its cancel one to /trade/cancel-order, so each member takes at most 15 orders/s)")
 	flag.IntVar(&o.workers, "workers", 256, "requests in flight at most (open loop: a request due while all are busy waits, and its wait counts)")
 	flag.IntVar(&o.regC, "register-concurrency", 2, "sign-ups at once (Kratos on SQLite takes one write at a time)")
 	flag.StringVar(&rates, "rates", "100,500,1000,2000", "target orders/s of the steps")
