@@ -9787,8 +9787,11 @@ type Network struct {
 	WithdrawMax     string                 `protobuf:"bytes,7,opt,name=withdraw_max,json=withdrawMax,proto3" json:"withdraw_max,omitempty"`
 	MemoRequired    bool                   `protobuf:"varint,8,opt,name=memo_required,json=memoRequired,proto3" json:"memo_required,omitempty"`
 	Confirmations   int32                  `protobuf:"varint,9,opt,name=confirmations,proto3" json:"confirmations,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The smallest withdrawal increment as a decimal string ("0.00000001"): a withdrawal's amount is a whole multiple
+	// of it. Empty when the exchange does not say.
+	WithdrawStep  string `protobuf:"bytes,10,opt,name=withdraw_step,json=withdrawStep,proto3" json:"withdraw_step,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Network) Reset() {
@@ -9882,6 +9885,13 @@ func (x *Network) GetConfirmations() int32 {
 		return x.Confirmations
 	}
 	return 0
+}
+
+func (x *Network) GetWithdrawStep() string {
+	if x != nil {
+		return x.WithdrawStep
+	}
+	return ""
 }
 
 type Asset struct {
@@ -13710,7 +13720,7 @@ const file_exchange_v1_exchange_proto_rawDesc = "" +
 	"\n" +
 	"timeout_ms\x18\x04 \x01(\x03R\ttimeoutMs\";\n" +
 	"\x16CancelAllAfterResponse\x12!\n" +
-	"\ftrigger_time\x18\x01 \x01(\x03R\vtriggerTime\"\xbf\x02\n" +
+	"\ftrigger_time\x18\x01 \x01(\x03R\vtriggerTime\"\xe4\x02\n" +
 	"\aNetwork\x12\x18\n" +
 	"\anetwork\x18\x01 \x01(\tR\anetwork\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12'\n" +
@@ -13720,7 +13730,9 @@ const file_exchange_v1_exchange_proto_rawDesc = "" +
 	"\fwithdraw_min\x18\x06 \x01(\tR\vwithdrawMin\x12!\n" +
 	"\fwithdraw_max\x18\a \x01(\tR\vwithdrawMax\x12#\n" +
 	"\rmemo_required\x18\b \x01(\bR\fmemoRequired\x12$\n" +
-	"\rconfirmations\x18\t \x01(\x05R\rconfirmations\"c\n" +
+	"\rconfirmations\x18\t \x01(\x05R\rconfirmations\x12#\n" +
+	"\rwithdraw_step\x18\n" +
+	" \x01(\tR\fwithdrawStep\"c\n" +
 	"\x05Asset\x12\x14\n" +
 	"\x05asset\x18\x01 \x01(\tR\x05asset\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x120\n" +
