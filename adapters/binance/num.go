@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/shopspring/decimal"
 )
@@ -86,6 +87,16 @@ func (d *decs) c(field string, s flexStr) string {
 	out, err := canon(string(s))
 	if err != nil {
 		d.err = fmt.Errorf("%s: %w", field, err)
+	}
+	return out
+}
+
+// step canonicalises an increment: "" when absent or zero (not said), an error when negative.
+func (d *decs) step(field string, s flexStr) string {
+	out := nonZero(d.c(field, s))
+	if out != "" && strings.HasPrefix(out, "-") && d.err == nil {
+		d.err = fmt.Errorf("%s: negative %q", field, out)
+		return ""
 	}
 	return out
 }

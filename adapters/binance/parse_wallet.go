@@ -22,9 +22,11 @@ func ParseCoinConfig(body []byte) ([]*exchangev1.Asset, error) {
 			WithdrawFee    flexStr `json:"withdrawFee"`
 			WithdrawMin    flexStr `json:"withdrawMin"`
 			WithdrawMax    flexStr `json:"withdrawMax"`
-			MemoRegex      string  `json:"memoRegex"`
-			SameAddress    bool    `json:"sameAddress"`
-			MinConfirm     flexInt `json:"minConfirm"`
+			// withdrawIntegerMultiple is the withdrawal increment ("0.00000001"); absent or zero: not said.
+			WithdrawMultiple flexStr `json:"withdrawIntegerMultiple"`
+			MemoRegex        string  `json:"memoRegex"`
+			SameAddress      bool    `json:"sameAddress"`
+			MinConfirm       flexInt `json:"minConfirm"`
 		} `json:"networkList"`
 	}
 	if err := decodeJSON(body, &rows, "capital config"); err != nil {
@@ -41,7 +43,7 @@ func ParseCoinConfig(body []byte) ([]*exchangev1.Asset, error) {
 			a.Networks = append(a.Networks, &exchangev1.Network{Network: n.Network, Name: n.Name,
 				DepositEnabled: n.DepositEnable, WithdrawEnabled: n.WithdrawEnable,
 				WithdrawFee: d.c("withdrawFee", n.WithdrawFee), WithdrawMin: d.c("withdrawMin", n.WithdrawMin),
-				WithdrawMax: d.c("withdrawMax", n.WithdrawMax),
+				WithdrawMax: d.c("withdrawMax", n.WithdrawMax), WithdrawStep: d.step("withdrawIntegerMultiple", n.WithdrawMultiple),
 				// sameAddress: the network shares one address and tells deposits apart by memo (tag).
 				MemoRequired: n.SameAddress, Confirmations: int32(n.MinConfirm)})
 		}

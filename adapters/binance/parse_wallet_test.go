@@ -27,6 +27,10 @@ func TestParseWalletBodies(t *testing.T) {
 		trx.Confirmations != 1 || !as[1].Networks[0].MemoRequired || as[1].Networks[0].WithdrawFee != "0.2" {
 		t.Fatalf("coins: %+v", as)
 	}
+	// withdrawIntegerMultiple is the step; absent (TRX) or zero (XRP) means the exchange does not say.
+	if eth := as[0].Networks[0]; eth.WithdrawStep != "0.000001" || trx.WithdrawStep != "" || as[1].Networks[0].WithdrawStep != "" {
+		t.Fatalf("withdraw steps: %q %q %q", eth.WithdrawStep, trx.WithdrawStep, as[1].Networks[0].WithdrawStep)
+	}
 	if n, err := defaultNetwork(w["coins"], "USDT"); err != nil || n != "TRX" {
 		t.Fatalf("default network %q %v", n, err)
 	}
@@ -106,6 +110,11 @@ func TestParseWalletErrors(t *testing.T) {
 	}
 	if _, err := ParseCoinConfig([]byte(`[{"coin":"A","networkList":[{"withdrawFee":"-x"}]}]`)); err == nil {
 		t.Error("bad fee accepted")
+	}
+	for _, m := range []string{`"x"`, `"-0.01"`} {
+		if _, err := ParseCoinConfig([]byte(`[{"coin":"A","networkList":[{"withdrawIntegerMultiple":` + m + `}]}]`)); err == nil {
+			t.Errorf("withdrawIntegerMultiple %s accepted", m)
+		}
 	}
 }
 

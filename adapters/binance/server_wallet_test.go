@@ -48,7 +48,8 @@ func TestEmulatorWallet(t *testing.T) {
 			usdt = a
 		}
 	}
-	if usdt == nil || len(usdt.Networks) == 0 || usdt.Networks[0].WithdrawFee == "" || !usdt.Networks[0].WithdrawEnabled {
+	if usdt == nil || len(usdt.Networks) == 0 || usdt.Networks[0].WithdrawFee == "" || !usdt.Networks[0].WithdrawEnabled ||
+		usdt.Networks[0].WithdrawStep != "0.00000001" {
 		t.Fatalf("USDT asset: %+v", usdt)
 	}
 

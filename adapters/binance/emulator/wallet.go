@@ -260,6 +260,11 @@ func (s *Server) sapiCoins(q *req) (any, error) {
 	out := make([]map[string]any, 0, len(names))
 	for _, a := range names {
 		c := assets[a]
+		// withdrawIntegerMultiple is the venue asset's precision (1e-8 when it names none).
+		step := decimal.New(1, -8)
+		if c.Scale > 0 {
+			step = decimal.New(1, -c.Scale)
+		}
 		out = append(out, map[string]any{
 			"coin": a, "name": a, "depositAllEnable": true, "withdrawAllEnable": true, "free": free[a].String(),
 			"locked": "0", "freeze": "0", "withdrawing": "0", "ipoing": "0", "ipoable": "0", "storage": "0",
@@ -267,7 +272,7 @@ func (s *Server) sapiCoins(q *req) (any, error) {
 			"networkList": []map[string]any{{
 				"network": "SIM", "coin": a, "name": "Simulated network", "isDefault": true, "depositEnable": true,
 				"withdrawEnable": true, "withdrawFee": c.WithdrawFee.String(), "withdrawMin": c.WithdrawMin.String(),
-				"withdrawMax": "9999999999.99999999", "withdrawIntegerMultiple": "0.00000001", "minConfirm": 1,
+				"withdrawMax": "9999999999.99999999", "withdrawIntegerMultiple": step.String(), "minConfirm": 1,
 				"unLockConfirm": 0, "addressRegex": "", "memoRegex": "", "sameAddress": false,
 				"depositDesc": "", "withdrawDesc": "", "specialTips": "", "busy": false, "resetAddressStatus": false,
 				"estimatedArrivalTime": 1, "depositDust": "0.00000001", "contractAddress": "",

@@ -76,3 +76,25 @@ func (e *env) balance(account string, w venue.Wallet, asset string) decimal.Deci
 	}
 	return decimal.Zero
 }
+
+// capital/config/getall sends each venue asset's precision as withdrawIntegerMultiple.
+func TestCoinConfigWithdrawStep(t *testing.T) {
+	e := newEnv(t)
+	var coins []struct {
+		Coin        string
+		NetworkList []struct {
+			WithdrawIntegerMultiple string `json:"withdrawIntegerMultiple"`
+		} `json:"networkList"`
+	}
+	e.signed(http.MethodGet, "/sapi/v1/capital/config/getall", nil).expectOK(t).decode(t, &coins)
+	assets := e.v.Assets()
+	if len(coins) != len(assets) {
+		t.Fatalf("%d coins for %d venue assets", len(coins), len(assets))
+	}
+	for _, c := range coins {
+		want := decimal.New(1, -assets[c.Coin].Scale)
+		if len(c.NetworkList) != 1 || c.NetworkList[0].WithdrawIntegerMultiple != want.String() {
+			t.Errorf("%s: networks %+v, want withdrawIntegerMultiple %s", c.Coin, c.NetworkList, want)
+		}
+	}
+}
