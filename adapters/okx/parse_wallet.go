@@ -1,6 +1,8 @@
 package okx
 
 import (
+	"strconv"
+
 	"github.com/shopspring/decimal"
 
 	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
@@ -149,4 +151,61 @@ func convertRecord(r rawConvertTrade) (*exchangev1.ConvertRecord, error) {
 		rec.Status = exchangev1.TransferStatus_TRANSFER_STATUS_FAILED
 	}
 	return rec, nil
+}
+
+// ParseCurrencies parses /asset/currencies (one row per currency and chain) into assets with their networks, in the
+// order OKX lists them. A number OKX leaves empty or writes badly is left empty.
+func ParseCurrencies(data []byte) ([]*exchangev1.Asset, error) {
+	type row struct {
+		Ccy       string `json:"ccy"`
+		Name      string `json:"name"`
+		Chain     string `json:"chain"`
+		CanDep    bool   `json:"canDep"`
+		CanWd     bool   `json:"canWd"`
+		MinFee    string `json:"minFee"`
+		Fee       string `json:"fee"`
+		MinWd     string `json:"minWd"`
+		MaxWd     string `json:"maxWd"`
+		WdTickSz  string `json:"wdTickSz"`
+		NeedTag   bool   `json:"needTag"`
+		MinDepCfm string `json:"minDepArrivalConfirm"`
+	}
+	rows, err := decodeList[row](data)
+	if err != nil {
+		return nil, err
+	}
+	byCcy := map[string]*exchangev1.Asset{}
+	var out []*exchangev1.Asset
+	for _, r := range rows {
+		a := byCcy[r.Ccy]
+		if a == nil {
+			a = &exchangev1.Asset{Asset: r.Ccy, Name: r.Name}
+			byCcy[r.Ccy] = a
+			out = append(out, a)
+		}
+		fee := r.Fee
+		if fee == "" {
+			fee = r.MinFee
+		}
+		n := &exchangev1.Network{Network: networkOf(r.Ccy, r.Chain), Name: r.Chain, DepositEnabled: r.CanDep, WithdrawEnabled: r.CanWd,
+			MemoRequired: r.NeedTag, WithdrawStep: withdrawStep(r.WdTickSz)}
+		n.WithdrawFee, _ = canonStr("fee", fee)
+		n.WithdrawMin, _ = canonStr("minWd", r.MinWd)
+		n.WithdrawMax, _ = canonStr("maxWd", r.MaxWd)
+		if c, err := strconv.Atoi(r.MinDepCfm); err == nil {
+			n.Confirmations = int32(c)
+		}
+		a.Networks = append(a.Networks, n)
+	}
+	return out, nil
+}
+
+// withdrawStep is the increment of a withdrawal from OKX's wdTickSz, the withdrawal precision in decimal places
+// ("8" -> "0.00000001", "0" -> "1"); "" when OKX leaves it empty or writes something else.
+func withdrawStep(wdTickSz string) string {
+	n, err := strconv.Atoi(wdTickSz)
+	if err != nil || n < 0 || n > 30 {
+		return ""
+	}
+	return decimal.New(1, -int32(n)).String()
 }

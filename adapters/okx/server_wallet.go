@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/shopspring/decimal"
@@ -19,45 +18,13 @@ func (s *Server) ListAssets(ctx context.Context, req *exchangev1.ListAssetsReque
 	if err != nil {
 		return nil, err
 	}
-	type row struct {
-		Ccy       string `json:"ccy"`
-		Name      string `json:"name"`
-		Chain     string `json:"chain"`
-		CanDep    bool   `json:"canDep"`
-		CanWd     bool   `json:"canWd"`
-		MinFee    string `json:"minFee"`
-		Fee       string `json:"fee"`
-		MinWd     string `json:"minWd"`
-		MaxWd     string `json:"maxWd"`
-		NeedTag   bool   `json:"needTag"`
-		MinDepCfm string `json:"minDepArrivalConfirm"`
-	}
-	rows, err := call[row](ctx, s, pathAssetCurrencies, nil, creds)
+	data, err := s.client().Get(ctx, pathAssetCurrencies, nil, creds)
 	if err != nil {
 		return nil, err
 	}
-	byCcy := map[string]*exchangev1.Asset{}
-	var out []*exchangev1.Asset
-	for _, r := range rows {
-		a := byCcy[r.Ccy]
-		if a == nil {
-			a = &exchangev1.Asset{Asset: r.Ccy, Name: r.Name}
-			byCcy[r.Ccy] = a
-			out = append(out, a)
-		}
-		fee := r.Fee
-		if fee == "" {
-			fee = r.MinFee
-		}
-		n := &exchangev1.Network{Network: networkOf(r.Ccy, r.Chain), Name: r.Chain, DepositEnabled: r.CanDep, WithdrawEnabled: r.CanWd,
-			MemoRequired: r.NeedTag}
-		n.WithdrawFee, _ = canonStr("fee", fee)
-		n.WithdrawMin, _ = canonStr("minWd", r.MinWd)
-		n.WithdrawMax, _ = canonStr("maxWd", r.MaxWd)
-		if c, err := strconv.Atoi(r.MinDepCfm); err == nil {
-			n.Confirmations = int32(c)
-		}
-		a.Networks = append(a.Networks, n)
+	out, err := ParseCurrencies(data)
+	if err != nil {
+		return nil, internalf("%s: %v", pathAssetCurrencies, err)
 	}
 	return &exchangev1.ListAssetsResponse{Assets: out}, nil
 }
