@@ -9,8 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -25,38 +23,14 @@ import (
 	"github.com/exhub/exhub/bff/internal/config/secret"
 	"github.com/exhub/exhub/bff/internal/config/setting"
 	"github.com/exhub/exhub/bff/internal/pluginhost"
+	"github.com/exhub/exhub/bff/internal/plugintest"
 	"github.com/exhub/exhub/bff/internal/servicegate"
 	"github.com/exhub/exhub/bff/internal/store"
 	"github.com/exhub/exhub/bff/internal/store/storetest"
 	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
 )
 
-var pluginDir string
-
-func TestMain(m *testing.M) {
-	// EXHUB_TEST_PLUGIN_DIR runs already built plugins (bin/plugins); by default they are built from this checkout.
-	if dir := os.Getenv("EXHUB_TEST_PLUGIN_DIR"); dir != "" {
-		pluginDir = dir
-		storetest.Main(m)
-		return
-	}
-	dir, err := os.MkdirTemp("", "wallet-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	pluginDir = dir
-	for _, p := range []string{"binance", "okx"} {
-		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, p), "../../../plugins/"+p)
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		if err := cmd.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "building plugin", p, err)
-			os.Exit(1)
-		}
-	}
-	defer os.RemoveAll(dir)
-	storetest.Main(m)
-}
+func TestMain(m *testing.M) { os.Exit(plugintest.Run(m, storetest.Run, "binance", "okx")) }
 
 // wait bounds every wait on a condition: generous, so a loaded machine never fails a test.
 const wait = 90 * time.Second
@@ -251,8 +225,8 @@ func newEnv(t *testing.T, o envOptions) *env {
 	}
 
 	specs := []pluginhost.Spec{
-		{Key: 1, Slug: "binance", Name: "Binance", Path: filepath.Join(pluginDir, "binance"), Settings: binanceemu.PluginSettings(bURL)},
-		{Key: 2, Slug: "okx", Name: "OKX", Path: filepath.Join(pluginDir, "okx"), Settings: okxemu.PluginSettings(oURL)},
+		{Key: 1, Slug: "binance", Name: "Binance", Path: plugintest.Path("binance"), Settings: binanceemu.PluginSettings(bURL)},
+		{Key: 2, Slug: "okx", Name: "OKX", Path: plugintest.Path("okx"), Settings: okxemu.PluginSettings(oURL)},
 	}
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	e.host = pluginhost.New(specs, pluginhost.Options{Logger: log, Backoff: pluginhost.Backoff{Initial: 50 * time.Millisecond, Max: time.Second}})

@@ -6,9 +6,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -24,41 +21,13 @@ import (
 	"github.com/exhub/exhub/bff/internal/api/wallet"
 	"github.com/exhub/exhub/bff/internal/market"
 	"github.com/exhub/exhub/bff/internal/pluginhost"
+	"github.com/exhub/exhub/bff/internal/plugintest"
 	"github.com/exhub/exhub/bff/internal/store"
 	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
 )
 
 // The read routes against the Binance and OKX plugins talking to their emulators (each exchange's own dialect over
 // a simulated venue): member a has the emulators' demo accounts, member b a broker sub-account on Binance only.
-
-var (
-	exchangePluginsOnce sync.Once
-	exchangePluginsDir  string
-	exchangePluginsErr  error
-)
-
-// exchangePlugin is the path of plugins/<name>, built once for the tests that need it (or from
-// EXHUB_TEST_PLUGIN_DIR).
-func exchangePlugin(t *testing.T, name string) string {
-	t.Helper()
-	if dir := os.Getenv("EXHUB_TEST_PLUGIN_DIR"); dir != "" {
-		return filepath.Join(dir, name)
-	}
-	exchangePluginsOnce.Do(func() {
-		exchangePluginsDir = filepath.Dir(referencePlugin)
-		for _, p := range []string{"binance", "okx"} {
-			out, err := exec.Command("go", "build", "-o", filepath.Join(exchangePluginsDir, p), "../../../../plugins/"+p).CombinedOutput()
-			if err != nil {
-				exchangePluginsErr = fmt.Errorf("building plugin %s: %v\n%s", p, err, out)
-				return
-			}
-		}
-	})
-	if exchangePluginsErr != nil {
-		t.Fatal(exchangePluginsErr)
-	}
-	return filepath.Join(exchangePluginsDir, name)
-}
 
 func startVenue(t *testing.T, profile string, build func(v *venue.Venue) (http.Handler, func(), error)) string {
 	t.Helper()
@@ -118,8 +87,8 @@ func TestReadsOnTheEmulators(t *testing.T) {
 		return s.Handler(), s.Close, nil
 	})
 	host := pluginhost.New([]pluginhost.Spec{
-		{Key: 1, Slug: "binance", Name: "Binance", Path: exchangePlugin(t, "binance"), Settings: binanceemu.PluginSettings(bURL)},
-		{Key: 2, Slug: "okx", Name: "OKX", Path: exchangePlugin(t, "okx"), Settings: okxemu.PluginSettings(oURL)},
+		{Key: 1, Slug: "binance", Name: "Binance", Path: plugintest.Path("binance"), Settings: binanceemu.PluginSettings(bURL)},
+		{Key: 2, Slug: "okx", Name: "OKX", Path: plugintest.Path("okx"), Settings: okxemu.PluginSettings(oURL)},
 	}, pluginhost.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	hdone := make(chan struct{})

@@ -23,6 +23,7 @@ import (
 	"github.com/exhub/exhub/bff/internal/api/wallet"
 	"github.com/exhub/exhub/bff/internal/config/setting"
 	"github.com/exhub/exhub/bff/internal/pluginhost"
+	"github.com/exhub/exhub/bff/internal/plugintest"
 	"github.com/exhub/exhub/bff/internal/store"
 	walletsvc "github.com/exhub/exhub/bff/internal/wallet"
 	"github.com/exhub/exhub/plugin-sdk/faults"
@@ -83,7 +84,7 @@ func newMoveEnvWith(t *testing.T, guard apiutil.Guard, tune ...func(*walletsvc.C
 		}
 	}
 	faultAddr := freeAddr(t)
-	host := pluginhost.New([]pluginhost.Spec{{Key: 100, Slug: "reference", Name: "Reference", Path: referencePlugin,
+	host := pluginhost.New([]pluginhost.Spec{{Key: 100, Slug: "reference", Name: "Reference", Path: plugintest.Path("reference"),
 		Settings: map[string]string{"history_days": "1", "fault_listen": faultAddr}}}, pluginhost.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	hdone := make(chan struct{})

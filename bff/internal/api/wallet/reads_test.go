@@ -25,6 +25,7 @@ import (
 	"github.com/exhub/exhub/bff/internal/config/secret"
 	"github.com/exhub/exhub/bff/internal/market"
 	"github.com/exhub/exhub/bff/internal/pluginhost"
+	"github.com/exhub/exhub/bff/internal/plugintest"
 	"github.com/exhub/exhub/bff/internal/store"
 	"github.com/exhub/exhub/bff/internal/store/storetest"
 	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
@@ -90,7 +91,7 @@ func newReadEnv(t *testing.T, pg bool) *readEnv {
 		}
 	}
 	// "broken" is a plugin that never starts (its binary is missing): an exchange whose plugin is down.
-	host := pluginhost.New([]pluginhost.Spec{{Key: 100, Slug: "reference", Name: "Reference", Path: referencePlugin,
+	host := pluginhost.New([]pluginhost.Spec{{Key: 100, Slug: "reference", Name: "Reference", Path: plugintest.Path("reference"),
 		Settings: map[string]string{"history_days": "1"}},
 		{Key: 101, Slug: "broken", Name: "Broken", Path: filepath.Join(t.TempDir(), "missing-plugin")}}, pluginhost.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
