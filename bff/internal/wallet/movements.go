@@ -242,7 +242,7 @@ func (s *Service) available(ctx context.Context, sup *pluginhost.Supervisor, ref
 	return sum, nil
 }
 
-// checkWithdrawal applies the exchange's rules for a withdrawal (network, memo, minimum, maximum) and the balance of
+// checkWithdrawal applies the exchange's rules for a withdrawal (network, precision, memo, minimum, maximum) and the balance of
 // the wallet it is paid from, with the spec's sentences, and returns the network and its fee.
 func (s *Service) checkWithdrawal(ctx context.Context, sup *pluginhost.Supervisor, ref *exchangev1.AccountRef, asset, network string,
 	amount decimal.Decimal, memo string, from exchangev1.WalletType) (*exchangev1.Network, decimal.Decimal, error) {
@@ -250,17 +250,9 @@ func (s *Service) checkWithdrawal(ctx context.Context, sup *pluginhost.Superviso
 	if err != nil {
 		return nil, decimal.Zero, err
 	}
-	// The precision of an amount on the network: 8 decimals, or more where its fee or minimum are written with more
-	// (the contract names no precision; the wallet API's assets route tells the UI the same).
-	scale := int32(maxScale)
-	for _, v := range []string{n.GetWithdrawFee(), n.GetWithdrawMin()} {
-		if d, err := decimal.NewFromString(v); err == nil {
-			scale = max(scale, places(d))
-		}
-	}
-	if places(amount) > scale {
-		return nil, decimal.Zero, &Error{Status: http.StatusUnprocessableEntity, Code: "precision", Field: "amount",
-			Message: fmt.Sprintf("The amount has more than %d decimal places.", scale)}
+	// The network's precision and increment (the wallet API's assets route tells the UI the same).
+	if e := checkPrecision(amount, n); e != nil {
+		return nil, decimal.Zero, e
 	}
 	if n.GetMemoRequired() && strings.TrimSpace(memo) == "" {
 		return nil, decimal.Zero, refuse(http.StatusUnprocessableEntity, "memo_required", "memo",

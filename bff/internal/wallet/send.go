@@ -23,7 +23,7 @@ import (
 const MaxKeyLen = 255
 
 // maxScale is the most decimal places an amount may have (the exchanges' wallets count in 1e-8), except a
-// withdrawal on a network whose fee or minimum are written with more.
+// withdrawal on a network whose withdraw_step says otherwise, or without one whose fee or minimum are written with more.
 const maxScale = 8
 
 // maxWideScale bounds the decimal places of a withdrawal's amount before its network's precision is known.

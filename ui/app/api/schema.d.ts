@@ -2793,7 +2793,7 @@ export interface components {
             network: string;
             /**
              * Format: int32
-             * @description Most decimals of an amount on this network
+             * @description Most decimals of an amount on this network: those of withdraw_step, else 8 or more when the fee or minimum need more
              * @example 8
              */
             precision: number;
@@ -2807,6 +2807,11 @@ export interface components {
             withdraw_max: string;
             /** @example 10 */
             withdraw_min: string;
+            /**
+             * @description Smallest withdrawal increment: an amount is a whole multiple of it. Empty when the exchange does not say
+             * @example 0.00000001
+             */
+            withdraw_step: string;
         };
         OpenInterestOutputBody: {
             /** @example binance */

@@ -15,6 +15,7 @@ import (
 
 	"github.com/exhub/exhub/bff/internal/pluginhost"
 	"github.com/exhub/exhub/bff/internal/store"
+	walletsvc "github.com/exhub/exhub/bff/internal/wallet"
 	exchangev1 "github.com/exhub/exhub/plugin-sdk/gen/exchange/v1"
 	"github.com/exhub/exhub/plugin-sdk/sdk"
 )
@@ -22,8 +23,8 @@ import (
 // callTimeout bounds one plugin call of a read.
 const callTimeout = 15 * time.Second
 
-// defaultPrecision is the decimals of a wallet amount when the exchange's fee and minimum need no more (the
-// contract names no per-coin precision; the exchanges' wallet amounts have 8 decimals).
+// defaultPrecision is the decimals of a coin's amount in a transfer or convert (the contract names no per-coin
+// precision; the exchanges' wallet amounts have 8 decimals). A network's comes from the wallet service.
 const defaultPrecision = 8
 
 // Wallet names in answers.
@@ -85,7 +86,8 @@ type Network struct {
 	WithdrawMax     string `json:"withdraw_max" doc:"Empty when the exchange sets none" example:"1000000"`
 	MemoRequired    bool   `json:"memo_required" doc:"A memo or tag must go with the address"`
 	Confirmations   int32  `json:"confirmations"`
-	Precision       int32  `json:"precision" doc:"Most decimals of an amount on this network" example:"8"`
+	WithdrawStep    string `json:"withdraw_step" doc:"Smallest withdrawal increment: an amount is a whole multiple of it. Empty when the exchange does not say" example:"0.00000001"`
+	Precision       int32  `json:"precision" doc:"Most decimals of an amount on this network: those of withdraw_step, else 8 or more when the fee or minimum need more" example:"8"`
 }
 
 // Asset is a coin with its networks (the spec's GetCurrencies and GetNetWorks).
@@ -557,31 +559,17 @@ func (r *routes) assets(ctx context.Context, in *ExchangeParam) (*reply[AssetsOu
 	for _, a := range resp.GetAssets() {
 		as := Asset{Coin: a.GetAsset(), Name: a.GetName(), Precision: defaultPrecision, Networks: make([]Network, 0, len(a.GetNetworks()))}
 		for _, n := range a.GetNetworks() {
-			p := max(int32(defaultPrecision), decimals(n.GetWithdrawFee()), decimals(n.GetWithdrawMin()))
 			as.Networks = append(as.Networks, Network{
 				Network: n.GetNetwork(), Name: n.GetName(), DepositEnabled: n.GetDepositEnabled(), WithdrawEnabled: n.GetWithdrawEnabled(),
 				WithdrawFee: decOr(n.GetWithdrawFee()), WithdrawMin: decOr(n.GetWithdrawMin()), WithdrawMax: n.GetWithdrawMax(),
-				MemoRequired: n.GetMemoRequired(), Confirmations: n.GetConfirmations(), Precision: p,
+				WithdrawStep: n.GetWithdrawStep(), MemoRequired: n.GetMemoRequired(), Confirmations: n.GetConfirmations(),
+				Precision: walletsvc.NetworkPrecision(n),
 			})
 		}
 		out.Assets = append(out.Assets, as)
 	}
 	sort.Slice(out.Assets, func(i, j int) bool { return out.Assets[i].Coin < out.Assets[j].Coin })
 	return ok(out), nil
-}
-
-// decimals is the count of decimals s is written with ("0.0002": 4); 0 for an integer or a bad number.
-func decimals(s string) int32 {
-	d, err := decimal.NewFromString(s)
-	if err != nil || d.Exponent() >= 0 {
-		return 0
-	}
-	// Trailing zeros do not make an amount more precise.
-	t := strings.TrimRight(d.String(), "0")
-	if i := strings.IndexByte(t, '.'); i >= 0 {
-		return int32(len(t) - i - 1)
-	}
-	return 0
 }
 
 func (r *routes) depositAddress(ctx context.Context, in *depositAddressInput) (*reply[DepositAddress], error) {
