@@ -49,7 +49,7 @@ const ASSETS: Asset[] = [
     name: "Tether",
     precision: 8,
     networks: [
-      { network: "TRC20", name: "Tron (TRC20)", deposit_enabled: true, withdraw_enabled: true, withdraw_fee: "1", withdraw_min: "10", withdraw_max: "1000000", memo_required: false, confirmations: 20, precision: 8 },
+      { network: "TRC20", name: "Tron (TRC20)", deposit_enabled: true, withdraw_enabled: true, withdraw_fee: "1", withdraw_min: "10", withdraw_max: "1000000", memo_required: false, confirmations: 20, withdraw_step: "0.00000001", precision: 8 },
     ],
   },
   {
@@ -57,7 +57,7 @@ const ASSETS: Asset[] = [
     name: "Ripple",
     precision: 6,
     networks: [
-      { network: "XRP", name: "XRP Ledger", deposit_enabled: true, withdraw_enabled: true, withdraw_fee: "0.25", withdraw_min: "20", withdraw_max: "", memo_required: true, confirmations: 1, precision: 6 },
+      { network: "XRP", name: "XRP Ledger", deposit_enabled: true, withdraw_enabled: true, withdraw_fee: "0.25", withdraw_min: "20", withdraw_max: "", memo_required: true, confirmations: 1, withdraw_step: "", precision: 6 },
     ],
   },
 ];
@@ -227,6 +227,36 @@ describe("wallet", () => {
     fireEvent.change(amount, { target: { value: "10.123456789" } });
     expect(await screen.findByText("At most 8 decimal places.")).toBeTruthy();
     expect(calls.some((c) => c.method === "POST" && c.path === "/api/v1/wallet/withdrawals")).toBe(false);
+  });
+
+  it("checks a withdrawal's and an exchange transfer's decimals against the network's precision (its withdrawal step)", async () => {
+    const coarse: Asset[] = [
+      {
+        coin: "USDT",
+        name: "Tether",
+        precision: 8,
+        networks: [
+          { network: "TRC20", name: "Tron (TRC20)", deposit_enabled: true, withdraw_enabled: true, withdraw_fee: "1", withdraw_min: "10", withdraw_max: "1000000", memo_required: false, confirmations: 20, withdraw_step: "0.01", precision: 2 },
+        ],
+      },
+    ];
+    const { calls } = api({ "GET /api/v1/wallet/assets": () => jsonResponse({ exchange: "binance", assets: coarse }) });
+    const first = renderAt("/wallet?page=withdraw", { "/wallet": WalletScreen });
+    await waitFor(() => expect(screen.getByTestId("withdraw-available").textContent).toContain("5,000"));
+    fireEvent.change(screen.getByTestId("withdraw-address"), { target: { value: "TXaddress" } });
+    fireEvent.change(screen.getByTestId("amount"), { target: { value: "10.125" } });
+    fireEvent.click(screen.getByTestId("withdraw-submit"));
+    expect(await screen.findByText("At most 2 decimal places.")).toBeTruthy();
+    fireEvent.change(screen.getByTestId("amount"), { target: { value: "10.12" } });
+    await waitFor(() => expect(screen.queryByText("At most 2 decimal places.")).toBeNull());
+    first.unmount();
+
+    renderAt("/wallet?page=exchange", { "/wallet": WalletScreen });
+    await waitFor(() => expect(screen.getByTestId("exchange-submit")).toBeTruthy());
+    fireEvent.change(screen.getByTestId("amount"), { target: { value: "25.125" } });
+    fireEvent.click(screen.getByTestId("exchange-submit"));
+    expect(await screen.findByText("At most 2 decimal places.")).toBeTruthy();
+    expect(calls.some((c) => c.method === "POST" && /withdrawals|exchange-transfers/.test(c.path))).toBe(false);
   });
 
   it("asks for demo funds in demo mode and reads the deposit history again", async () => {

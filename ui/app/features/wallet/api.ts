@@ -40,6 +40,8 @@ export type Network = {
   withdraw_max: string;
   memo_required: boolean;
   confirmations: number;
+  // The smallest withdrawal increment ("" when the exchange does not say); precision is its decimal places.
+  withdraw_step: string;
   precision: number;
 };
 
