@@ -202,7 +202,8 @@ func TestReadsOnTheEmulators(t *testing.T) {
 		t.Fatalf("binance assets %s", assets.raw)
 	}
 	net := usdt["networks"].([]any)[0].(map[string]any)
-	if !dec(t, net["withdraw_min"].(string)).IsPositive() || net["precision"].(float64) < 1 {
+	// The emulator names the step (the venue's precision of USDT, 8 decimals): the precision is its decimals.
+	if !dec(t, net["withdraw_min"].(string)).IsPositive() || net["withdraw_step"] != "0.00000001" || net["precision"] != float64(8) {
 		t.Fatalf("USDT network %v", net)
 	}
 	q := "/api/v1/wallet/deposit-address?exchange=binance&coin=USDT&network=" + net["network"].(string)
