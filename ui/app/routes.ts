@@ -1,12 +1,9 @@
 import { type RouteConfig, index, layout, route } from "@react-router/dev/routes";
 
-// Pages that later work fills show a placeholder until then.
-const open = ["about"];
-const protectedPages: string[] = [];
-
 export default [
   index("routes/home.tsx"),
   route("market", "routes/market.tsx"),
+  route("about", "routes/about.tsx"),
   route("marketData", "routes/market-data.tsx"),
   route("spot/:exchange/:symbol?", "routes/trade.spot.tsx"),
   route("futures/:exchange/:symbol?", "routes/trade.futures.tsx"),
@@ -22,13 +19,11 @@ export default [
   route("error", "routes/auth.error.tsx"),
   // Demo mode: the codes sent by e-mail and SMS.
   route("inbox", "routes/inbox.tsx"),
-  ...open.map((p) => route(p, "routes/placeholder.tsx", { id: `page-${p}` })),
   // Events (features/content): the list and one event.
   route("event", "features/content/EventsPage.tsx"),
   route("eventDetail/:eventId", "features/content/EventDetailPage.tsx"),
   // Login required: /api/v1/me decides (routes/protected.tsx).
   layout("routes/protected.tsx", [
-    ...protectedPages.map((p) => route(p, "routes/placeholder.tsx", { id: `page-${p}` })),
     // History: the five sub-pages of features/history, chosen by ?page=.
     route("history", "routes/history.tsx", { id: "page-history" }),
     // Wallet: overview, deposit, withdraw, convert, transfer, exchange, gift (features/wallet), ?page= picks one.

@@ -1,4 +1,4 @@
-// End-to-end check of the shell, home, Markets and placeholder pages in
+// End-to-end check of the shell, home, Markets, About and Market Data pages in
 // Chromium through the edge of a running demo stack, in English and
 // Japanese and in both themes. Screenshots of every page go to e2e/out/.
 //
@@ -17,6 +17,8 @@ const T = {
     home: "Home",
     markets: "Markets",
     marketData: "Market Data",
+    about: "About exhub",
+    aboutTitle: "About us",
     login: "Log In",
     signUp: "Sign Up",
     search: "Search markets",
@@ -30,6 +32,8 @@ const T = {
     home: "ホーム",
     markets: "マーケット",
     marketData: "マーケットデータ",
+    about: "exhub について",
+    aboutTitle: "会社概要",
     login: "ログイン",
     signUp: "新規登録",
     search: "マーケットを検索",
@@ -48,7 +52,7 @@ for (const [locale, theme] of [
   ["ja", "dark"],
 ]) {
   const s = T[locale];
-  test(`home, markets and placeholders (${locale}, ${theme})`, async () => {
+  test(`home, markets, about and market data (${locale}, ${theme})`, async () => {
     await withBrowser(`shell-${locale}-${theme}`, { locale, theme, height: 800, consoleErrors: true, fullPageShots: false }, async (page, _context, shot) => {
       const res = await page.goto("/", { waitUntil: "domcontentloaded" });
       assert.ok(res && res.ok(), `GET / answered ${res?.status()}`);
@@ -104,7 +108,12 @@ for (const [locale, theme] of [
       await rows.first().waitFor();
       assert.match((await rows.first().getByRole("link").getAttribute("href")) ?? "", /^\/spot\//);
 
-      // Market Data placeholder and a protected page without a session.
+      // About: this deployment's exchanges; Market Data; a protected page without a session.
+      await page.goto("/about", { waitUntil: "domcontentloaded" });
+      await page.getByRole("heading", { level: 1, name: s.about }).waitFor();
+      await page.getByTestId("about-page").getByTestId("exchange-list").waitFor();
+      await waitForTitle(page, `exhub | ${s.aboutTitle}`);
+      await shot("about");
       await page.goto("/marketData", { waitUntil: "domcontentloaded" });
       await page.getByRole("heading", { name: s.marketData }).waitFor();
       await waitForTitle(page, `exhub | ${s.marketData}`);

@@ -5,10 +5,33 @@ import { AppProviders } from "~/providers";
 import Home, { clientLoader as homeLoader } from "~/routes/home";
 import Market from "~/routes/market";
 import MarketData from "~/routes/market-data";
-import Placeholder from "~/routes/placeholder";
+import About from "~/routes/about";
+import { PageTitle } from "~/components/PageTitle";
 import Protected, { clientLoader as protectedLoader } from "~/routes/protected";
 import Spot from "~/routes/spot";
 import Futures from "~/routes/futures";
+
+// A stand-in for the pages these shell tests do not render (sign-in screens, events, the member's pages): a title
+// and a heading naming the page, as the real pages have, so the shell's routing and titles can be checked.
+const standInNames: Record<string, string> = {
+  login: "Log In",
+  regist: "Sign Up",
+  event: "Events",
+  dashboard: "Dashboard",
+  wallet: "Wallet",
+  history: "History",
+};
+
+function StandIn() {
+  const { pathname } = useLocation();
+  const name = standInNames[pathname.split("/")[1] ?? ""] ?? "Page";
+  return (
+    <div className="page">
+      <PageTitle page={name} />
+      <h1>{name}</h1>
+    </div>
+  );
+}
 
 // The in-memory location, for tests of pages that keep state in the URL.
 function LocationProbe() {
@@ -40,12 +63,13 @@ export function renderApp(path = "/") {
         { path: "marketData", Component: MarketData },
         { path: "spot/:exchange/:symbol?", Component: Spot },
         { path: "futures/:exchange/:symbol?", Component: Futures },
-        ...["login", "regist", "about", "event"].map((p) => ({ path: p, Component: Placeholder })),
+        { path: "about", Component: About },
+        ...["login", "regist", "event"].map((p) => ({ path: p, Component: StandIn })),
         {
           id: "protected",
           Component: Protected,
           loader: protectedLoader,
-          children: ["dashboard", "wallet", "history"].map((p) => ({ path: p, Component: Placeholder })),
+          children: ["dashboard", "wallet", "history"].map((p) => ({ path: p, Component: StandIn })),
         },
       ],
     },

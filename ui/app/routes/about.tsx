@@ -1,0 +1,5 @@
+import { AboutPage } from "~/features/about/About";
+
+export default function About() {
+  return <AboutPage />;
+}

@@ -1,5 +1,0 @@
-import { PagePlaceholder } from "~/components/PagePlaceholder";
-
-export default function Placeholder() {
-  return <PagePlaceholder />;
-}
