@@ -1,5 +1,5 @@
 import { Trans, useLingui } from "@lingui/react/macro";
-import { useEffect, useId, useState, type FormEvent } from "react";
+import { lazy, Suspense, useEffect, useId, useState, type FormEvent } from "react";
 import { Link, useNavigate } from "react-router";
 import type { Exchange, Mover } from "~/api/client";
 import { signOf } from "~/lib/decimal";
@@ -7,19 +7,42 @@ import { useFormat } from "~/lib/format";
 import { displayState, logoSrc } from "~/api/exchange-state";
 import { links } from "~/lib/links";
 import { storeRegisterAccount } from "~/lib/register";
-import { AnnouncementStrip } from "~/features/content/Announcements";
-import { BannerCarousel, EventsBanner } from "~/features/content/Banners";
 
-// The operator's home banners (a carousel of 2, GET /api/v1/content/banners)
-// and the latest announcements, linking to the help center.
-export { AnnouncementStrip, BannerCarousel };
+// The operator's content on home (features/content) loads with its data, not
+// with the page: its code stays out of a visitor's first load.
+const LazyBanners = lazy(() => import("~/features/content/Banners").then((m) => ({ default: m.BannerCarousel })));
+const LazyAnnouncements = lazy(() =>
+  import("~/features/content/Announcements").then((m) => ({ default: m.AnnouncementStrip })),
+);
+const LazyEventsBanner = lazy(() => import("~/features/content/Banners").then((m) => ({ default: m.EventsBanner })));
+
+// The operator's home banners (a carousel of 2, GET /api/v1/content/banners);
+// the loading box keeps the page from shifting while code and data arrive.
+export function BannerCarousel() {
+  return (
+    <Suspense fallback={<div className="banner-carousel banner-carousel--loading" aria-hidden="true" />}>
+      <LazyBanners />
+    </Suspense>
+  );
+}
+
+// The latest announcements, linking to the help center.
+export function AnnouncementStrip() {
+  return (
+    <Suspense fallback={null}>
+      <LazyAnnouncements />
+    </Suspense>
+  );
+}
 
 // The home page's events banner: the events page's banner and a link to
 // every event.
 export function HomeEvents() {
   return (
     <div className="home-events" data-testid="home-events">
-      <EventsBanner />
+      <Suspense fallback={null}>
+        <LazyEventsBanner />
+      </Suspense>
       <p>
         <Link to="/event" className="button">
           <Trans>See all events</Trans>
