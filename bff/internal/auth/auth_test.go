@@ -28,7 +28,7 @@ type clock struct {
 
 func (c *clock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
 func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
-func (c *clock) Set(t time.Time)      { c.mu.Lock(); c.now = t; c.mu.Unlock() }
+func (c *clock) Set(t time.Time)     { c.mu.Lock(); c.now = t; c.mu.Unlock() }
 
 func config(public, admin string) auth.Config {
 	cfg := auth.Defaults()
