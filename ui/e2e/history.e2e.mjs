@@ -127,7 +127,8 @@ async function openTab(page, i, tx) {
   assert.equal((await tab.innerText()).trim(), tx.tabs[i]);
   await tab.click();
   await page.waitForURL((u) => u.search.includes(`page=${PAGES[i]}`));
-  assert.equal(await tab.getAttribute("aria-current"), "page");
+  // The URL changes before React renders the new page: wait for the tab to say it is current.
+  await page.locator(`[data-testid="history-tab-${PAGES[i]}"][aria-current="page"]`).waitFor();
 }
 
 // Checks every sub-page in the page's current language; returns nothing, throws on a difference.
